@@ -1,0 +1,75 @@
+"""Converting Python attribute values to the exact scalar type a kernel declared.
+
+XLA decodes attributes strictly (a Python float is f64, an int is i64), so a kernel declaring
+`float scale` would reject `scale=2.0`. jaxcc converts, with range checks, so users pass plain
+Python numbers."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .errors import CallError
+
+_INTEGER_TYPES = {
+    "int8": np.int8,
+    "int16": np.int16,
+    "int32": np.int32,
+    "int64": np.int64,
+    "uint8": np.uint8,
+    "uint16": np.uint16,
+    "uint32": np.uint32,
+    "uint64": np.uint64,
+}
+_FLOAT_TYPES = {"float32": np.float32, "float64": np.float64}
+
+
+def _bfloat16_bits(value: float) -> np.uint16:
+    import ml_dtypes  # a jax dependency
+
+    return np.asarray(value, dtype=ml_dtypes.bfloat16).view(np.uint16)[()]
+
+
+def convert_attribute(function: str, name: str, declared: str, value):
+    """Returns `value` as the numpy scalar XLA expects for an attribute declared `declared`."""
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]
+    if hasattr(value, "aval") or isinstance(value, np.ndarray):
+        raise CallError(
+            f"{function}: attribute '{name}' must be a Python or NumPy scalar known at trace "
+            f"time, got {type(value).__name__}. Pass array-valued or traced data as an array "
+            "argument instead."
+        )
+    if declared == "bool":
+        if not isinstance(value, (bool, np.bool_, numbers.Integral)) or value not in (0, 1):
+            raise CallError(f"{function}: attribute '{name}' is bool; got {value!r}.")
+        return np.bool_(bool(value))
+    if declared in _INTEGER_TYPES:
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+            if isinstance(value, numbers.Real) and float(value).is_integer():
+                value = int(value)
+            else:
+                raise CallError(
+                    f"{function}: attribute '{name}' is {declared}; got {value!r} "
+                    f"({type(value).__name__}). Pass an integer."
+                )
+        info = np.iinfo(_INTEGER_TYPES[declared])
+        if not info.min <= int(value) <= info.max:
+            raise CallError(
+                f"{function}: attribute '{name}' = {value} does not fit {declared} "
+                f"[{info.min}, {info.max}]."
+            )
+        return _INTEGER_TYPES[declared](int(value))
+    if not isinstance(value, numbers.Real) or isinstance(value, (bool, np.bool_)):
+        raise CallError(
+            f"{function}: attribute '{name}' is {declared}; got {value!r} "
+            f"({type(value).__name__}). Pass a real number."
+        )
+    if declared in _FLOAT_TYPES:
+        return _FLOAT_TYPES[declared](value)
+    if declared == "float16":
+        return np.float16(value).view(np.uint16)
+    if declared == "bfloat16":
+        return _bfloat16_bits(float(value))
+    raise CallError(f"{function}: attribute '{name}' has unsupported type {declared}.")

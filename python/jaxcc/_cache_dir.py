@@ -1,0 +1,40 @@
+"""Where the build cache lives. Nothing here touches the disk: the core creates directories
+lazily, with mode 0700, the first time it builds something."""
+
+from __future__ import annotations
+
+import os
+
+from . import _core
+
+_explicit_cache_dir: str | None = None
+
+
+def set_cache_dir(path: str | os.PathLike) -> None:
+    """Use `path` for every later load in this process (existing entries are not moved)."""
+    global _explicit_cache_dir
+    _explicit_cache_dir = os.path.abspath(os.fspath(path))
+
+
+def get_cache_dir() -> str:
+    """set_cache_dir() > $JAXCC_CACHE_DIR > $XDG_CACHE_HOME/jaxcc > ~/.cache/jaxcc."""
+    if _explicit_cache_dir is not None:
+        return _explicit_cache_dir
+    env = os.environ.get("JAXCC_CACHE_DIR")
+    if env:
+        return os.path.abspath(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "jaxcc")
+
+
+def clear_cache(name: str | None = None) -> int:
+    """Delete cache entries (all, or those of module `name`); returns how many were removed.
+
+    Entries that another process is building right now are skipped, so its build survives.
+    Modules already loaded in this process stay usable (their code is mapped in memory).
+    """
+    from . import _loading
+
+    removed = _core.clear_cache(get_cache_dir(), name)
+    _loading.forget_loaded(name)
+    return removed

@@ -1,0 +1,269 @@
+"""load_cpp_inline / load_cpp_file: Python's side of the pipeline.
+
+The C++ core does the work (specs, key, cache, build, dlopen). This layer normalises arguments,
+keeps an in-process table so reloading the same module costs a dictionary lookup, registers the
+handlers with JAX and wraps them in callables."""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import sys
+import threading
+
+from . import _core, _registry
+from ._cache_dir import get_cache_dir
+from ._module import CompiledModule
+from ._progress import BuildProgress
+from .errors import SpecError
+
+logger = logging.getLogger("jaxcc")
+
+_loaded_lock = threading.Lock()
+_loaded: dict[tuple, CompiledModule] = {}
+_search_dirs: list[str] | None = None
+
+VMAP_METHODS = ("sequential", "sequential_unrolled", "expand_dims", "broadcast_all")
+
+
+def include_dir() -> str:
+    """Directory holding jaxcc's kernel headers (jaxcc/jaxcc.h, brainevent/common.h)."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
+
+
+def _ninja_search_dirs() -> list[str]:
+    # The `ninja` wheel keeps its binary in ninja/data/bin; found without importing the package.
+    global _search_dirs
+    if _search_dirs is None:
+        dirs = []
+        spec = importlib.util.find_spec("ninja")
+        if spec is not None and spec.origin:
+            dirs.append(os.path.join(os.path.dirname(spec.origin), "data", "bin"))
+        dirs.append(os.path.dirname(sys.executable))
+        _search_dirs = dirs
+    return _search_dirs
+
+
+def _normalize_functions(functions, where: str):
+    """dict name -> tokens | None, list of names, or None -> tuple of (name, tokens | None)."""
+    if functions is None:
+        return None
+    if isinstance(functions, dict):
+        items = []
+        for name, tokens in functions.items():
+            if not isinstance(name, str):
+                raise SpecError(f"{where}: function names must be strings, got {name!r}")
+            if tokens is None:
+                items.append((name, None))
+                continue
+            if isinstance(tokens, str):
+                tokens = tokens.split()
+            if not isinstance(tokens, (list, tuple)) or not all(isinstance(t, str) for t in tokens):
+                raise SpecError(
+                    f"{where}: the arg_spec of '{name}' must be a list of strings such as "
+                    f"['arg', 'ret', 'attr.scale:float32'], got {tokens!r}"
+                )
+            items.append((name, tuple(tokens)))
+        return tuple(items)
+    if isinstance(functions, (list, tuple)):
+        if not all(isinstance(n, str) for n in functions):
+            raise SpecError(f"{where}: a list of functions must hold function names (strings)")
+        return tuple((n, None) for n in functions)
+    raise SpecError(
+        f"{where}: functions must be a dict of arg_specs, a list of names or None, "
+        f"got {type(functions).__name__}"
+    )
+
+
+def _string_list(value, what: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, (str, os.PathLike)):
+        value = [value]
+    try:
+        return tuple(os.fspath(v) for v in value)
+    except TypeError:
+        raise SpecError(f"{what} must be a list of strings, got {value!r}") from None
+
+
+def forget_loaded(name: str | None) -> None:
+    with _loaded_lock:
+        for key in [k for k in _loaded if name is None or k[0] == name]:
+            del _loaded[key]
+
+
+def load_module(
+    *,
+    name: str,
+    sources: list[tuple[str, str]],
+    functions,
+    platform: str = "cpu",
+    extra_cflags=None,
+    extra_ldflags=None,
+    extra_include_paths=None,
+    source_dirs=(),
+    build_directory=None,
+    verbose: bool = False,
+    force_rebuild: bool = False,
+    auto_register: bool = True,
+    target_prefix: str | None = None,
+    optimization_level: int = 3,
+    ninja_workers: int | None = None,
+    vmap_method: str = "sequential",
+    where: str = "load_cpp_inline",
+) -> CompiledModule:
+    if not isinstance(name, str):
+        raise SpecError(f"{where}: name must be a string, got {type(name).__name__}")
+    if vmap_method not in VMAP_METHODS:
+        raise SpecError(f"{where}: vmap_method must be one of {VMAP_METHODS}, got {vmap_method!r}")
+    if not isinstance(optimization_level, int) or not 0 <= optimization_level <= 3:
+        raise SpecError(f"{where}: optimization_level must be 0, 1, 2 or 3, got {optimization_level!r}")
+    prefix = name if target_prefix is None else target_prefix
+    _core.validate_name(prefix, "target_prefix")
+    request_key = (
+        name,
+        platform,
+        tuple(sources),
+        _normalize_functions(functions, where),
+        _string_list(extra_cflags, "extra_cflags"),
+        _string_list(extra_ldflags, "extra_ldflags"),
+        tuple(os.path.abspath(p) for p in _string_list(extra_include_paths, "extra_include_paths")),
+        tuple(source_dirs),
+        optimization_level,
+        os.fspath(build_directory) if build_directory else "",
+        prefix,
+        auto_register,
+        vmap_method,
+        get_cache_dir(),
+    )
+    if not force_rebuild:
+        module = _loaded.get(request_key)
+        if module is not None:
+            return module
+
+    import jax
+
+    options = {
+        "name": name,
+        "platform": platform,
+        "sources": list(sources),
+        "functions": None if request_key[3] is None else [(n, None if t is None else list(t)) for n, t in request_key[3]],
+        "extra_cflags": list(request_key[4]),
+        "extra_ldflags": list(request_key[5]),
+        "extra_include_paths": list(request_key[6]),
+        "source_dirs": list(source_dirs),
+        "optimization_level": optimization_level,
+        "build_directory": request_key[9],
+        "verbose": bool(verbose),
+        "force_rebuild": bool(force_rebuild),
+        "ninja_workers": int(ninja_workers or 0),
+        "cache_dir": request_key[13],
+        "jaxcc_include_dir": include_dir(),
+        "ffi_include_dir": jax.ffi.include_dir(),
+        "ninja_search_dirs": _ninja_search_dirs(),
+        "build_timeout_seconds": float(os.environ.get("JAXCC_BUILD_TIMEOUT", "600")),
+    }
+    on_output = (lambda chunk: sys.stderr.write(chunk)) if verbose else None
+    with BuildProgress(name):
+        loaded = _core.load_module(options, on_output)
+    if loaded["cache_hit"]:
+        logger.info("cache hit: %s (%s)", name, loaded["library_path"])
+    else:
+        logger.info(
+            "cache miss (%s): built %s in %.2fs -> %s",
+            loaded["miss_reason"], name, loaded["build_seconds"], loaded["library_path"],
+        )
+        if verbose and loaded["build_log"]:
+            sys.stderr.write(loaded["build_log"] if loaded["build_log"].endswith("\n") else loaded["build_log"] + "\n")
+
+    module = CompiledModule(name, prefix, loaded, vmap_method)
+    if auto_register:
+        for fn_name, capsule in loaded["handlers"].items():
+            _registry.register_target(
+                f"{prefix}.{fn_name}", capsule, "cpu" if platform == "cpu" else "CUDA", loaded["key"], name
+            )
+    with _loaded_lock:
+        _loaded[request_key] = module
+    return module
+
+
+def _join_sources(sources, what: str) -> str:
+    if isinstance(sources, str):
+        return sources
+    if isinstance(sources, (list, tuple)) and all(isinstance(s, str) for s in sources):
+        return "\n".join(sources)
+    raise SpecError(f"{what} must be a string or a list of strings")
+
+
+def load_cpp_inline(
+    name: str,
+    cpp_sources,
+    functions=None,
+    *,
+    extra_cflags=None,
+    extra_ldflags=None,
+    extra_include_paths=None,
+    build_directory=None,
+    verbose: bool = False,
+    force_rebuild: bool = False,
+    auto_register: bool = True,
+    target_prefix: str | None = None,
+    optimization_level: int = 3,
+    ninja_workers: int | None = None,
+    vmap_method: str = "sequential",
+) -> CompiledModule:
+    """Compile inline C++ (CPU) source and return a CompiledModule.
+
+    `functions`: a dict name -> arg_spec tokens, a list of names (specs inferred from the C++
+    signatures) or None (every `// @BE name [tokens]` annotation). Compiler diagnostics point at
+    `<name>:LINE`. The result is cached by SHA-256 of everything that affects the binary.
+    """
+    source = _join_sources(cpp_sources, "cpp_sources")
+    return load_module(
+        name=name,
+        sources=[(f"<{name}>", source)],
+        functions=functions,
+        extra_cflags=extra_cflags,
+        extra_ldflags=extra_ldflags,
+        extra_include_paths=extra_include_paths,
+        build_directory=build_directory,
+        verbose=verbose,
+        force_rebuild=force_rebuild,
+        auto_register=auto_register,
+        target_prefix=target_prefix,
+        optimization_level=optimization_level,
+        ninja_workers=ninja_workers,
+        vmap_method=vmap_method,
+        where="load_cpp_inline",
+    )
+
+
+def _read_source(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except UnicodeDecodeError as e:
+        raise SpecError(f"{path} is not valid UTF-8 ({e}); save it as UTF-8") from None
+    except OSError as e:
+        raise SpecError(f"cannot read {path}: {e.strerror}") from None
+
+
+def _module_name_from_path(path: str) -> str:
+    stem = os.path.splitext(os.path.basename(path))[0]
+    return "".join(c if c.isalnum() or c in "_-." else "_" for c in stem) or "module"
+
+
+def load_cpp_file(filepath, functions=None, *, name: str | None = None, **kwargs) -> CompiledModule:
+    """Compile a C++ file. `name` defaults to the file's stem; the file's directory is on the
+    include path; diagnostics name the file by its real path."""
+    path = os.path.abspath(os.fspath(filepath))
+    source = _read_source(path)
+    return load_module(
+        name=name or _module_name_from_path(path),
+        sources=[(path, source)],
+        functions=functions,
+        source_dirs=(os.path.dirname(path),),
+        where="load_cpp_file",
+        **kwargs,
+    )

@@ -1,0 +1,154 @@
+"""CompiledModule and the per-function callables that issue `jax.ffi.ffi_call`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ._attributes import convert_attribute
+from .errors import CallError
+
+
+class KernelFunction:
+    """Calls one compiled entry point: `fn(*arrays, outs=None, **attributes)`.
+
+    `outs` may be omitted when the function has exactly one output shaped like its first input.
+    Attributes are converted to the types the C++ code declares. Under `jax.vmap` the call runs
+    once per batch element (`vmap_method="sequential"`) unless the module was loaded with another
+    `vmap_method`, because only the kernel's author knows whether it handles a batch axis.
+    """
+
+    def __init__(self, module_name: str, target: str, spec: dict, vmap_method: str):
+        self.name = spec["name"]
+        self.target = target
+        self.spec = spec
+        self.vmap_method = vmap_method
+        params = spec["params"]
+        self.num_args = sum(p["kind"] == "arg" for p in params)
+        self.num_rets = sum(p["kind"] == "ret" for p in params)
+        self.attribute_types = {p["name"]: p["type"] for p in params if p["kind"] == "attr"}
+        self.__name__ = self.name
+        self.__qualname__ = f"{module_name}.{self.name}"
+        self.__doc__ = f"jaxcc kernel {module_name}.{self.name}({self.signature()})"
+
+    def signature(self) -> str:
+        parts = []
+        for p in self.spec["params"]:
+            if p["kind"] == "attr":
+                parts.append(f"{p['name']}: {p['type']}")
+            elif p["kind"] in ("arg", "ret"):
+                parts.append(f"{p['kind']} {p['name']}".strip())
+            else:
+                parts.append("stream")
+        return ", ".join(parts)
+
+    def _output_types(self, arrays, outs):
+        import jax
+
+        if outs is None:
+            if self.num_rets == 1 and self.num_args >= 1:
+                first = arrays[0]
+                return jax.ShapeDtypeStruct(first.shape, first.dtype), False
+            raise CallError(
+                f"{self.name}: pass outs=... (a jax.ShapeDtypeStruct, or a list of "
+                f"{self.num_rets}): outputs can only be inferred for one output shaped like the "
+                "first input."
+            )
+        as_list = isinstance(outs, (list, tuple))
+        items = list(outs) if as_list else [outs]
+        if len(items) != self.num_rets:
+            raise CallError(
+                f"{self.name}: expected {self.num_rets} output description(s) in outs, "
+                f"got {len(items)}."
+            )
+        types = []
+        for item in items:
+            if not hasattr(item, "shape") or not hasattr(item, "dtype"):
+                raise CallError(
+                    f"{self.name}: each entry of outs needs .shape and .dtype "
+                    f"(e.g. jax.ShapeDtypeStruct); got {type(item).__name__}."
+                )
+            types.append(jax.ShapeDtypeStruct(item.shape, item.dtype))
+        return (types if as_list else types[0]), as_list
+
+    def _convert_attributes(self, attributes: dict) -> dict:
+        expected = self.attribute_types
+        missing = [n for n in expected if n not in attributes]
+        unexpected = [n for n in attributes if n not in expected]
+        if missing or unexpected:
+            detail = []
+            if missing:
+                detail.append(f"missing {', '.join(missing)}")
+            if unexpected:
+                detail.append(f"unexpected {', '.join(unexpected)}")
+            wanted = ", ".join(f"{n}: {t}" for n, t in expected.items()) or "none"
+            raise CallError(
+                f"{self.name}: wrong attributes ({'; '.join(detail)}). It takes: {wanted}."
+            )
+        return {
+            n: convert_attribute(self.name, n, expected[n], v) for n, v in attributes.items()
+        }
+
+    def __call__(self, *arrays, outs=None, **attributes):
+        import jax
+
+        if len(arrays) != self.num_args:
+            raise CallError(
+                f"{self.name}: expected {self.num_args} input array(s), got {len(arrays)} "
+                f"(signature: {self.signature()})."
+            )
+        result_types, _ = self._output_types(arrays, outs)
+        converted = self._convert_attributes(attributes)
+        call = jax.ffi.ffi_call(self.target, result_types, vmap_method=self.vmap_method)
+        return call(*arrays, **converted)
+
+    def __repr__(self) -> str:
+        return f"<jaxcc kernel {self.target}({self.signature()})>"
+
+
+class CompiledModule:
+    """A loaded module: one callable attribute per function, plus its targets and library path."""
+
+    def __init__(self, name: str, target_prefix: str, loaded: dict, vmap_method: str):
+        self.name = name
+        self.target_prefix = target_prefix
+        self.path = loaded["library_path"]
+        self.key = loaded["key"]
+        self.cache_hit = loaded["cache_hit"]
+        self.build_seconds = loaded["build_seconds"]
+        self.specs = {spec["name"]: spec for spec in loaded["specs"]}
+        self.functions: dict[str, KernelFunction] = {}
+        for spec in loaded["specs"]:
+            fn = KernelFunction(name, f"{target_prefix}.{spec['name']}", spec, vmap_method)
+            self.functions[spec["name"]] = fn
+            if not hasattr(type(self), spec["name"]):
+                setattr(self, spec["name"], fn)
+
+    @property
+    def function_names(self) -> list[str]:
+        return list(self.functions)
+
+    @property
+    def targets(self) -> dict[str, str]:
+        """Function name -> registered FFI target name."""
+        return {name: fn.target for name, fn in self.functions.items()}
+
+    def target_name(self, function: str) -> str:
+        return self[function].target
+
+    def __getitem__(self, function: str) -> KernelFunction:
+        try:
+            return self.functions[function]
+        except KeyError:
+            raise KeyError(
+                f"module '{self.name}' has no function '{function}'; it has: "
+                f"{', '.join(self.functions)}"
+            ) from None
+
+    def __contains__(self, function: str) -> bool:
+        return function in self.functions
+
+    def __dir__(self) -> Sequence[str]:
+        return sorted(set(super().__dir__()) | set(self.functions))
+
+    def __repr__(self) -> str:
+        return f"<jaxcc.CompiledModule {self.name!r} functions={self.function_names} path={self.path!r}>"

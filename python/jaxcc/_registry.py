@@ -1,0 +1,38 @@
+"""Registering compiled handlers as JAX FFI targets, idempotently and without silent clashes.
+
+XLA keeps the first handler registered under a (name, platform) and cannot unregister it, so a
+name can only ever point at one build. jaxcc remembers which cache key each of its targets came
+from: the same key again is a no-op, a different key is a RegistrationError with the fix."""
+
+from __future__ import annotations
+
+import threading
+
+from .errors import RegistrationError
+
+_lock = threading.Lock()
+_registered: dict[tuple[str, str], str] = {}  # (target, platform) -> cache key
+
+
+def register_target(target: str, capsule, platform: str, key: str, module_name: str) -> None:
+    import jax
+
+    with _lock:
+        previous = _registered.get((target, platform))
+        if previous == key:
+            return
+        if previous is not None:
+            raise RegistrationError(
+                f"FFI target '{target}' ({platform}) is already registered with different code "
+                f"in this process, and XLA cannot replace a registered handler. Load the changed "
+                f"module under another name (e.g. name='{module_name}_v2') or pass "
+                f"target_prefix='...' to register its functions under new target names."
+            )
+        jax.ffi.register_ffi_target(target, capsule, platform=platform)
+        _registered[(target, platform)] = key
+
+
+def registered_targets() -> list[str]:
+    """Names of the targets jaxcc registered in this process, sorted."""
+    with _lock:
+        return sorted({target for target, _ in _registered})

@@ -1,0 +1,58 @@
+"""Typed exceptions. Every jaxcc failure is a JaxccError; the subclass says which stage failed."""
+
+from __future__ import annotations
+
+
+class JaxccError(Exception):
+    """Base class of every error jaxcc raises. `log_path` points at a full log when one exists."""
+
+    def __init__(self, message: str, *, log_path: str | None = None):
+        if log_path:
+            message = f"{message}\nFull log: {log_path}"
+        super().__init__(message)
+        self.log_path = log_path
+
+
+class SpecError(JaxccError, ValueError):
+    """A malformed arg_spec, module name, target prefix or `functions` argument."""
+
+
+class SignatureError(JaxccError, ValueError):
+    """The C++ source cannot be read, or its signature disagrees with the spec."""
+
+
+class CompileError(JaxccError, RuntimeError):
+    """The compiler or linker rejected the code; the message starts at the first error."""
+
+
+class ToolchainError(JaxccError, RuntimeError):
+    """No usable compiler, ninja or header directory."""
+
+
+class LoadError(JaxccError, RuntimeError):
+    """A compiled library could not be loaded or lacks a handler symbol."""
+
+
+class RegistrationError(JaxccError, RuntimeError):
+    """An FFI target name is already registered with different code."""
+
+
+class CacheError(JaxccError, OSError):
+    """The cache directory cannot be used (permissions, disk full, lock timeout)."""
+
+
+class CallError(JaxccError, TypeError):
+    """A kernel was called with the wrong number of arrays, attributes or outputs."""
+
+
+__all__ = [
+    "CacheError",
+    "CallError",
+    "CompileError",
+    "JaxccError",
+    "LoadError",
+    "RegistrationError",
+    "SignatureError",
+    "SpecError",
+    "ToolchainError",
+]

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs everything jaxcc needs on a fresh Debian/Ubuntu machine, then builds and installs
+# jaxcc itself. Safe to run again: it installs only what is missing and rebuilds incrementally.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+apt_packages=(g++ cmake ninja-build libssl-dev nlohmann-json3-dev libgtest-dev)
+missing=()
+for pkg in "${apt_packages[@]}"; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]} (apt-get)"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+PYTHON=${PYTHON:-python3}
+pip_packages=(jax numpy ninja "nanobind>=2.0" "scikit-build-core>=0.10" pytest pytest-xdist)
+if ! "$PYTHON" -c "import jax, numpy, ninja, nanobind, scikit_build_core, pytest, xdist" 2>/dev/null; then
+  echo "setup: installing Python packages (pip)"
+  "$PYTHON" -m pip install -q --disable-pip-version-check "${pip_packages[@]}"
+fi
+
+echo "setup: building and installing jaxcc (pip install .)"
+"$PYTHON" -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps . 

@@ -1,0 +1,29 @@
+// Parsing and validating the compact arg_spec token list ("arg", "ret", "stream", "attr.x:float32").
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "argspec/function_spec.h"
+#include "util/result.h"
+
+namespace jaxcc::argspec {
+
+/// True for a plain C identifier ([A-Za-z_][A-Za-z0-9_]*) that is not a C++ keyword.
+bool IsCIdentifier(std::string_view text);
+
+/// Maps the aliases (`args`, `rets`, `ctx.stream`, `attrs.<name>`) onto canonical tokens.
+std::string NormalizeToken(std::string_view token);
+
+/// Parses the tokens of `function_name`. A bare `attr.<name>` leaves `attr_type` empty so the
+/// signature reader can fill it in. Errors (ErrorKind::kSpec) name the function and the token:
+/// unknown token or type, a name that is not a C identifier, no `ret`, two `stream`s, a repeated
+/// attribute name.
+Result<FunctionSpec> ParseArgSpec(const std::string& function_name,
+                                  const std::vector<std::string>& tokens);
+
+/// Canonical token spelling of a parsed spec, e.g. {"arg", "ret", "attr.scale:float32"}.
+std::vector<std::string> ToTokens(const FunctionSpec& spec);
+
+}  // namespace jaxcc::argspec

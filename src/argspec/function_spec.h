@@ -1,0 +1,63 @@
+// The data model shared by every stage: one FunctionSpec per exported kernel entry point.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace jaxcc::argspec {
+
+/// The role a C++ parameter plays in the XLA FFI call.
+enum class ParamKind { kArg, kRet, kStream, kAttr };
+
+/// Scalar attribute types that XLA FFI can deliver. Float16/BFloat16 travel as raw uint16 bits.
+enum class AttrType {
+  kBool,
+  kInt8,
+  kInt16,
+  kInt32,
+  kInt64,
+  kUInt8,
+  kUInt16,
+  kUInt32,
+  kUInt64,
+  kFloat32,
+  kFloat64,
+  kFloat16,   ///< C++ side sees uint16_t bits
+  kBFloat16,  ///< C++ side sees uint16_t bits
+};
+
+/// One parameter of the user's function, in the user's order.
+struct Param {
+  ParamKind kind = ParamKind::kArg;
+  std::string name;  ///< attr name for kAttr; the C++ parameter name when known, else ""
+  /// Set for kAttr once the type is known (explicit `:type` or inferred from the signature).
+  std::optional<AttrType> attr_type;
+};
+
+/// Everything the code generator needs to know about one entry point.
+struct FunctionSpec {
+  std::string name;  ///< unqualified C++ name, also the FFI target suffix
+  /// Namespace path used to call the function from global scope, e.g. {"ops", "detail"}.
+  std::vector<std::string> namespaces;
+  std::vector<Param> params;
+  /// Which source (translation unit) declares the function; the bridge call is emitted there.
+  int source_index = 0;
+
+  int CountOf(ParamKind kind) const {
+    int n = 0;
+    for (const Param& p : params) n += p.kind == kind ? 1 : 0;
+    return n;
+  }
+  int num_args() const { return CountOf(ParamKind::kArg); }
+  int num_rets() const { return CountOf(ParamKind::kRet); }
+  bool has_stream() const { return CountOf(ParamKind::kStream) > 0; }
+};
+
+/// Spelling helpers shared by the parser, the code generator and the Python layer.
+const char* AttrTypeName(AttrType type);        ///< "float32", "bfloat16", ...
+const char* AttrTypeCppName(AttrType type);     ///< "float", "uint16_t", ...
+std::optional<AttrType> AttrTypeFromName(const std::string& name);
+
+}  // namespace jaxcc::argspec

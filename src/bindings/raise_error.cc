@@ -1,0 +1,35 @@
+#include "bindings/raise_error.h"
+
+#include <nanobind/nanobind.h>
+
+namespace nb = nanobind;
+
+namespace jaxcc::bindings {
+namespace {
+
+const char* ClassName(ErrorKind kind) {
+  switch (kind) {
+    case ErrorKind::kSpec: return "SpecError";
+    case ErrorKind::kSignature: return "SignatureError";
+    case ErrorKind::kCompile: return "CompileError";
+    case ErrorKind::kToolchain: return "ToolchainError";
+    case ErrorKind::kLoad: return "LoadError";
+    case ErrorKind::kRegistration: return "RegistrationError";
+    case ErrorKind::kCache: return "CacheError";
+    case ErrorKind::kIo: return "JaxccError";
+  }
+  return "JaxccError";
+}
+
+}  // namespace
+
+void RaiseError(const Error& error) {
+  nb::object errors = nb::module_::import_("jaxcc.errors");
+  nb::object cls = errors.attr(ClassName(error.kind));
+  nb::object log_path = error.log_path.empty() ? nb::none() : nb::cast(error.log_path);
+  nb::object instance = cls(nb::cast(error.message), nb::arg("log_path") = log_path);
+  PyErr_SetObject(cls.ptr(), instance.ptr());
+  throw nb::python_error();
+}
+
+}  // namespace jaxcc::bindings

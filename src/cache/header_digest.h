@@ -1,0 +1,20 @@
+// One digest over a set of header directories, memoised across processes by file stat so a warm
+// load never re-reads header bytes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "util/result.h"
+
+namespace jaxcc::cache {
+
+/// Digest of every regular file under each directory (recursive, sorted, path + content).
+/// `memo_path` is a small JSON file mapping "<path>|<size>|<mtime_ns>|<inode>" to the file's
+/// SHA-256; only files whose stat changed are re-read. The memo is rewritten atomically when it
+/// changed; an unreadable or corrupt memo is ignored (rebuilt), never an error. An empty
+/// memo_path disables memoisation.
+Result<std::string> DigestDirectories(const std::vector<std::string>& dirs,
+                                      const std::string& memo_path);
+
+}  // namespace jaxcc::cache

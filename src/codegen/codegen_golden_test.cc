@@ -1,0 +1,108 @@
+// Golden-file tests: the generated text is part of jaxcc's contract (it is what users see in a
+// kept build directory). Run with JAXCC_UPDATE_GOLDEN=1 to rewrite the expected files.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "codegen/ffi_wrapper.h"
+#include "codegen/kernel_unit.h"
+
+namespace jaxcc::codegen {
+namespace {
+
+using argspec::AttrType;
+using argspec::FunctionSpec;
+using argspec::Param;
+using argspec::ParamKind;
+
+std::string GoldenPath(const std::string& name) {
+  return std::string(JAXCC_SOURCE_DIR) + "/src/codegen/testdata/" + name;
+}
+
+void ExpectGolden(const std::string& name, const std::string& actual) {
+  std::string path = GoldenPath(name);
+  if (std::getenv("JAXCC_UPDATE_GOLDEN")) {
+    std::ofstream(path, std::ios::binary) << actual;
+    return;
+  }
+  std::ifstream in(path, std::ios::binary);
+  ASSERT_TRUE(in) << "missing golden file " << path << " (run with JAXCC_UPDATE_GOLDEN=1)";
+  std::stringstream expected;
+  expected << in.rdbuf();
+  EXPECT_EQ(actual, expected.str()) << "generated text differs from " << path;
+}
+
+FunctionSpec ScaleBy() {
+  FunctionSpec spec;
+  spec.name = "scale_by";
+  spec.params = {{ParamKind::kArg, "x", {}},
+                 {ParamKind::kRet, "out", {}},
+                 {ParamKind::kAttr, "scale_factor", AttrType::kFloat32},
+                 {ParamKind::kStream, "stream", {}}};
+  return spec;
+}
+
+FunctionSpec Mixed() {
+  FunctionSpec spec;
+  spec.name = "mixed";
+  spec.namespaces = {"ops", "detail"};
+  spec.params = {{ParamKind::kAttr, "flag", AttrType::kBool},
+                 {ParamKind::kRet, "first", {}},
+                 {ParamKind::kArg, "a", {}},
+                 {ParamKind::kAttr, "half", AttrType::kBFloat16},
+                 {ParamKind::kArg, "b", {}},
+                 {ParamKind::kRet, "second", {}},
+                 {ParamKind::kAttr, "count", AttrType::kUInt64}};
+  return spec;
+}
+
+FunctionSpec NoInputs() {
+  FunctionSpec spec;
+  spec.name = "fill";
+  spec.params = {{ParamKind::kRet, "out", {}}, {ParamKind::kAttr, "value", AttrType::kFloat64}};
+  return spec;
+}
+
+TEST(CodegenGolden, CpuWrapper) {
+  WrapperOptions options;
+  options.module_name = "golden";
+  ExpectGolden("cpu_wrapper.golden.cc",
+               GenerateFfiWrapper({ScaleBy(), Mixed(), NoInputs()}, options));
+}
+
+TEST(CodegenGolden, CudaWrapperBindsStreamAndGraphTrait) {
+  WrapperOptions options;
+  options.module_name = "golden";
+  options.platform = "cuda";
+  std::string text = GenerateFfiWrapper({ScaleBy()}, options);
+  EXPECT_NE(text.find(".Ctx<ffi::PlatformStream<void*>>()"), std::string::npos);
+  EXPECT_NE(text.find("{ffi::Traits::kCmdBufferCompatible}"), std::string::npos);
+  ExpectGolden("cuda_wrapper.golden.cc", text);
+  options.allow_cuda_graph = false;
+  EXPECT_EQ(GenerateFfiWrapper({ScaleBy()}, options).find("kCmdBufferCompatible"),
+            std::string::npos);
+}
+
+TEST(CodegenGolden, CpuWrapperPassesZeroForStream) {
+  WrapperOptions options;
+  std::string text = GenerateFfiWrapper({ScaleBy()}, options);
+  EXPECT_EQ(text.find("PlatformStream"), std::string::npos);
+  EXPECT_NE(text.find("jaxcc_bridge_scale_by(args, rets, 0, attr0_scale_factor)"),
+            std::string::npos);
+}
+
+TEST(CodegenGolden, KernelUnitKeepsUserLinesAndOrder) {
+  std::string user = "// @BE scale_by\nvoid scale_by(const BE::Tensor x, BE::Tensor out,\n"
+                     "              float scale_factor, int64_t stream) {}\n";
+  ExpectGolden("kernel_unit.golden.cc", GenerateKernelUnit("<golden>", user, {ScaleBy(), Mixed()}));
+}
+
+TEST(CodegenGolden, LabelsAreEscapedInLineDirectives) {
+  std::string text = GenerateKernelUnit("/tmp/we\"ird\\dir/k.cc", "int x;", {});
+  EXPECT_NE(text.find("#line 1 \"/tmp/we\\\"ird\\\\dir/k.cc\"\n"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace jaxcc::codegen

@@ -1,0 +1,47 @@
+#include "loader/library.h"
+
+#include <dlfcn.h>
+
+#include <mutex>
+
+namespace jaxcc::loader {
+
+Result<LoadedLibrary> LoadLibrary(const std::string& path, const std::vector<std::string>& symbols) {
+  // dlerror() state is per thread, but keep load + error read together anyway.
+  static std::mutex dl_mutex;
+  std::lock_guard<std::mutex> lock(dl_mutex);
+  dlerror();
+  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* why = dlerror();
+    std::string message = "cannot load the compiled library " + path + ": " +
+                          (why ? why : "unknown dlopen error");
+    if (message.find("undefined symbol") != std::string::npos) {
+      message +=
+          "\nHow to fix: the kernel uses a symbol that no linked library defines; add the "
+          "library with extra_ldflags=['-l<name>'] (and -L<dir>), or define the function.";
+    } else if (message.find("cannot open shared object") != std::string::npos) {
+      message +=
+          "\nHow to fix: a library it links against is not on the loader path; add its "
+          "directory with extra_ldflags=['-Wl,-rpath,<dir>'].";
+    }
+    return MakeError(ErrorKind::kLoad, message);
+  }
+  LoadedLibrary library;
+  library.path = path;
+  library.handle = handle;
+  for (const std::string& name : symbols) {
+    dlerror();
+    void* address = ::dlsym(handle, name.c_str());
+    if (address == nullptr) {
+      return MakeError(ErrorKind::kLoad, "the compiled library " + path +
+                                             " has no symbol '" + name +
+                                             "'; the cache entry is inconsistent. Clear it with "
+                                             "jaxcc.clear_cache() and load again.");
+    }
+    library.symbols[name] = address;
+  }
+  return library;
+}
+
+}  // namespace jaxcc::loader

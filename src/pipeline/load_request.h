@@ -1,0 +1,51 @@
+// The input and output of one module load, as the Python layer hands it to the core.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "argspec/function_spec.h"
+#include "signature/resolve.h"
+
+namespace jaxcc::pipeline {
+
+struct LoadRequest {
+  std::string name;
+  std::string platform = "cpu";
+  std::vector<signature::SourceFile> sources;
+  std::optional<std::vector<signature::FunctionRequest>> functions;
+  std::vector<std::string> extra_cflags;
+  std::vector<std::string> extra_ldflags;
+  std::vector<std::string> extra_include_paths;
+  /// Directories of the loaded files: on the include path so `#include "x.h"` works.
+  std::vector<std::string> source_dirs;
+  int optimization_level = 3;
+  std::string build_directory;  ///< user-chosen build dir (kept, incremental); "" = private temp
+  bool verbose = false;
+  bool force_rebuild = false;
+  int ninja_workers = 0;
+  std::string cache_dir;
+  std::string jaxcc_include_dir;
+  std::string ffi_include_dir;
+  std::vector<std::string> ninja_search_dirs;
+  double build_timeout_seconds = 600;
+  std::function<void(std::string_view)> on_output;  ///< verbose build output, live
+};
+
+struct LoadedModule {
+  std::string library_path;
+  std::string entry_dir;
+  std::string key;
+  std::vector<argspec::FunctionSpec> specs;
+  std::map<std::string, void*> handlers;  ///< function name -> XLA_FFI_Handler*
+  bool cache_hit = false;
+  std::string miss_reason;  ///< "absent", "damaged", "stale-dependency", "forced" on a miss
+  double build_seconds = 0;
+  std::string build_log;  ///< compiler output of a fresh build (warnings), "" on a hit
+};
+
+}  // namespace jaxcc::pipeline

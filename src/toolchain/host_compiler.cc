@@ -1,0 +1,94 @@
+#include "toolchain/host_compiler.h"
+
+#include <cstdlib>
+#include <mutex>
+#include <optional>
+#include <sstream>
+
+#include "toolchain/version_memo.h"
+#include "util/subprocess.h"
+
+namespace jaxcc::toolchain {
+namespace {
+
+std::mutex g_memo_mutex;
+std::optional<HostCompiler> g_memo;
+std::string g_memo_env;  // CXX and PATH the memo was computed under
+
+std::vector<std::string> SplitWords(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<std::string> words;
+  for (std::string w; in >> w;) words.push_back(w);
+  return words;
+}
+
+std::string EnvOr(const char* name, const char* fallback) {
+  const char* value = std::getenv(name);
+  return value ? value : fallback;
+}
+
+Result<std::string> ReadVersion(const std::string& path, const std::string& memo_path) {
+  std::string identity = ExecutableIdentity(path);
+  if (auto known = LookupVersion(memo_path, identity)) return *known;
+  ProcessOptions options;
+  options.timeout_seconds = 30;
+  auto run = RunProcess({path, "--version"}, options);
+  if (!run.ok() || run->exit_code != 0) {
+    return MakeError(ErrorKind::kToolchain,
+                     "'" + path + " --version' failed" +
+                         (run.ok() ? ":\n" + run->output : ": " + run.error().message));
+  }
+  std::string first_line = run->output.substr(0, run->output.find('\n'));
+  RememberVersion(memo_path, identity, first_line);
+  return first_line;
+}
+
+}  // namespace
+
+void ResetHostCompilerMemo() {
+  std::lock_guard<std::mutex> lock(g_memo_mutex);
+  g_memo.reset();
+}
+
+Result<HostCompiler> FindHostCompiler(const std::string& memo_path) {
+  std::string env_cxx = EnvOr("CXX", "");
+  std::string env_key = env_cxx + '\n' + EnvOr("PATH", "");
+  std::lock_guard<std::mutex> lock(g_memo_mutex);
+  if (g_memo && g_memo_env == env_key) return *g_memo;
+
+  std::vector<std::vector<std::string>> candidates;
+  std::vector<std::string> tried;
+  if (!env_cxx.empty()) candidates.push_back(SplitWords(env_cxx));
+  for (const char* name : {"g++", "c++", "clang++"}) candidates.push_back({name});
+
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    std::vector<std::string> command = candidates[i];
+    if (command.empty()) continue;
+    std::string label = (i == 0 && !env_cxx.empty()) ? "$CXX=" + env_cxx : command.back();
+    for (std::string& word : command) {
+      std::string resolved = FindExecutable(word);
+      if (!resolved.empty()) word = resolved;
+    }
+    const std::string& compiler = command.back();
+    if (FindExecutable(compiler).empty()) {
+      tried.push_back("  x " + label + ": not found");
+      continue;
+    }
+    auto version = ReadVersion(compiler, memo_path);
+    if (!version.ok()) {
+      tried.push_back("  x " + label + ": " + version.error().message);
+      continue;
+    }
+    g_memo = HostCompiler{command, compiler, *version};
+    g_memo_env = env_key;
+    return *g_memo;
+  }
+  std::string message = "no usable host C++ compiler found. Tried, in order:\n";
+  for (const std::string& t : tried) message += t + "\n";
+  message +=
+      "How to fix: install one (Debian/Ubuntu: apt-get install g++) or point CXX at a C++17 "
+      "compiler, e.g. CXX=/usr/bin/g++-12.";
+  return MakeError(ErrorKind::kToolchain, message);
+}
+
+}  // namespace jaxcc::toolchain

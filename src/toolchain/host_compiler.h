@@ -1,0 +1,27 @@
+// Finding the host C++ compiler and its version, once per process (and memoised across processes).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "util/result.h"
+
+namespace jaxcc::toolchain {
+
+struct HostCompiler {
+  /// Command prefix: a launcher such as ccache (from CXX="ccache g++") followed by the compiler.
+  std::vector<std::string> command;
+  std::string path;     ///< absolute path of the compiler itself (part of the cache key)
+  std::string version;  ///< first line of `<compiler> --version` (part of the cache key)
+};
+
+/// Order: $CXX, then g++, c++, clang++ on PATH. The version is read with `--version` only when
+/// neither this process nor the memo file (keyed by the compiler's path, size, mtime and inode)
+/// knows it, so a warm load never starts a subprocess. `memo_path` may be "" (no file memo).
+/// Failure is ErrorKind::kToolchain listing what was tried, in order, and how to fix it.
+Result<HostCompiler> FindHostCompiler(const std::string& memo_path);
+
+/// Forgets the per-process result (tests change CXX/PATH between calls).
+void ResetHostCompilerMemo();
+
+}  // namespace jaxcc::toolchain

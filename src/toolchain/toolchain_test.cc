@@ -1,0 +1,119 @@
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "toolchain/host_compiler.h"
+#include "toolchain/ninja.h"
+#include "toolchain/version_memo.h"
+
+namespace jaxcc::toolchain {
+namespace {
+
+class EnvGuard {
+ public:
+  EnvGuard(const char* name, const char* value) : name_(name) {
+    const char* old = std::getenv(name);
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    if (value) ::setenv(name, value, 1); else ::unsetenv(name);
+    ResetHostCompilerMemo();
+  }
+  ~EnvGuard() {
+    if (had_) ::setenv(name_, old_.c_str(), 1); else ::unsetenv(name_);
+    ResetHostCompilerMemo();
+  }
+
+ private:
+  const char* name_;
+  bool had_ = false;
+  std::string old_;
+};
+
+std::string TempDir() {
+  char pattern[] = "/tmp/jaxcc-toolchain-XXXXXX";
+  return ::mkdtemp(pattern);
+}
+
+// A fake compiler that counts how often --version runs, to prove the memo avoids subprocesses.
+std::string WriteFakeCompiler(const std::string& dir) {
+  std::string path = dir + "/fake-g++";
+  std::ofstream(path) << "#!/bin/sh\necho run >> " << dir << "/runs\necho 'fake-g++ 1.0'\n";
+  ::chmod(path.c_str(), 0755);
+  return path;
+}
+
+int CountRuns(const std::string& dir) {
+  std::ifstream in(dir + "/runs");
+  int n = 0;
+  for (std::string line; std::getline(in, line);) ++n;
+  return n;
+}
+
+TEST(HostCompiler, CxxWinsAndVersionIsMemoisedAcrossProcessesByStat) {
+  std::string dir = TempDir();
+  std::string fake = WriteFakeCompiler(dir);
+  std::string memo = dir + "/memo.json";
+  EnvGuard cxx("CXX", fake.c_str());
+  auto first = FindHostCompiler(memo);
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  EXPECT_EQ(first->path, fake);
+  EXPECT_EQ(first->version, "fake-g++ 1.0");
+  EXPECT_EQ(CountRuns(dir), 1);
+  ResetHostCompilerMemo();  // a "new process": only the file memo remains
+  auto second = FindHostCompiler(memo);
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ(second->version, "fake-g++ 1.0");
+  EXPECT_EQ(CountRuns(dir), 1) << "the memo file should have answered without running it";
+}
+
+TEST(HostCompiler, LauncherPrefixIsKept) {
+  std::string dir = TempDir();
+  std::string fake = WriteFakeCompiler(dir);
+  std::string value = "env " + fake;
+  EnvGuard cxx("CXX", value.c_str());
+  auto found = FindHostCompiler("");
+  ASSERT_TRUE(found.ok());
+  ASSERT_EQ(found->command.size(), 2u);
+  EXPECT_EQ(found->command[1], fake);
+  EXPECT_EQ(found->path, fake);
+}
+
+TEST(HostCompiler, NothingFoundListsWhatWasTriedAndTheFix) {
+  EnvGuard cxx("CXX", "/nonexistent/g++");
+  EnvGuard path("PATH", "/nonexistent-dir");
+  auto found = FindHostCompiler("");
+  ASSERT_FALSE(found.ok());
+  EXPECT_EQ(found.error().kind, ErrorKind::kToolchain);
+  const std::string& m = found.error().message;
+  EXPECT_NE(m.find("$CXX=/nonexistent/g++: not found"), std::string::npos) << m;
+  EXPECT_NE(m.find("clang++: not found"), std::string::npos) << m;
+  EXPECT_NE(m.find("How to fix"), std::string::npos) << m;
+}
+
+TEST(Ninja, EnvOverrideAndMissingNinjaError) {
+  {
+    EnvGuard env("JAXCC_NINJA", "/bin/true");
+    auto found = FindNinja({});
+    ASSERT_TRUE(found.ok());
+    EXPECT_EQ(*found, "/bin/true");
+  }
+  EnvGuard env("JAXCC_NINJA", nullptr);
+  EnvGuard path("PATH", "/nonexistent-dir");
+  auto missing = FindNinja({"/also-missing"});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("pip install ninja"), std::string::npos);
+  EXPECT_NE(missing.error().message.find("/also-missing/ninja: not found"), std::string::npos);
+}
+
+TEST(VersionMemo, CorruptMemoIsAMissNotAnError) {
+  std::string dir = TempDir();
+  std::ofstream(dir + "/memo.json") << "{not json";
+  EXPECT_FALSE(LookupVersion(dir + "/memo.json", "x|1|2|3").has_value());
+  RememberVersion(dir + "/memo.json", "x|1|2|3", "v1");
+  EXPECT_EQ(LookupVersion(dir + "/memo.json", "x|1|2|3").value_or(""), "v1");
+}
+
+}  // namespace
+}  // namespace jaxcc::toolchain

@@ -1,0 +1,54 @@
+// Small POSIX filesystem helpers that report failures as jaxcc::Error (never throw).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "util/result.h"
+
+namespace jaxcc {
+
+struct FileInfo {
+  bool exists = false;
+  bool is_dir = false;
+  std::int64_t size = 0;
+  std::int64_t mtime_ns = 0;
+  std::uint64_t inode = 0;
+  uid_t owner = 0;
+  mode_t mode = 0;
+};
+
+/// stat(2); a missing path is {exists=false}, not an error.
+FileInfo StatPath(const std::string& path);
+
+Result<std::string> ReadFile(const std::string& path);
+
+/// Writes to `<path>.tmp-<pid>-<random>` in the same directory, fsyncs, then rename(2)s over
+/// `path`, so readers see the old file or the new one, never a partial one.
+Status WriteFileAtomic(const std::string& path, std::string_view contents, mode_t mode = 0644);
+
+/// Plain (non-atomic) write, for files inside private build directories.
+Status WriteFile(const std::string& path, std::string_view contents);
+
+/// mkdir -p with `mode` for every directory it creates.
+Status MakeDirs(const std::string& path, mode_t mode = 0755);
+
+/// rm -rf; a missing path is fine. Never follows symlinks out of the tree.
+Status RemoveTree(const std::string& path);
+
+/// Names (not paths) in a directory, sorted; a missing directory gives an empty list.
+std::vector<std::string> ListDir(const std::string& path);
+
+std::string JoinPath(const std::string& a, const std::string& b);
+std::string DirName(const std::string& path);
+std::string BaseName(const std::string& path);
+/// Absolute, with "." and ".." removed lexically (no symlink resolution).
+std::string AbsolutePath(const std::string& path);
+
+/// A short random hex string for unique temporary names.
+std::string RandomHex(int n_chars);
+
+}  // namespace jaxcc
