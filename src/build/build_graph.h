@@ -1,0 +1,27 @@
+// What to build: compile steps (each its own translation unit) and one link step.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace jaxcc::build {
+
+struct CompileStep {
+  std::string source;  ///< file name relative to the build directory
+  std::string object;  ///< file name relative to the build directory
+  /// Compiler and flags, without -c/-o/depfile options (the ninja rule adds those).
+  std::vector<std::string> command;
+};
+
+struct BuildGraph {
+  std::vector<CompileStep> compiles;
+  std::vector<std::string> link_command;  ///< linker driver and flags placed before the objects
+  std::vector<std::string> link_flags;    ///< placed after the objects (libraries, -Wl,...)
+  std::string output;                     ///< library file name relative to the build directory
+};
+
+/// The text of build.ninja for `graph`. Every compile step gets its own rule (steps may use
+/// different compilers) with a gcc-style depfile, so header edits trigger rebuilds.
+std::string RenderNinjaFile(const BuildGraph& graph);
+
+}  // namespace jaxcc::build

@@ -1,0 +1,69 @@
+#include <gtest/gtest.h>
+
+#include "build/build_graph.h"
+#include "build/compile_diagnostics.h"
+#include "build/depfile.h"
+
+namespace jaxcc::build {
+namespace {
+
+TEST(Depfile, ParsesContinuationsAndEscapedSpaces) {
+  std::string text =
+      "kernel_0.o: kernel_0.cc /home/u/my\\ dir/a.h \\\n  /usr/include/b.h\n";
+  std::vector<std::string> deps = ParseDepfile(text);
+  ASSERT_EQ(deps.size(), 3u);
+  EXPECT_EQ(deps[0], "kernel_0.cc");
+  EXPECT_EQ(deps[1], "/home/u/my dir/a.h");
+  EXPECT_EQ(deps[2], "/usr/include/b.h");
+}
+
+TEST(Depfile, EmptyAndMalformedInputsYieldNothingOrWhatWasRead) {
+  EXPECT_TRUE(ParseDepfile("").empty());
+  EXPECT_TRUE(ParseDepfile("no colon here").empty());
+}
+
+TEST(FirstError, PicksTheFirstErrorWithItsSourceLines) {
+  std::string output =
+      "[1/3] compile kernel_0.cc\n"
+      "FAILED: kernel_0.o\n"
+      "g++ -c kernel_0.cc\n"
+      "<mod>: In function 'void f(jaxcc::Tensor)':\n"
+      "<mod>:7:5: error: 'undeclared' was not declared in this scope\n"
+      "    7 |     undeclared(1);\n"
+      "      |     ^~~~~~~~~~\n"
+      "<mod>:9:1: error: second error\n";
+  std::string first = FirstError(output);
+  EXPECT_EQ(first,
+            "<mod>: In function 'void f(jaxcc::Tensor)':\n"
+            "<mod>:7:5: error: 'undeclared' was not declared in this scope\n"
+            "    7 |     undeclared(1);\n"
+            "      |     ^~~~~~~~~~");
+}
+
+TEST(FirstError, FallsBackToLinkerErrors) {
+  std::string output =
+      "FAILED: m.so\n/usr/bin/ld: kernel_0.o: in function `f':\n"
+      "kernel_0.cc:(.text+0x5): undefined reference to `missing_symbol'\n"
+      "collect2: error: ld returned 1 exit status\n";
+  EXPECT_NE(FirstError(output).find("ld: kernel_0.o"), std::string::npos);
+}
+
+TEST(NinjaFile, OneRulePerUnitAndEscapedPaths) {
+  BuildGraph graph;
+  graph.compiles.push_back({"kernel_0.cc", "kernel_0.o", {"/usr/bin/g++", "-I", "/a b/c", "-DX=$Y"}});
+  graph.compiles.push_back({"ffi_wrapper.cc", "ffi_wrapper.o", {"/usr/bin/g++", "-O3"}});
+  graph.link_command = {"/usr/bin/g++", "-shared"};
+  graph.link_flags = {"-lm"};
+  graph.output = "m.so";
+  std::string text = RenderNinjaFile(graph);
+  EXPECT_NE(text.find("rule compile_0\n  command = /usr/bin/g++ -I '/a b/c' '-DX=$$Y' -MMD -MF "
+                      "$out.d -c $in -o $out\n  depfile = $out.d\n"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("build kernel_0.o: compile_0 kernel_0.cc\n"), std::string::npos);
+  EXPECT_NE(text.find("build m.so: link kernel_0.o ffi_wrapper.o\n"), std::string::npos);
+  EXPECT_NE(text.find("command = /usr/bin/g++ -shared $in -o $out -lm\n"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace jaxcc::build

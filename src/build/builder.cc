@@ -1,0 +1,81 @@
+#include "build/builder.h"
+
+#include <chrono>
+#include <set>
+
+#include "build/compile_diagnostics.h"
+#include "build/depfile.h"
+#include "util/fs.h"
+#include "util/subprocess.h"
+
+namespace jaxcc::build {
+namespace {
+
+Status WriteIfChanged(const std::string& path, const std::string& contents) {
+  auto existing = ReadFile(path);
+  if (existing.ok() && *existing == contents) return OkStatus();
+  return WriteFile(path, contents);
+}
+
+std::vector<std::string> CollectDependencies(const std::string& build_dir,
+                                             const BuildGraph& graph) {
+  std::set<std::string> unique;
+  for (const CompileStep& step : graph.compiles) {
+    auto text = ReadFile(JoinPath(build_dir, step.object + ".d"));
+    if (!text.ok()) continue;
+    for (std::string& dep : ParseDepfile(*text)) {
+      if (dep.empty() || dep[0] != '/') dep = JoinPath(build_dir, dep);
+      unique.insert(AbsolutePath(dep));
+    }
+  }
+  return {unique.begin(), unique.end()};
+}
+
+}  // namespace
+
+Result<BuildOutcome> RunBuild(const BuildRequest& request) {
+  JAXCC_RETURN_IF_ERROR(MakeDirs(request.build_dir, 0700));
+  for (const auto& [name, contents] : request.files) {
+    JAXCC_RETURN_IF_ERROR(WriteIfChanged(JoinPath(request.build_dir, name), contents));
+  }
+  JAXCC_RETURN_IF_ERROR(
+      WriteIfChanged(JoinPath(request.build_dir, "build.ninja"), RenderNinjaFile(request.graph)));
+
+  std::vector<std::string> argv = {request.ninja, "-C", request.build_dir};
+  if (request.workers > 0) {
+    argv.push_back("-j");
+    argv.push_back(std::to_string(request.workers));
+  }
+  if (request.verbose) argv.push_back("-v");
+
+  ProcessOptions options;
+  options.timeout_seconds = request.timeout_seconds;
+  options.on_output = request.on_output;
+  auto start = std::chrono::steady_clock::now();
+  auto run = RunProcess(argv, options);
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!run.ok()) return MakeError(ErrorKind::kToolchain, run.error().message);
+
+  std::string log_path = JoinPath(request.build_dir, "build.log");
+  (void)WriteFile(log_path, ShellJoin(argv) + "\n" + run->output);
+  if (run->timed_out) {
+    return MakeError(ErrorKind::kCompile,
+                     "the build did not finish within " +
+                         std::to_string(static_cast<int>(request.timeout_seconds)) +
+                         " s and was stopped. Raise JAXCC_BUILD_TIMEOUT if the kernel is "
+                         "really that large.",
+                     log_path);
+  }
+  if (run->exit_code != 0) {
+    return MakeError(ErrorKind::kCompile, FirstError(run->output), log_path);
+  }
+  BuildOutcome outcome;
+  outcome.library_path = JoinPath(request.build_dir, request.graph.output);
+  outcome.log = run->output;
+  outcome.seconds = seconds;
+  outcome.dependencies = CollectDependencies(request.build_dir, request.graph);
+  return outcome;
+}
+
+}  // namespace jaxcc::build

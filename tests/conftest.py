@@ -1,0 +1,53 @@
+"""Shared fixtures: every test session gets a private cache directory, so tests never touch the
+user's cache and can reason about hits and misses."""
+
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+
+import pytest
+
+import jaxcc
+
+
+@pytest.fixture(scope="session", autouse=True)
+def session_cache(tmp_path_factory):
+    cache = tmp_path_factory.mktemp("jaxcc-cache")
+    jaxcc.set_cache_dir(cache)
+    os.environ["JAXCC_CACHE_DIR"] = str(cache)  # for subprocesses started by tests
+    yield cache
+
+
+@pytest.fixture
+def fresh_cache(tmp_path):
+    """A cache directory of this test's own (cold builds, concurrency, crash tests)."""
+    cache = tmp_path / "cache"
+    previous = jaxcc.get_cache_dir()
+    jaxcc.set_cache_dir(cache)
+    old_env = os.environ.get("JAXCC_CACHE_DIR")
+    os.environ["JAXCC_CACHE_DIR"] = str(cache)
+    yield cache
+    jaxcc.set_cache_dir(previous)
+    os.environ["JAXCC_CACHE_DIR"] = old_env or previous
+
+
+@pytest.fixture
+def unique_name(request):
+    """A module name no other test (or earlier run) in this process has registered."""
+    base = "".join(c if c.isalnum() else "_" for c in request.node.name)[:40]
+    return f"t_{base}_{uuid.uuid4().hex[:8]}"
+
+
+def run_python(code: str, env=None, timeout=300) -> subprocess.CompletedProcess:
+    """Runs code in a fresh interpreter (real process, real import of jaxcc)."""
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=full_env, timeout=timeout
+    )
+
+
+def has_gpu() -> bool:
+    return shutil.which("nvidia-smi") is not None

@@ -1,0 +1,201 @@
+"""Loading behaviour: cache hits and misses, errors with locations, registration, feedback."""
+
+import io
+import logging
+import os
+import re
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxcc
+from conftest import run_python
+
+ADD = r"""
+void add(const jaxcc::Tensor a, const jaxcc::Tensor b, jaxcc::Tensor out) {
+    for (int64_t i = 0; i < a.numel(); ++i)
+        out.data_ptr<float>()[i] = a.data_ptr<float>()[i] + b.data_ptr<float>()[i] + OFFSET;
+}
+"""
+
+
+def add_source(offset=0):
+    return f"#define OFFSET {offset}\n" + ADD
+
+
+def test_second_load_in_a_new_process_is_a_cache_hit(fresh_cache, unique_name):
+    code = (
+        "import jaxcc, jax.numpy as jnp\n"
+        f"m = jaxcc.load_cpp_inline({unique_name!r}, {add_source(1)!r}, ['add'])\n"
+        "print(m.cache_hit, float(m.add(jnp.ones(2), jnp.ones(2))[0]))\n"
+    )
+    first = run_python(code)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.split() == ["False", "3.0"]
+    second = run_python(code)
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.split() == ["True", "3.0"]
+
+
+def test_in_process_reload_returns_the_same_module(unique_name):
+    first = jaxcc.load_cpp_inline(unique_name, add_source(), ["add"])
+    again = jaxcc.load_cpp_inline(unique_name, add_source(), ["add"])
+    assert again is first
+
+
+def test_force_rebuild_rebuilds_and_keeps_working(unique_name):
+    first = jaxcc.load_cpp_inline(unique_name, add_source(), ["add"])
+    rebuilt = jaxcc.load_cpp_inline(unique_name, add_source(), ["add"], force_rebuild=True)
+    assert not rebuilt.cache_hit
+    assert rebuilt.key == first.key  # same inputs, same key: the registration is a no-op
+    np.testing.assert_array_equal(rebuilt.add(jnp.ones(2), jnp.ones(2)), 2.0)
+
+
+def test_changed_code_under_a_registered_name_raises_with_the_fix(unique_name):
+    jaxcc.load_cpp_inline(unique_name, add_source(1), ["add"])
+    with pytest.raises(jaxcc.RegistrationError, match="target_prefix"):
+        jaxcc.load_cpp_inline(unique_name, add_source(2), ["add"])
+    other = jaxcc.load_cpp_inline(unique_name, add_source(2), ["add"], target_prefix=unique_name + "_v2")
+    np.testing.assert_array_equal(other.add(jnp.ones(2), jnp.ones(2)), 4.0)
+
+
+def test_every_option_that_changes_the_binary_changes_the_key(unique_name):
+    base = jaxcc.load_cpp_inline(unique_name, add_source(), ["add"], auto_register=False)
+    keys = {base.key}
+    variants = [
+        dict(optimization_level=1),
+        dict(extra_cflags=["-DUNUSED_FLAG"]),
+        dict(extra_ldflags=["-lm"]),
+    ]
+    for options in variants:
+        keys.add(jaxcc.load_cpp_inline(unique_name, add_source(), ["add"], auto_register=False, **options).key)
+    keys.add(jaxcc.load_cpp_inline(unique_name, add_source(5), ["add"], auto_register=False).key)
+    assert len(keys) == 5
+
+
+def test_compile_error_points_at_the_users_line(unique_name):
+    src = "#include <cstdint>\n\nvoid broken(const jaxcc::Tensor x, jaxcc::Tensor out) {\n    undeclared_thing(1);\n}\n"
+    with pytest.raises(jaxcc.CompileError) as info:
+        jaxcc.load_cpp_inline(unique_name, src, ["broken"])
+    message = str(info.value)
+    assert re.search(rf"<{unique_name}>:4:\d+: error: .*undeclared_thing", message), message
+    assert info.value.log_path and os.path.exists(info.value.log_path)
+    assert "undeclared_thing" in open(info.value.log_path).read()
+
+
+def test_compile_error_in_a_file_names_the_real_path(tmp_path, unique_name):
+    path = tmp_path / "bad_kernel.cc"
+    path.write_text("void bad(const jaxcc::Tensor x, jaxcc::Tensor out) {\n  int y = ;\n}\n")
+    with pytest.raises(jaxcc.CompileError, match=re.escape(f"{path}:2:")):
+        jaxcc.load_cpp_file(path, ["bad"], name=unique_name)
+
+
+def test_undefined_symbol_is_a_link_error_naming_it(unique_name):
+    src = "void missing_fn();\nvoid calls(const jaxcc::Tensor x, jaxcc::Tensor out) { missing_fn(); }\n"
+    with pytest.raises(jaxcc.CompileError, match="missing_fn"):
+        jaxcc.load_cpp_inline(unique_name, src, ["calls"])
+
+
+def test_spec_and_signature_errors_need_no_compiler(unique_name, monkeypatch):
+    monkeypatch.setenv("CXX", "/nonexistent/compiler")
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(jaxcc.SpecError, match="ret"):
+        jaxcc.load_cpp_inline(unique_name, add_source(), {"add": ["arg", "arg"]})
+    with pytest.raises(jaxcc.SignatureError, match=rf"<{unique_name}>:\d+:\d+"):
+        jaxcc.load_cpp_inline(unique_name, "void f(const jaxcc::Tensor x, jaxcc::Tensor o, int* p) {}", ["f"])
+    with pytest.raises(jaxcc.SpecError):
+        jaxcc.load_cpp_inline("bad/name", add_source(), ["add"])
+    with pytest.raises(jaxcc.SpecError, match="functions must be"):
+        jaxcc.load_cpp_inline(unique_name, add_source(), functions=42)
+
+
+def test_missing_compiler_is_a_toolchain_error_listing_candidates(unique_name, monkeypatch):
+    monkeypatch.setenv("CXX", "/nonexistent/compiler")
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(jaxcc.ToolchainError, match="(?s)nonexistent/compiler.*How to fix"):
+        jaxcc.load_cpp_inline(unique_name, add_source(), ["add"])
+
+
+def test_import_creates_nothing_on_disk(tmp_path):
+    cache = tmp_path / "never-created"
+    result = run_python(
+        "import jaxcc, os; print(jaxcc.get_cache_dir()); print(os.path.exists(jaxcc.get_cache_dir()))",
+        env={"JAXCC_CACHE_DIR": str(cache)},
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [str(cache), "False"]
+
+
+def test_cache_dir_api_and_clear_cache(fresh_cache, unique_name):
+    assert jaxcc.get_cache_dir() == str(fresh_cache)
+    assert not fresh_cache.exists()
+    jaxcc.load_cpp_inline(unique_name, add_source(), ["add"])
+    assert fresh_cache.exists() and (os.stat(fresh_cache).st_mode & 0o777) == 0o700
+    assert jaxcc.clear_cache("some_other_module") == 0
+    assert jaxcc.clear_cache(unique_name) == 1
+    assert not any(p.name.startswith(unique_name) for p in fresh_cache.iterdir())
+    again = jaxcc.load_cpp_inline(unique_name, add_source(), ["add"])
+    assert not again.cache_hit
+
+
+def test_build_directory_is_kept_with_generated_sources(tmp_path, unique_name):
+    build_dir = tmp_path / "build"
+    jaxcc.load_cpp_inline(unique_name, add_source(), ["add"], build_directory=build_dir)
+    names = {p.name for p in build_dir.iterdir()}
+    assert {"build.ninja", "kernel_0.cc", "ffi_wrapper.cc", "build.log"} <= names
+    assert f'#line 1 "<{unique_name}>"' in (build_dir / "kernel_0.cc").read_text()
+
+
+def test_logger_records_misses_and_hits(unique_name, caplog):
+    with caplog.at_level(logging.INFO, logger="jaxcc"):
+        jaxcc.load_cpp_inline(unique_name, add_source(), ["add"], auto_register=False)
+        jaxcc.load_cpp_inline(unique_name, add_source(), ["add"], target_prefix=unique_name + "_b")
+    text = caplog.text
+    assert re.search(rf"cache miss \(absent\): built {unique_name} in \d+\.\d+s", text), text
+    assert f"cache hit: {unique_name}" in text
+
+
+def test_verbose_shows_each_command(unique_name, capfd):
+    jaxcc.load_cpp_inline(unique_name, add_source(), ["add"], verbose=True)
+    err = capfd.readouterr().err
+    assert "-std=c++17" in err and "-fvisibility=hidden" in err and "ffi_wrapper.cc" in err
+
+
+def test_progress_line_on_a_terminal_for_slow_builds():
+    from jaxcc._progress import BuildProgress
+
+    class FakeTty(io.StringIO):
+        def isatty(self):
+            return True
+
+    stream = FakeTty()
+    import time
+
+    with BuildProgress("slow_module", delay=0.05, stream=stream):
+        time.sleep(0.5)
+    assert "jaxcc: building slow_module" in stream.getvalue()
+    assert "built slow_module in" in stream.getvalue()
+    quiet = io.StringIO()  # not a terminal: nothing printed
+    with BuildProgress("slow_module", delay=0.0, stream=quiet):
+        time.sleep(0.3)
+    assert quiet.getvalue() == ""
+
+
+def test_registered_targets_are_listed(unique_name):
+    jaxcc.load_cpp_inline(unique_name, add_source(), ["add"])
+    assert f"{unique_name}.add" in jaxcc.list_registered_targets()
+
+
+def test_brainevent_import_alias_works():
+    import jaxcc as brainevent
+
+    for name in ("load_cpp_inline", "load_cpp_file", "set_cache_dir", "get_cache_dir", "clear_cache", "CompiledModule"):
+        assert hasattr(brainevent, name)
+    assert os.path.exists(os.path.join(jaxcc.include_dir(), "brainevent", "common.h"))
+
+
+def test_functions_dict_values_may_be_token_strings(unique_name):
+    mod = jaxcc.load_cpp_inline(unique_name, add_source(), {"add": "arg arg ret"})
+    np.testing.assert_array_equal(jax.jit(mod.add)(jnp.ones(3), jnp.ones(3)), 2.0)
