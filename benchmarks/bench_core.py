@@ -20,9 +20,8 @@ import time
 
 import jax
 import jax.numpy as jnp
-import numpy as np
-
 import jaxcc
+import numpy as np
 
 SEED_SRC = r"""
 #include "brainevent/common.h"
@@ -103,7 +102,7 @@ def in_process_reload(runs: int) -> float:
 def cold_build(runs: int) -> float:
     samples = []
     previous = jaxcc.get_cache_dir()
-    for i in range(runs):
+    for _ in range(runs):
         with tempfile.TemporaryDirectory() as cache:
             jaxcc.set_cache_dir(cache)
             t0 = time.perf_counter()
@@ -119,8 +118,20 @@ def build_hand_written(workdir: str) -> ctypes.CDLL:
     with open(src, "w") as f:
         f.write(HAND_WRITTEN)
     subprocess.run(
-        ["g++", "-std=c++17", "-O3", "-fPIC", "-shared", "-fvisibility=hidden", "-DNDEBUG",
-         "-isystem", jax.ffi.include_dir(), src, "-o", lib],
+        [
+            "g++",
+            "-std=c++17",
+            "-O3",
+            "-fPIC",
+            "-shared",
+            "-fvisibility=hidden",
+            "-DNDEBUG",
+            "-isystem",
+            jax.ffi.include_dir(),
+            src,
+            "-o",
+            lib,
+        ],
         check=True,
     )
     return ctypes.CDLL(lib)
@@ -139,10 +150,16 @@ def call_overhead(rounds: int, calls: int, size: int) -> tuple[float, float]:
     mod = jaxcc.load_cpp_inline("bench_seed", SEED_SRC, SEED_FUNCTIONS)
     with tempfile.TemporaryDirectory() as workdir:
         lib = build_hand_written(workdir)
-        jax.ffi.register_ffi_target("bench_hand.add_one", jax.ffi.pycapsule(lib.HandAddOne), platform="cpu")
+        jax.ffi.register_ffi_target(
+            "bench_hand.add_one", jax.ffi.pycapsule(lib.HandAddOne), platform="cpu"
+        )
         x = jnp.arange(size, dtype=jnp.float32)
         ours = jax.jit(mod.add_one)
-        hand = jax.jit(lambda v: jax.ffi.ffi_call("bench_hand.add_one", jax.ShapeDtypeStruct(v.shape, v.dtype))(v))
+        hand = jax.jit(
+            lambda v: jax.ffi.ffi_call(
+                "bench_hand.add_one", jax.ShapeDtypeStruct(v.shape, v.dtype)
+            )(v)
+        )
         np.testing.assert_array_equal(ours(x), hand(x))
         ours_t, hand_t = [], []
         for _ in range(rounds):  # interleaved so drift hits both sides alike
@@ -157,8 +174,10 @@ def main():
     parser.add_argument("--calls", type=int, default=2000)
     args = parser.parse_args()
     cpu = platform.processor() or platform.machine()
-    print(f"machine: {cpu}, {os.cpu_count()} cores, python {platform.python_version()}, "
-          f"jax {jax.__version__}, jaxcc {jaxcc.__version__}")
+    print(
+        f"machine: {cpu}, {os.cpu_count()} cores, python {platform.python_version()}, "
+        f"jax {jax.__version__}, jaxcc {jaxcc.__version__}"
+    )
     print(f"cache: {jaxcc.get_cache_dir()}\n")
 
     import_ms, warm_ms = warm_load_fresh_process(args.rounds)
@@ -168,15 +187,32 @@ def main():
     ours_big, hand_big = call_overhead(5, 500, 1 << 16)
 
     rows = [
-        ("warm load, fresh process (cache hit)", f"{warm_ms:.2f} ms", "target <= 2 ms",
-         f"{warm_ms / 2.0:.2f}x of target"),
+        (
+            "warm load, fresh process (cache hit)",
+            f"{warm_ms:.2f} ms",
+            "target <= 2 ms",
+            f"{warm_ms / 2.0:.2f}x of target",
+        ),
         ("  (import jaxcc, for reference)", f"{import_ms:.2f} ms", "", ""),
-        ("in-process reload", f"{reload_us:.2f} us", "target <= 50 us", f"{reload_us / 50:.2f}x of target"),
+        (
+            "in-process reload",
+            f"{reload_us:.2f} us",
+            "target <= 50 us",
+            f"{reload_us / 50:.2f}x of target",
+        ),
         ("cold build of the seeds' CPU module", f"{cold_ms:.0f} ms", "", ""),
-        ("per call, jit add_one, 16 floats: jaxcc", f"{ours_us:.2f} us", f"hand-written {hand_us:.2f} us",
-         f"ratio {ours_us / hand_us:.3f}"),
-        ("per call, jit add_one, 65536 floats: jaxcc", f"{ours_big:.2f} us", f"hand-written {hand_big:.2f} us",
-         f"ratio {ours_big / hand_big:.3f}"),
+        (
+            "per call, jit add_one, 16 floats: jaxcc",
+            f"{ours_us:.2f} us",
+            f"hand-written {hand_us:.2f} us",
+            f"ratio {ours_us / hand_us:.3f}",
+        ),
+        (
+            "per call, jit add_one, 65536 floats: jaxcc",
+            f"{ours_big:.2f} us",
+            f"hand-written {hand_big:.2f} us",
+            f"ratio {ours_big / hand_big:.3f}",
+        ),
     ]
     width = max(len(r[0]) for r in rows)
     for name, value, other, ratio in rows:

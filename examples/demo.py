@@ -7,9 +7,8 @@ import time
 
 import jax
 import jax.numpy as jnp
-import numpy as np
-
 import jaxcc
+import numpy as np
 
 SOURCE = r"""
 #include "brainevent/common.h"
@@ -65,9 +64,12 @@ def main():
         "load_cpp_inline (first load in this process)",
         lambda: jaxcc.load_cpp_inline("jaxcc_demo", SOURCE, functions),
     )
-    print(f"    cache {'hit' if mod.cache_hit else 'miss: built in %.2f s' % mod.build_seconds}")
-    timed("load_cpp_inline again (in-process reload)",
-          lambda: jaxcc.load_cpp_inline("jaxcc_demo", SOURCE, functions))
+    status = "hit" if mod.cache_hit else f"miss: built in {mod.build_seconds:.2f} s"
+    print(f"    cache {status}")
+    timed(
+        "load_cpp_inline again (in-process reload)",
+        lambda: jaxcc.load_cpp_inline("jaxcc_demo", SOURCE, functions),
+    )
     print(f"    functions: {mod.function_names} -> targets {list(mod.targets.values())}")
 
     x = jnp.arange(8, dtype=jnp.float32)
@@ -83,8 +85,12 @@ def main():
     print("  jit(saxpy∘scale∘add)   =", np.asarray(pipeline(x, y)))
     expected = 0.5 * (np.arange(8) + 1) * 10 + 1
     assert np.allclose(pipeline(x, y), expected), "demo produced a wrong answer"
-    print("  raw jax.ffi.ffi_call   =", np.asarray(
-        jax.ffi.ffi_call("jaxcc_demo.add_one", jax.ShapeDtypeStruct(x.shape, x.dtype))(x)))
+    print(
+        "  raw jax.ffi.ffi_call   =",
+        np.asarray(
+            jax.ffi.ffi_call("jaxcc_demo.add_one", jax.ShapeDtypeStruct(x.shape, x.dtype))(x)
+        ),
+    )
 
     print("errors are Python exceptions:")
     try:
@@ -97,8 +103,10 @@ def main():
     jitted = jax.jit(mod.add_one)
     reference = jax.jit(lambda v: v + 1)
     kernel_us, jnp_us = per_call_us(jitted, big), per_call_us(reference, big)
-    print(f"  jaxcc add_one {kernel_us:7.2f} us   jnp x+1 {jnp_us:7.2f} us   "
-          f"ratio {kernel_us / jnp_us:.2f}")
+    print(
+        f"  jaxcc add_one {kernel_us:7.2f} us   jnp x+1 {jnp_us:7.2f} us   "
+        f"ratio {kernel_us / jnp_us:.2f}"
+    )
 
 
 if __name__ == "__main__":

@@ -7,9 +7,8 @@ import subprocess
 import sys
 import uuid
 
-import pytest
-
 import jaxcc
+import pytest
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -40,7 +40,7 @@ def test_eight_processes_compile_once_and_all_get_correct_results(fresh_cache, u
     source = f"#define SALT 0.5f\n// {unique_name}\n" + TRIPLE
     procs = [spawn(source, unique_name) for _ in range(8)]
     results = [p.communicate(timeout=300) for p in procs]
-    for p, (out, err) in zip(procs, results):
+    for p, (_, err) in zip(procs, results, strict=True):
         assert p.returncode == 0, err
     lines = [out.strip() for out, _ in results]
     assert sum(line.startswith("BUILT") for line in lines) == 1, lines
@@ -48,7 +48,9 @@ def test_eight_processes_compile_once_and_all_get_correct_results(fresh_cache, u
 
 
 @pytest.mark.slow
-def test_a_build_killed_with_sigkill_leaves_nothing_that_blocks_the_next_load(fresh_cache, tmp_path, unique_name):
+def test_a_build_killed_with_sigkill_leaves_nothing_that_blocks_the_next_load(
+    fresh_cache, tmp_path, unique_name
+):
     # A compiler wrapper that stalls while a marker file exists, so the build can be killed
     # mid-compile with the cache lock held.
     marker = tmp_path / "stall"

@@ -7,10 +7,9 @@ import re
 
 import jax
 import jax.numpy as jnp
+import jaxcc
 import numpy as np
 import pytest
-
-import jaxcc
 from conftest import run_python
 
 ADD = r"""
@@ -57,7 +56,9 @@ def test_changed_code_under_a_registered_name_raises_with_the_fix(unique_name):
     jaxcc.load_cpp_inline(unique_name, add_source(1), ["add"])
     with pytest.raises(jaxcc.RegistrationError, match="target_prefix"):
         jaxcc.load_cpp_inline(unique_name, add_source(2), ["add"])
-    other = jaxcc.load_cpp_inline(unique_name, add_source(2), ["add"], target_prefix=unique_name + "_v2")
+    other = jaxcc.load_cpp_inline(
+        unique_name, add_source(2), ["add"], target_prefix=unique_name + "_v2"
+    )
     np.testing.assert_array_equal(other.add(jnp.ones(2), jnp.ones(2)), 4.0)
 
 
@@ -70,7 +71,11 @@ def test_every_option_that_changes_the_binary_changes_the_key(unique_name):
         dict(extra_ldflags=["-lm"]),
     ]
     for options in variants:
-        keys.add(jaxcc.load_cpp_inline(unique_name, add_source(), ["add"], auto_register=False, **options).key)
+        keys.add(
+            jaxcc.load_cpp_inline(
+                unique_name, add_source(), ["add"], auto_register=False, **options
+            ).key
+        )
     keys.add(jaxcc.load_cpp_inline(unique_name, add_source(5), ["add"], auto_register=False).key)
     assert len(keys) == 5
 
@@ -104,7 +109,9 @@ def test_spec_and_signature_errors_need_no_compiler(unique_name, monkeypatch):
     with pytest.raises(jaxcc.SpecError, match="ret"):
         jaxcc.load_cpp_inline(unique_name, add_source(), {"add": ["arg", "arg"]})
     with pytest.raises(jaxcc.SignatureError, match=rf"<{unique_name}>:\d+:\d+"):
-        jaxcc.load_cpp_inline(unique_name, "void f(const jaxcc::Tensor x, jaxcc::Tensor o, int* p) {}", ["f"])
+        jaxcc.load_cpp_inline(
+            unique_name, "void f(const jaxcc::Tensor x, jaxcc::Tensor o, int* p) {}", ["f"]
+        )
     with pytest.raises(jaxcc.SpecError):
         jaxcc.load_cpp_inline("bad/name", add_source(), ["add"])
     with pytest.raises(jaxcc.SpecError, match="functions must be"):
@@ -191,7 +198,14 @@ def test_registered_targets_are_listed(unique_name):
 def test_brainevent_import_alias_works():
     import jaxcc as brainevent
 
-    for name in ("load_cpp_inline", "load_cpp_file", "set_cache_dir", "get_cache_dir", "clear_cache", "CompiledModule"):
+    for name in (
+        "load_cpp_inline",
+        "load_cpp_file",
+        "set_cache_dir",
+        "get_cache_dir",
+        "clear_cache",
+        "CompiledModule",
+    ):
         assert hasattr(brainevent, name)
     assert os.path.exists(os.path.join(jaxcc.include_dir(), "brainevent", "common.h"))
 

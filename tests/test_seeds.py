@@ -4,9 +4,8 @@ import os
 
 import jax
 import jax.numpy as jnp
-import numpy as np
-
 import jaxcc as brainevent
+import numpy as np
 
 CPP_SRC = r"""
 #include "brainevent/common.h"
@@ -52,7 +51,9 @@ def test_scale_by_with_a_float32_attribute_from_a_dict_inside_jit():
 
     np.testing.assert_array_equal(f(x), np.arange(4) * 3.0)
     # The callable converts a plain Python float to the declared float32.
-    np.testing.assert_array_equal(jax.jit(lambda v: mod.scale_by(v, factor=10.0))(x), np.arange(4) * 10)
+    np.testing.assert_array_equal(
+        jax.jit(lambda v: mod.scale_by(v, factor=10.0))(x), np.arange(4) * 10
+    )
     np.testing.assert_array_equal(
         mod.scale_by(x, factor=2.0, outs=jax.ShapeDtypeStruct(x.shape, x.dtype)), np.arange(4) * 2
     )

@@ -1,8 +1,8 @@
 """jaxcc: inline C++/CUDA kernels as JAX FFI targets, with one call.
 
-    import jaxcc
-    mod = jaxcc.load_cpp_inline("ops", SRC, ["add_one"])
-    y = jax.jit(mod.add_one)(x)
+import jaxcc
+mod = jaxcc.load_cpp_inline("ops", SRC, ["add_one"])
+y = jax.jit(mod.add_one)(x)
 """
 
 from . import _core

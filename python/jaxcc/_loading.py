@@ -118,7 +118,9 @@ def load_module(
     if vmap_method not in VMAP_METHODS:
         raise SpecError(f"{where}: vmap_method must be one of {VMAP_METHODS}, got {vmap_method!r}")
     if not isinstance(optimization_level, int) or not 0 <= optimization_level <= 3:
-        raise SpecError(f"{where}: optimization_level must be 0, 1, 2 or 3, got {optimization_level!r}")
+        raise SpecError(
+            f"{where}: optimization_level must be 0, 1, 2 or 3, got {optimization_level!r}"
+        )
     prefix = name if target_prefix is None else target_prefix
     _core.validate_name(prefix, "target_prefix")
     request_key = (
@@ -148,7 +150,9 @@ def load_module(
         "name": name,
         "platform": platform,
         "sources": list(sources),
-        "functions": None if request_key[3] is None else [(n, None if t is None else list(t)) for n, t in request_key[3]],
+        "functions": None
+        if request_key[3] is None
+        else [(n, None if t is None else list(t)) for n, t in request_key[3]],
         "extra_cflags": list(request_key[4]),
         "extra_ldflags": list(request_key[5]),
         "extra_include_paths": list(request_key[6]),
@@ -172,16 +176,27 @@ def load_module(
     else:
         logger.info(
             "cache miss (%s): built %s in %.2fs -> %s",
-            loaded["miss_reason"], name, loaded["build_seconds"], loaded["library_path"],
+            loaded["miss_reason"],
+            name,
+            loaded["build_seconds"],
+            loaded["library_path"],
         )
         if verbose and loaded["build_log"]:
-            sys.stderr.write(loaded["build_log"] if loaded["build_log"].endswith("\n") else loaded["build_log"] + "\n")
+            sys.stderr.write(
+                loaded["build_log"]
+                if loaded["build_log"].endswith("\n")
+                else loaded["build_log"] + "\n"
+            )
 
     module = CompiledModule(name, prefix, loaded, vmap_method)
     if auto_register:
         for fn_name, capsule in loaded["handlers"].items():
             _registry.register_target(
-                f"{prefix}.{fn_name}", capsule, "cpu" if platform == "cpu" else "CUDA", loaded["key"], name
+                f"{prefix}.{fn_name}",
+                capsule,
+                "cpu" if platform == "cpu" else "CUDA",
+                loaded["key"],
+                name,
             )
     with _loaded_lock:
         _loaded[request_key] = module

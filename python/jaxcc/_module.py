@@ -84,9 +84,7 @@ class KernelFunction:
             raise CallError(
                 f"{self.name}: wrong attributes ({'; '.join(detail)}). It takes: {wanted}."
             )
-        return {
-            n: convert_attribute(self.name, n, expected[n], v) for n, v in attributes.items()
-        }
+        return {n: convert_attribute(self.name, n, expected[n], v) for n, v in attributes.items()}
 
     def __call__(self, *arrays, outs=None, **attributes):
         import jax
@@ -151,4 +149,7 @@ class CompiledModule:
         return sorted(set(super().__dir__()) | set(self.functions))
 
     def __repr__(self) -> str:
-        return f"<jaxcc.CompiledModule {self.name!r} functions={self.function_names} path={self.path!r}>"
+        return (
+            f"<jaxcc.CompiledModule {self.name!r} functions={self.function_names} "
+            f"path={self.path!r}>"
+        )
