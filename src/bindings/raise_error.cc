@@ -1,6 +1,7 @@
 #include "bindings/raise_error.h"
 
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
 
 namespace nb = nanobind;
 

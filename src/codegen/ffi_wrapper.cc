@@ -30,13 +30,13 @@ HandlerParts DescribeHandler(const FunctionSpec& spec, bool bind_stream) {
   for (const Param& p : spec.params) {
     if (p.kind != ParamKind::kArg) continue;
     add_param("ffi::AnyBuffer arg" + std::to_string(index++));
-    parts.binding += "\n        .Arg<ffi::AnyBuffer>()  // " + p.name;
+    parts.binding += "\n        .Arg<ffi::AnyBuffer>()  /* " + p.name + " */";
   }
   index = 0;
   for (const Param& p : spec.params) {
     if (p.kind != ParamKind::kRet) continue;
     add_param("ffi::Result<ffi::AnyBuffer> ret" + std::to_string(index++));
-    parts.binding += "\n        .Ret<ffi::AnyBuffer>()  // " + p.name;
+    parts.binding += "\n        .Ret<ffi::AnyBuffer>()  /* " + p.name + " */";
   }
   index = 0;
   for (const Param& p : spec.params) {

@@ -30,8 +30,8 @@ static ffi::Error jaxcc_impl_scale_by(ffi::AnyBuffer arg0,
 extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* jaxcc_ffi_scale_by(XLA_FFI_CallFrame* call_frame);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(jaxcc_ffi_scale_by, jaxcc_impl_scale_by,
     (ffi::Ffi::Bind()
-        .Arg<ffi::AnyBuffer>()  // x
-        .Ret<ffi::AnyBuffer>()  // out
+        .Arg<ffi::AnyBuffer>()  /* x */
+        .Ret<ffi::AnyBuffer>()  /* out */
         .Attr<float>("scale_factor")));
 
 // mixed
@@ -55,10 +55,10 @@ static ffi::Error jaxcc_impl_mixed(ffi::AnyBuffer arg0,
 extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* jaxcc_ffi_mixed(XLA_FFI_CallFrame* call_frame);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(jaxcc_ffi_mixed, jaxcc_impl_mixed,
     (ffi::Ffi::Bind()
-        .Arg<ffi::AnyBuffer>()  // a
-        .Arg<ffi::AnyBuffer>()  // b
-        .Ret<ffi::AnyBuffer>()  // first
-        .Ret<ffi::AnyBuffer>()  // second
+        .Arg<ffi::AnyBuffer>()  /* a */
+        .Arg<ffi::AnyBuffer>()  /* b */
+        .Ret<ffi::AnyBuffer>()  /* first */
+        .Ret<ffi::AnyBuffer>()  /* second */
         .Attr<bool>("flag")
         .Attr<uint16_t>("half")
         .Attr<std::uint64_t>("count")));
@@ -79,6 +79,6 @@ static ffi::Error jaxcc_impl_fill(ffi::Result<ffi::AnyBuffer> ret0,
 extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* jaxcc_ffi_fill(XLA_FFI_CallFrame* call_frame);
 XLA_FFI_DEFINE_HANDLER_SYMBOL(jaxcc_ffi_fill, jaxcc_impl_fill,
     (ffi::Ffi::Bind()
-        .Ret<ffi::AnyBuffer>()  // out
+        .Ret<ffi::AnyBuffer>()  /* out */
         .Attr<double>("value")));
 

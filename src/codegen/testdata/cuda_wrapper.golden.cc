@@ -30,8 +30,8 @@ extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* jaxcc_ffi_scale
 XLA_FFI_DEFINE_HANDLER_SYMBOL(jaxcc_ffi_scale_by, jaxcc_impl_scale_by,
     (ffi::Ffi::Bind()
         .Ctx<ffi::PlatformStream<void*>>()
-        .Arg<ffi::AnyBuffer>()  // x
-        .Ret<ffi::AnyBuffer>()  // out
+        .Arg<ffi::AnyBuffer>()  /* x */
+        .Ret<ffi::AnyBuffer>()  /* out */
         .Attr<float>("scale_factor")),
     {ffi::Traits::kCmdBufferCompatible});
 
