@@ -16,7 +16,7 @@ ATTR_TYPES = {
     "uint8": ("uint8_t", 255, 255.0),
     "uint16": ("uint16_t", 65535, 65535.0),
     "uint32": ("uint32_t", 2**32 - 1, float(2**32 - 1)),
-    "uint64": ("uint64_t", 2**63, float(2**63)),
+    "uint64": ("uint64_t", 2**63 - 1, float(2**63 - 1)),
     "float32": ("float", 1.5, 1.5),
     "float64": ("double", -2.25, -2.25),
 }
@@ -56,7 +56,7 @@ def test_every_attribute_type_reaches_the_kernel(attr_module, type_name):
     assert fn.attribute_types == {"v": type_name}
     x = jnp.zeros(1, jnp.float32)
     out = jax.ShapeDtypeStruct((1,), np.float64)
-    with jax.experimental.enable_x64():
+    with jax.enable_x64(True):
         result = jax.jit(lambda x: fn(x, outs=out, v=value))(x)
         assert float(np.asarray(result)[0]) == expected
 
@@ -64,7 +64,7 @@ def test_every_attribute_type_reaches_the_kernel(attr_module, type_name):
 def test_half_attributes_arrive_as_raw_bits(attr_module):
     x = jnp.zeros(1, jnp.float32)
     out = jax.ShapeDtypeStruct((1,), np.float64)
-    with jax.experimental.enable_x64():
+    with jax.enable_x64(True):
         half = attr_module.echo_half(x, outs=out, v=1.5)
         bf16 = attr_module.echo_bf16(x, outs=out, v=1.5)
     assert int(np.asarray(half)[0]) == int(np.float16(1.5).view(np.uint16))
@@ -76,6 +76,8 @@ def test_out_of_range_and_wrong_kind_attributes_are_call_errors(attr_module):
     out = jax.ShapeDtypeStruct((1,), np.float32)
     with pytest.raises(jaxcc.CallError, match=r"does not fit int8 \[-128, 127\]"):
         attr_module.echo_int8(x, outs=out, v=300)
+    with pytest.raises(jaxcc.CallError, match="JAX cannot encode"):
+        attr_module.echo_uint64(x, outs=out, v=2**63)
     with pytest.raises(jaxcc.CallError, match="Pass an integer"):
         attr_module.echo_int32(x, outs=out, v=1.5)
     with pytest.raises(jaxcc.CallError, match="missing v"):

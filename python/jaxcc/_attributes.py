@@ -60,6 +60,12 @@ def convert_attribute(function: str, name: str, declared: str, value):
                 f"{function}: attribute '{name}' = {value} does not fit {declared} "
                 f"[{info.min}, {info.max}]."
             )
+        if declared == "uint64" and int(value) > np.iinfo(np.int64).max:
+            # JAX builds integer attributes through a signed 64-bit path and fails on these.
+            raise CallError(
+                f"{function}: attribute '{name}' = {value} is above 2**63 - 1, which JAX cannot "
+                "encode as an attribute; pass it as an array argument instead."
+            )
         return _INTEGER_TYPES[declared](int(value))
     if not isinstance(value, numbers.Real) or isinstance(value, (bool, np.bool_)):
         raise CallError(

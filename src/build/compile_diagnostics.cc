@@ -55,11 +55,16 @@ std::string FirstError(const std::string& output) {
       return result;
     }
   }
-  for (const std::string& line : lines) {
-    if (line.find("undefined reference") != std::string::npos ||
-        line.find("ld: ") != std::string::npos || line.find("ld returned") != std::string::npos) {
-      return line;
+  // Linkers name the symbol on the "undefined reference" line and the caller on the line before.
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].find("undefined reference") == std::string::npos) continue;
+    if (i > 0 && lines[i - 1].find("in function") != std::string::npos) {
+      return lines[i - 1] + "\n" + lines[i];
     }
+    return lines[i];
+  }
+  for (const std::string& line : lines) {
+    if (line.find("ld: ") != std::string::npos) return line;
   }
   size_t start = lines.size() > 40 ? lines.size() - 40 : 0;
   std::string tail;
