@@ -23,6 +23,18 @@ std::string NormalizeToken(std::string_view token);
 Result<FunctionSpec> ParseArgSpec(const std::string& function_name,
                                   const std::vector<std::string>& tokens);
 
+/// Same as above; on error also stores in `*offending_token` the index of the token at fault, or
+/// -1 when the error concerns the name or the list as a whole (no `ret`, empty list), so callers
+/// that know where each token came from can point at it.
+Result<FunctionSpec> ParseArgSpec(const std::string& function_name,
+                                  const std::vector<std::string>& tokens, int* offending_token);
+
+/// Checks a function name on its own (C identifier, not a keyword); kSpec error otherwise.
+Status ValidateFunctionName(const std::string& function_name);
+
+/// "[arg, ret, attr.s:float32]": a token list as error messages quote it.
+std::string FormatTokenList(const std::vector<std::string>& tokens);
+
 /// Canonical token spelling of a parsed spec, e.g. {"arg", "ret", "attr.scale:float32"}.
 std::vector<std::string> ToTokens(const FunctionSpec& spec);
 

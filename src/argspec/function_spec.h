@@ -59,5 +59,7 @@ struct FunctionSpec {
 const char* AttrTypeName(AttrType type);        ///< "float32", "bfloat16", ...
 const char* AttrTypeCppName(AttrType type);     ///< "float", "uint16_t", ...
 std::optional<AttrType> AttrTypeFromName(const std::string& name);
+/// Every valid arg_spec type name, comma-separated, for error messages: "bool, int8, ...".
+std::string AttrTypeNameList();
 
 }  // namespace jaxcc::argspec

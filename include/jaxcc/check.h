@@ -1,0 +1,160 @@
+// Exceptions of the kernel API and JAXCC_CHECK: a failed check throws on the host, prints on the
+// device.
+#pragma once
+
+#include <cstdio>
+#include <ios>
+#include <ostream>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+
+#include "jaxcc/dtype.h"
+#include "jaxcc/macros.h"
+
+namespace jaxcc {
+
+/// Base of every exception the kernel headers throw. The generated FFI wrapper catches it (and
+/// anything else) and hands XLA an ffi::Error, so a kernel never takes the process down.
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// A JAXCC_CHECK failed or a Tensor was used out of range: the call's inputs break the kernel's
+/// contract. The wrapper reports it as INVALID_ARGUMENT.
+class CheckError : public Error {
+ public:
+  using Error::Error;
+};
+
+/// A CUDA runtime call or kernel launch failed. Reported as INTERNAL. code() is the cudaError_t
+/// value (kept as int so this header does not need the CUDA runtime).
+class CudaError : public Error {
+ public:
+  explicit CudaError(const std::string& message, int code = 0) : Error(message), code_(code) {}
+  int code() const noexcept { return code_; }
+
+ private:
+  int code_;
+};
+
+/// An element type the code cannot handle (a dispatch macro's default branch, or an XLA buffer
+/// type jaxcc::Tensor cannot describe). Reported as INVALID_ARGUMENT. dtype() is DType::Invalid
+/// when the offending type has no DType (e.g. float8).
+class DTypeError : public Error {
+ public:
+  explicit DTypeError(const std::string& message, DType dtype = DType::Invalid)
+      : Error(message), dtype_(dtype) {}
+  DType dtype() const noexcept { return dtype_; }
+
+ private:
+  DType dtype_;
+};
+
+namespace detail {
+
+/// Throws CheckError(message). Out of line from the callers' point of view so that the hot
+/// accessors in tensor.h stay small.
+[[noreturn]] inline void ThrowCheckError(const std::string& message) { throw CheckError(message); }
+
+/// The message of a failed JAXCC_CHECK. Built only after the condition has failed, so the
+/// streamed operands cost nothing on the success path.
+class CheckMessage {
+ public:
+  CheckMessage(const char* file, int line, const char* condition)
+      : file_(file), line_(line), condition_(condition) {}
+
+  /// Appends anything that has an `operator<<(std::ostream&, const T&)`.
+  template <class T>
+  CheckMessage& operator<<(const T& value) {
+    stream_ << value;
+    return *this;
+  }
+  /// Manipulators such as std::endl (function templates cannot bind to the template above).
+  CheckMessage& operator<<(std::ostream& (*manipulator)(std::ostream&)) {
+    manipulator(stream_);
+    return *this;
+  }
+  CheckMessage& operator<<(std::ios_base& (*manipulator)(std::ios_base&)) {
+    manipulator(stream_);
+    return *this;
+  }
+
+  /// "CHECK failed at file:line: condition: message" (": message" only when one was streamed).
+  std::string str() const {
+    std::string text =
+        "CHECK failed at " + std::string(file_) + ":" + std::to_string(line_) + ": " + condition_;
+    std::string message = stream_.str();
+    if (!message.empty()) text += ": " + message;
+    return text;
+  }
+
+ private:
+  const char* file_;
+  int line_;
+  const char* condition_;
+  std::ostringstream stream_;
+};
+
+/// Throws once the whole `<<` chain has been evaluated. Throwing here rather than from a
+/// destructor means an exception raised while formatting the message simply propagates and
+/// two exceptions can never be in flight at once.
+struct CheckThrower {
+  [[noreturn]] void operator&(const CheckMessage& message) const {
+    throw CheckError(message.str());
+  }
+};
+
+/// Device-code stand-in for CheckMessage: swallows the streamed operands (there is no ostream
+/// on the device) without evaluating anything beyond the operand expressions themselves.
+struct DeviceCheckMessage {
+  template <class T>
+  JAXCC_HOST_DEVICE const DeviceCheckMessage& operator<<(const T&) const {
+    return *this;
+  }
+  JAXCC_HOST_DEVICE const DeviceCheckMessage& operator<<(std::ostream& (*)(std::ostream&)) const {
+    return *this;
+  }
+};
+
+/// Device-code stand-in for CheckThrower: prints file, line and condition, then lets execution
+/// continue. Device code cannot throw, and __trap() would poison the whole CUDA context.
+struct DeviceCheckFailure {
+  const char* file;
+  int line;
+  const char* condition;
+  JAXCC_HOST_DEVICE void operator&(const DeviceCheckMessage&) const {
+    printf("CHECK failed at %s:%d: %s (device code: message dropped, execution continues)\n", file,
+           line, condition);
+  }
+};
+
+}  // namespace detail
+}  // namespace jaxcc
+
+/// JAXCC_CHECK(condition) << "message" << value ...;
+///
+/// Host code (including nvcc's host side): when `condition` is false, throws jaxcc::CheckError
+/// with "CHECK failed at <file>:<line>: <condition>: <message>". Any type with an ostream
+/// `operator<<` can be streamed. The message operands are evaluated only when the check fails.
+///
+/// Device code (__CUDA_ARCH__): a failed check printf()s file, line and condition and execution
+/// CONTINUES — the message operands are not printed, and the calling thread must itself return
+/// (e.g. `if (i >= n) { JAXCC_CHECK(false) << ...; return; }`) if going on would be unsafe.
+///
+/// One argument on purpose (not variadic): `JAXCC_CHECK(a, "msg")` must not compile as a comma
+/// expression that always passes. Parenthesise conditions with template commas.
+#if JAXCC_DEVICE_CODE
+#define JAXCC_CHECK(condition)                                            \
+  JAXCC_PREDICT_TRUE(condition)                                           \
+  ? (void)0                                                               \
+  : ::jaxcc::detail::DeviceCheckFailure{__FILE__, __LINE__, #condition} & \
+          ::jaxcc::detail::DeviceCheckMessage()
+#else
+#define JAXCC_CHECK(condition)        \
+  JAXCC_PREDICT_TRUE(condition)       \
+  ? (void)0                           \
+  : ::jaxcc::detail::CheckThrower() & \
+          ::jaxcc::detail::CheckMessage(__FILE__, __LINE__, #condition)
+#endif

@@ -1,0 +1,242 @@
+// jaxcc::Tensor: a non-owning, trivially copyable view of one XLA buffer, usable on host and
+// device.
+#pragma once
+
+#include <climits>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "jaxcc/check.h"
+#include "jaxcc/dtype.h"
+#include "jaxcc/macros.h"
+
+namespace jaxcc {
+
+/// Largest rank a Tensor can describe (XLA has no limit; brainevent had the same one).
+inline constexpr int kMaxDim = 8;
+
+namespace detail {
+
+/// Host side of a failed Tensor precondition: throws CheckError with `what` and the context.
+[[noreturn]] inline void ThrowTensorIndexError(const char* method, int index, int ndim) {
+  std::string text = "jaxcc::Tensor::" + std::string(method) + "(" + std::to_string(index) +
+                     "): dimension index out of range for a rank-" + std::to_string(ndim) +
+                     " tensor";
+  if (ndim == 0) {
+    text += " (a rank-0 tensor has no dimensions)";
+  } else {
+    text += " (valid: " + std::to_string(-ndim) + ".." + std::to_string(ndim - 1) + ")";
+  }
+  ThrowCheckError(text);
+}
+
+[[noreturn]] inline void ThrowTensorRankError(int ndim) {
+  ThrowCheckError("jaxcc::Tensor: rank " + std::to_string(ndim) +
+                  " is outside the supported range 0.." + std::to_string(kMaxDim) +
+                  " (jaxcc::kMaxDim); reshape the array to at most " + std::to_string(kMaxDim) +
+                  " dimensions before calling the kernel");
+}
+
+[[noreturn]] inline void ThrowTensorShapeError(int dim, std::int64_t size) {
+  ThrowCheckError("jaxcc::Tensor: dimension " + std::to_string(dim) + " has negative size " +
+                  std::to_string(size));
+}
+
+[[noreturn]] inline void ThrowTensorNullShapeError(int ndim) {
+  ThrowCheckError("jaxcc::Tensor: shape pointer is null for a rank-" + std::to_string(ndim) +
+                  " tensor");
+}
+
+[[noreturn]] inline void ThrowTensorTooLargeForInt(std::int64_t numel) {
+  ThrowCheckError("jaxcc::Tensor::numel_checked_int(): " + std::to_string(numel) +
+                  " elements do not fit in int (max " + std::to_string(INT_MAX) +
+                  "); index with int64_t or split the array");
+}
+
+}  // namespace detail
+
+/// A non-owning view of a dense array: data pointer, element type, shape and element strides.
+///
+/// It owns nothing and is trivially copyable, so it is passed by value to host functions and to
+/// __global__ kernels alike; every accessor works in device code. Buffers coming from XLA are
+/// always dense row-major, so their strides are the C-contiguous ones.
+///
+/// Precondition failures (rank outside 0..kMaxDim, dimension index out of range, negative size)
+/// throw jaxcc::CheckError on the host. In device code, where nothing can be thrown, they
+/// printf() a message and yield a harmless value: an accessor returns 0, and a constructor yields
+/// an empty rank-1 tensor (numel() == 0, null data).
+class Tensor {
+ public:
+  /// Same limit as jaxcc::kMaxDim, reachable as Tensor::kMaxDim.
+  static constexpr int kMaxDim = ::jaxcc::kMaxDim;
+
+  /// An empty view: null data, rank 0, DType::Invalid (so element_size() and nbytes() are 0).
+  Tensor() = default;
+
+  /// Views `data` as a C-contiguous array of `ndim` dimensions `shape[0..ndim)`; strides are
+  /// computed (last dimension has stride 1). `shape` is copied and may be freed afterwards.
+  JAXCC_HOST_DEVICE Tensor(void* data, const std::int64_t* shape, int ndim, DType dtype)
+      : data_(data), dtype_(dtype) {
+    if (!Init(shape, nullptr, ndim)) MakeEmpty();
+  }
+
+  /// As above, with explicit element strides `strides[0..ndim)` (for views that are not
+  /// contiguous; is_contiguous() tells them apart).
+  JAXCC_HOST_DEVICE Tensor(void* data, const std::int64_t* shape, const std::int64_t* strides,
+                           int ndim, DType dtype)
+      : data_(data), dtype_(dtype) {
+    if (!Init(shape, strides, ndim)) MakeEmpty();
+  }
+
+  /// Untyped pointer to the first element. The view is shallow: a const Tensor still hands out a
+  /// mutable pointer, exactly as brainevent did (`static_cast<const float*>(a.data_ptr())`).
+  JAXCC_HOST_DEVICE void* data_ptr() const { return data_; }
+  /// The data pointer reinterpreted as T*. Unchecked: T must match dtype() (or be a same-size
+  /// storage type such as uint16_t for float16).
+  template <class T>
+  JAXCC_HOST_DEVICE T* data_ptr() const {
+    return static_cast<T*>(data_);
+  }
+  /// Same as data_ptr().
+  JAXCC_HOST_DEVICE void* data() const { return data_; }
+
+  /// Number of dimensions, 0..kMaxDim.
+  JAXCC_HOST_DEVICE int ndim() const { return ndim_; }
+  /// Extent of dimension `i`; negative `i` counts from the end (-1 is the last dimension).
+  JAXCC_HOST_DEVICE std::int64_t size(int i) const {
+    int d = Normalize(i, "size");
+    return d < 0 ? 0 : shape_[d];
+  }
+  /// Same as size(i).
+  JAXCC_HOST_DEVICE std::int64_t shape(int i) const {
+    int d = Normalize(i, "shape");
+    return d < 0 ? 0 : shape_[d];
+  }
+  /// Stride of dimension `i` in elements (not bytes); negative `i` counts from the end.
+  JAXCC_HOST_DEVICE std::int64_t stride(int i) const {
+    int d = Normalize(i, "stride");
+    return d < 0 ? 0 : strides_[d];
+  }
+  /// The ndim() extents, contiguous in memory.
+  JAXCC_HOST_DEVICE const std::int64_t* shape_ptr() const { return shape_; }
+  /// The ndim() strides in elements, contiguous in memory.
+  JAXCC_HOST_DEVICE const std::int64_t* strides_ptr() const { return strides_; }
+
+  JAXCC_HOST_DEVICE DType dtype() const { return dtype_; }
+  /// Bytes per element; 0 for DType::Invalid.
+  JAXCC_HOST_DEVICE std::size_t element_size() const { return dtype_size(dtype_); }
+
+  /// Number of elements: 1 for rank 0, 0 when any dimension is 0.
+  JAXCC_HOST_DEVICE std::int64_t numel() const {
+    std::int64_t n = 1;
+    for (int d = 0; d < ndim_; ++d) n *= shape_[d];
+    return n;
+  }
+  /// numel() as an int, for kernels that index with int. Fails (CheckError on the host; printf
+  /// and 0 on the device) when the count exceeds INT_MAX instead of silently wrapping.
+  JAXCC_HOST_DEVICE int numel_checked_int() const {
+    std::int64_t n = numel();
+    if (n > INT_MAX) {
+#if JAXCC_DEVICE_CODE
+      printf("jaxcc::Tensor::numel_checked_int(): %lld elements do not fit in int\n",
+             static_cast<long long>(n));
+      return 0;
+#else
+      detail::ThrowTensorTooLargeForInt(n);
+#endif
+    }
+    return static_cast<int>(n);
+  }
+  /// numel() * element_size().
+  JAXCC_HOST_DEVICE std::size_t nbytes() const {
+    return static_cast<std::size_t>(numel()) * element_size();
+  }
+  /// True when the strides are the C-contiguous ones (dimensions of extent 1 are ignored, and an
+  /// empty tensor is contiguous). Always true for tensors built from XLA buffers.
+  JAXCC_HOST_DEVICE bool is_contiguous() const {
+    if (numel() == 0) return true;
+    std::int64_t expected = 1;
+    for (int d = ndim_ - 1; d >= 0; --d) {
+      if (shape_[d] == 1) continue;
+      if (strides_[d] != expected) return false;
+      expected *= shape_[d];
+    }
+    return true;
+  }
+
+ private:
+  // Validates and copies shape/strides; false (device only) when the arguments are invalid.
+  JAXCC_HOST_DEVICE bool Init(const std::int64_t* shape, const std::int64_t* strides, int ndim) {
+    if (ndim < 0 || ndim > kMaxDim) {
+#if JAXCC_DEVICE_CODE
+      printf("jaxcc::Tensor: rank %d is outside 0..%d\n", ndim, kMaxDim);
+      return false;
+#else
+      detail::ThrowTensorRankError(ndim);
+#endif
+    }
+    if (ndim > 0 && shape == nullptr) {
+#if JAXCC_DEVICE_CODE
+      printf("jaxcc::Tensor: null shape pointer for rank %d\n", ndim);
+      return false;
+#else
+      detail::ThrowTensorNullShapeError(ndim);
+#endif
+    }
+    for (int d = 0; d < ndim; ++d) {
+      if (shape[d] < 0) {
+#if JAXCC_DEVICE_CODE
+        printf("jaxcc::Tensor: dimension %d has negative size %lld\n", d,
+               static_cast<long long>(shape[d]));
+        return false;
+#else
+        detail::ThrowTensorShapeError(d, shape[d]);
+#endif
+      }
+      shape_[d] = shape[d];
+    }
+    ndim_ = ndim;
+    if (strides != nullptr) {
+      for (int d = 0; d < ndim; ++d) strides_[d] = strides[d];
+    } else {
+      std::int64_t stride = 1;
+      for (int d = ndim - 1; d >= 0; --d) {
+        strides_[d] = stride;
+        // A zero extent would zero every outer stride; keep them meaningful as in NumPy.
+        stride *= shape_[d] > 0 ? shape_[d] : 1;
+      }
+    }
+    return true;
+  }
+
+  JAXCC_HOST_DEVICE void MakeEmpty() {
+    data_ = nullptr;
+    ndim_ = 1;
+    shape_[0] = 0;
+    strides_[0] = 1;
+  }
+
+  // Maps a possibly negative dimension index to 0..ndim-1; -1 (device only) when out of range.
+  JAXCC_HOST_DEVICE int Normalize(int i, const char* method) const {
+    int d = i < 0 ? i + ndim_ : i;
+    if (d < 0 || d >= ndim_) {
+#if JAXCC_DEVICE_CODE
+      printf("jaxcc::Tensor::%s(%d): dimension index out of range for a rank-%d tensor\n", method,
+             i, ndim_);
+      return -1;
+#else
+      detail::ThrowTensorIndexError(method, i, ndim_);
+#endif
+    }
+    return d;
+  }
+
+  void* data_ = nullptr;
+  std::int64_t shape_[kMaxDim] = {};
+  std::int64_t strides_[kMaxDim] = {};
+  int ndim_ = 0;
+  DType dtype_ = DType::Invalid;
+};
+
+}  // namespace jaxcc

@@ -1,0 +1,79 @@
+// CacheDir::Clear: removes entries nobody is building and build directories whose owner is dead,
+// and leaves everything that belongs to a live process alone.
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "cache/cache_dir.h"
+#include "cache/cache_error.h"
+#include "cache/entry_names.h"
+#include "cache/file_lock.h"
+#include "util/fs.h"
+
+namespace jaxcc::cache {
+namespace {
+
+bool ProcessIsGone(pid_t pid) { return ::kill(pid, 0) == -1 && errno == ESRCH; }
+
+// Build directories are private to their process; once it is gone nobody will finish or remove
+// them. A pid that is reused keeps its directory until the next Clear after that process exits.
+void RemoveOrphanBuildDirs(const std::string& build_root, const std::optional<std::string>& name) {
+  for (const std::string& dir_name : ListDir(build_root)) {
+    auto parsed = ParseBuildDirName(dir_name);
+    if (!parsed || (name && parsed->module != *name)) continue;
+    if (parsed->pid == ::getpid() || !ProcessIsGone(parsed->pid)) continue;
+    (void)RemoveTree(JoinPath(build_root, dir_name));  // best effort: retried by the next Clear
+  }
+}
+
+// Kept failed builds (<root>/.failed/<name>-<key prefix>/, written by the pipeline while it holds
+// the entry's lock) go with their module; one whose lock is held is being replaced right now.
+void RemoveFailedBuilds(const CacheDir& cache, const std::optional<std::string>& name) {
+  std::string failed_root = JoinPath(cache.root(), ".failed");
+  for (const std::string& dir_name : ListDir(failed_root)) {
+    auto module = ModuleOfEntryDir(dir_name);
+    if (!module || (name && *module != *name)) continue;
+    auto lock = FileLock::TryAcquire(cache.LockPath(*module, dir_name.substr(module->size() + 1)));
+    if (lock.ok() && lock->held()) (void)RemoveTree(JoinPath(failed_root, dir_name));
+  }
+}
+
+}  // namespace
+
+Result<int> CacheDir::Clear(const std::optional<std::string>& name) const {
+  if (name) JAXCC_RETURN_IF_ERROR(CheckModuleName(*name));
+  std::string build_root = JoinPath(root_, ".build");
+  int removed = 0;
+  for (const std::string& dir_name : ListDir(root_)) {
+    auto module = ModuleOfEntryDir(dir_name);
+    if (!module || (name && *module != *name)) continue;
+    std::string dir = JoinPath(root_, dir_name);
+    struct stat st;
+    if (::lstat(dir.c_str(), &st) != 0 || !(S_ISDIR(st.st_mode) || S_ISLNK(st.st_mode))) continue;
+
+    auto lock = FileLock::TryAcquire(LockPath(*module, dir_name.substr(module->size() + 1)));
+    if (!lock.ok()) return lock.error();
+    if (!lock->held()) continue;  // another process is building this entry: do not break it
+
+    // Rename first so readers see the whole entry or none of it, and an interrupted removal
+    // leaves an orphan build directory (ours, soon dead) that a later Clear collects.
+    Status made = MakeDirs(build_root, 0700);
+    std::string trash = JoinPath(build_root, BuildDirName(*module, ::getpid(), RandomHex(8)));
+    if (made.ok() && ::rename(dir.c_str(), trash.c_str()) == 0) {
+      (void)RemoveTree(trash);
+      ++removed;
+      continue;
+    }
+    Status gone = RemoveTree(dir);
+    if (!gone.ok()) return CacheWriteError(root_, gone.error());
+    ++removed;
+  }
+  RemoveOrphanBuildDirs(build_root, name);
+  RemoveFailedBuilds(*this, name);
+  return removed;
+}
+
+}  // namespace jaxcc::cache

@@ -1,0 +1,151 @@
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cache/cache_dir.h"
+#include "cache/file_lock.h"
+#include "cache/test_scratch_dir.h"
+#include "util/fs.h"
+#include "util/sha256.h"
+
+namespace jaxcc::cache {
+namespace {
+
+using testing_util::ScratchDir;
+
+class CacheClearTest : public testing::Test {
+ protected:
+  CacheClearTest() : cache_(scratch_ / "cache") {}
+
+  void Publish(const std::string& name, const std::string& key) {
+    std::string library = scratch_ / "built.so";
+    ASSERT_TRUE(WriteFile(library, name + key).ok());
+    ASSERT_TRUE(cache_.Publish(name, key, library, Manifest{}).ok());
+  }
+
+  std::string BuildDir(const std::string& name, pid_t pid) {
+    std::string dir = cache_.root() + "/.build/" + name + "-" + std::to_string(pid) + "-0a1b2c3d";
+    EXPECT_TRUE(MakeDirs(dir + "/obj").ok());
+    EXPECT_TRUE(WriteFile(dir + "/obj/x.o", "obj").ok());
+    return dir;
+  }
+
+  // A pid that certainly belonged to a process that has exited (and been reaped).
+  static pid_t DeadPid() {
+    pid_t pid = ::fork();
+    if (pid == 0) ::_exit(0);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return pid;
+  }
+
+  ScratchDir scratch_;
+  CacheDir cache_;
+};
+
+const std::string kKey1 = Sha256Hex("1");
+const std::string kKey2 = Sha256Hex("2");
+const std::string kKey3 = Sha256Hex("3");
+
+TEST_F(CacheClearTest, ClearsOnlyTheNamedModule) {
+  Publish("add", kKey1);
+  Publish("add", kKey2);
+  Publish("add_fast", kKey1);
+  Publish("add-x", kKey1);
+  auto removed = cache_.Clear("add");
+  ASSERT_TRUE(removed.ok()) << removed.error().message;
+  EXPECT_EQ(*removed, 2);
+  EXPECT_FALSE(cache_.Lookup("add", kKey1));
+  EXPECT_FALSE(cache_.Lookup("add", kKey2));
+  EXPECT_TRUE(cache_.Lookup("add_fast", kKey1));
+  EXPECT_TRUE(cache_.Lookup("add-x", kKey1));
+  // Nothing is left behind in .build by the removal itself.
+  EXPECT_TRUE(ListDir(cache_.root() + "/.build").empty());
+}
+
+TEST_F(CacheClearTest, SkipsAnEntryWhoseLockIsHeld) {
+  Publish("add", kKey1);
+  Publish("add", kKey2);
+  Publish("mul", kKey3);
+  auto lock = FileLock::Acquire(cache_.LockPath("add", kKey1), 1);
+  ASSERT_TRUE(lock.ok());
+  auto removed = cache_.Clear(std::nullopt);
+  ASSERT_TRUE(removed.ok());
+  EXPECT_EQ(*removed, 2);
+  EXPECT_TRUE(cache_.Lookup("add", kKey1));
+  EXPECT_FALSE(cache_.Lookup("add", kKey2));
+  EXPECT_FALSE(cache_.Lookup("mul", kKey3));
+
+  lock->Release();
+  removed = cache_.Clear(std::nullopt);
+  ASSERT_TRUE(removed.ok());
+  EXPECT_EQ(*removed, 1);
+  EXPECT_FALSE(cache_.Lookup("add", kKey1));
+}
+
+TEST_F(CacheClearTest, LeavesHiddenAndUnrelatedNamesAlone) {
+  Publish("add", kKey1);
+  ASSERT_TRUE(MakeDirs(cache_.root() + "/.memo").ok());
+  ASSERT_TRUE(MakeDirs(cache_.root() + "/notes").ok());
+  ASSERT_TRUE(MakeDirs(cache_.root() + "/add-" + kKey1.substr(0, 23)).ok());  // too short
+  ASSERT_TRUE(WriteFile(cache_.root() + "/add-" + kKey2.substr(0, 24), "a file").ok());
+  auto removed = cache_.Clear(std::nullopt);
+  ASSERT_TRUE(removed.ok());
+  EXPECT_EQ(*removed, 1);
+  EXPECT_EQ(ListDir(cache_.root()),
+            (std::vector<std::string>{".build", ".locks", ".memo",
+                                      "add-" + kKey1.substr(0, 23), "add-" + kKey2.substr(0, 24),
+                                      "notes"}));
+}
+
+TEST_F(CacheClearTest, RemovesDeadBuildDirsAndKeepsLiveOnes) {
+  std::string dead = BuildDir("add", DeadPid());
+  std::string live = BuildDir("add", ::getppid());
+  std::string mine = BuildDir("add", ::getpid());
+  std::string other_module = BuildDir("mul", DeadPid());
+  std::string unparsable = cache_.root() + "/.build/garbage";
+  ASSERT_TRUE(MakeDirs(unparsable).ok());
+
+  auto removed = cache_.Clear("add");
+  ASSERT_TRUE(removed.ok());
+  EXPECT_EQ(*removed, 0);  // build directories are not entries
+  EXPECT_FALSE(StatPath(dead).exists);
+  EXPECT_TRUE(StatPath(live).exists);
+  EXPECT_TRUE(StatPath(mine).exists);
+  EXPECT_TRUE(StatPath(other_module).exists);  // belongs to another module
+  EXPECT_TRUE(StatPath(unparsable).exists);
+
+  ASSERT_TRUE(cache_.Clear(std::nullopt).ok());
+  EXPECT_FALSE(StatPath(other_module).exists);
+  EXPECT_TRUE(StatPath(live).exists);
+}
+
+TEST_F(CacheClearTest, RemovesKeptFailedBuildsUnlessLocked) {
+  std::string failed = cache_.root() + "/.failed/add-" + kKey1.substr(0, 24);
+  std::string busy = cache_.root() + "/.failed/add-" + kKey2.substr(0, 24);
+  ASSERT_TRUE(MakeDirs(failed).ok());
+  ASSERT_TRUE(MakeDirs(busy).ok());
+  auto lock = FileLock::Acquire(cache_.LockPath("add", kKey2), 1);
+  ASSERT_TRUE(lock.ok());
+  ASSERT_TRUE(cache_.Clear("add").ok());
+  EXPECT_FALSE(StatPath(failed).exists);
+  EXPECT_TRUE(StatPath(busy).exists);
+}
+
+TEST_F(CacheClearTest, RejectsNamesThatEscape) {
+  for (const std::string& name : {std::string("../x"), std::string(".hidden"), std::string("")}) {
+    auto removed = cache_.Clear(name);
+    ASSERT_FALSE(removed.ok()) << name;
+    EXPECT_EQ(removed.error().kind, ErrorKind::kCache);
+  }
+}
+
+TEST_F(CacheClearTest, MissingRootClearsNothing) {
+  auto removed = cache_.Clear(std::nullopt);
+  ASSERT_TRUE(removed.ok());
+  EXPECT_EQ(*removed, 0);
+  EXPECT_FALSE(StatPath(cache_.root()).exists);
+}
+
+}  // namespace
+}  // namespace jaxcc::cache

@@ -1,0 +1,102 @@
+// CacheDir paths, lookup and build directories. Publishing lives in cache_publish.cc and clearing
+// in cache_clear.cc.
+#include "cache/cache_dir.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "cache/cache_error.h"
+#include "cache/entry_names.h"
+#include "util/fs.h"
+#include "util/sha256.h"
+
+namespace jaxcc::cache {
+namespace {
+
+std::optional<Entry> Miss(LookupMiss reason, LookupMiss* out) {
+  if (out != nullptr) *out = reason;
+  return std::nullopt;
+}
+
+bool IsPlainFileName(const std::string& name) {
+  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos;
+}
+
+// A dependency whose stat matches the manifest is accepted without reading it (the warm path);
+// otherwise its bytes decide, so a `touch` or a checkout that rewrites identical content is
+// still a hit.
+bool DependencyUnchanged(const Dependency& dep) {
+  FileInfo info = StatPath(dep.path);
+  if (!info.exists || info.is_dir || info.size != dep.size) return false;
+  if (info.mtime_ns == dep.mtime_ns) return true;
+  auto sha = Sha256FileHex(dep.path);
+  return sha.ok() && *sha == dep.sha256;
+}
+
+}  // namespace
+
+CacheDir::CacheDir(std::string root) : root_(AbsolutePath(root)) {}
+
+std::string CacheDir::EntryDir(const std::string& name, const std::string& key) const {
+  return JoinPath(root_, EntryDirName(name, key));
+}
+
+std::string CacheDir::LockPath(const std::string& name, const std::string& key) const {
+  return JoinPath(JoinPath(root_, ".locks"), EntryDirName(name, key) + ".lock");
+}
+
+std::optional<Entry> CacheDir::Lookup(const std::string& name, const std::string& key,
+                                      LookupMiss* miss_reason) const {
+  if (!CheckModuleName(name).ok() || key.size() < kEntryKeyChars) {
+    return Miss(LookupMiss::kAbsent, miss_reason);
+  }
+  Entry entry;
+  entry.dir = EntryDir(name, key);
+  std::string manifest_path = JoinPath(entry.dir, "manifest.json");
+  auto text = ReadFile(manifest_path);
+  if (!text.ok()) {
+    // No manifest means "never completed"; one that exists but cannot be read is damage.
+    return Miss(StatPath(manifest_path).exists ? LookupMiss::kDamaged : LookupMiss::kAbsent,
+                miss_reason);
+  }
+  auto manifest = ManifestFromJson(*text);
+  // A different full key under the same 24-hex prefix is treated like damage: the rebuild
+  // publishes over it.
+  if (!manifest.ok() || manifest->key != key || manifest->module_name != name ||
+      !IsPlainFileName(manifest->library_file)) {
+    return Miss(LookupMiss::kDamaged, miss_reason);
+  }
+  entry.library_path = JoinPath(entry.dir, manifest->library_file);
+  // Hash on every lookup: a truncated or altered library must never reach dlopen.
+  auto library_sha = Sha256FileHex(entry.library_path);
+  if (!library_sha.ok() || *library_sha != manifest->library_sha256) {
+    return Miss(LookupMiss::kDamaged, miss_reason);
+  }
+  for (const Dependency& dep : manifest->dependencies) {
+    if (!DependencyUnchanged(dep)) return Miss(LookupMiss::kStaleDependency, miss_reason);
+  }
+  entry.manifest = std::move(*manifest);
+  return entry;
+}
+
+Result<std::string> CacheDir::MakeBuildDir(const std::string& name) const {
+  JAXCC_RETURN_IF_ERROR(CheckModuleName(name));
+  std::string build_root = JoinPath(root_, ".build");
+  Status made = MakeDirs(build_root, 0700);
+  if (!made.ok()) return CacheWriteError(root_, made.error());
+  // The random part makes a clash unlikely; retry anyway rather than share a directory.
+  for (int attempt = 0;; ++attempt) {
+    std::string dir = JoinPath(build_root, BuildDirName(name, ::getpid(), RandomHex(8)));
+    if (::mkdir(dir.c_str(), 0700) == 0) return dir;
+    int err = errno;
+    if (err != EEXIST || attempt == 4) {
+      return CacheWriteError(
+          root_, MakeError(ErrorKind::kIo, "cannot create " + dir + ": " + std::strerror(err)));
+    }
+  }
+}
+
+}  // namespace jaxcc::cache

@@ -1,0 +1,50 @@
+// Names of the things inside a cache directory, in one place so that creating, parsing and
+// clearing them cannot disagree.
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+
+#include "util/result.h"
+
+namespace jaxcc::cache {
+
+/// Hex characters of the key in an entry directory name (96 bits: collisions are negligible, and
+/// Lookup compares the full key from the manifest anyway).
+inline constexpr size_t kEntryKeyChars = 24;
+/// Hex characters of the library's SHA-256 in its file name.
+inline constexpr size_t kLibraryHashChars = 12;
+
+/// Rejects (ErrorKind::kCache) a module name that could escape or hide inside the cache
+/// directory: empty, containing '/' or NUL, or starting with '.'. Callers validate names more
+/// strictly before; this is the cache's own guard.
+Status CheckModuleName(const std::string& name);
+
+/// "<name>-<first 24 hex of key>".
+std::string EntryDirName(const std::string& name, const std::string& key);
+
+/// "<name>.<first 12 hex of library sha256>.so": a new file name whenever the content changes,
+/// because dlopen of a path that is already loaded returns the old image.
+std::string LibraryFileName(const std::string& name, const std::string& library_sha256);
+
+/// The module name of an entry directory name "<name>-<24 lowercase hex>", or nullopt when
+/// `dir_name` is anything else (hidden directories, other files, longer or shorter suffixes).
+std::optional<std::string> ModuleOfEntryDir(const std::string& dir_name);
+
+/// "<name>-<pid>-<random>", the name of a private build directory under .build/.
+std::string BuildDirName(const std::string& name, pid_t pid, const std::string& random);
+
+struct ParsedBuildDir {
+  std::string module;
+  pid_t pid = 0;
+};
+/// Parses BuildDirName's format from the right (module names may contain '-').
+std::optional<ParsedBuildDir> ParseBuildDirName(const std::string& dir_name);
+
+/// Temporary files the cache writes inside an entry: ".tmp-*" (library copies) and
+/// "manifest.json.tmp-*" (WriteFileAtomic). Never matches a library or manifest name.
+bool IsTempFileName(const std::string& file_name);
+
+}  // namespace jaxcc::cache

@@ -1,0 +1,55 @@
+#include "cache/entry_names.h"
+
+#include <gtest/gtest.h>
+
+namespace jaxcc::cache {
+namespace {
+
+const std::string kHex24 = "0123456789abcdef01234567";
+
+TEST(EntryNames, EntryDirRoundTrip) {
+  EXPECT_EQ(EntryDirName("my-mod", kHex24 + "ffff"), "my-mod-" + kHex24);
+  EXPECT_EQ(ModuleOfEntryDir("my-mod-" + kHex24), "my-mod");
+  EXPECT_EQ(ModuleOfEntryDir("a.b_c-" + kHex24), "a.b_c");
+  EXPECT_FALSE(ModuleOfEntryDir("-" + kHex24));
+  EXPECT_FALSE(ModuleOfEntryDir(".x-" + kHex24));
+  EXPECT_FALSE(ModuleOfEntryDir("x_" + kHex24));
+  EXPECT_FALSE(ModuleOfEntryDir("x-" + kHex24.substr(1)));
+  EXPECT_FALSE(ModuleOfEntryDir("x-0" + kHex24));  // 25 hex digits after the dash
+  EXPECT_FALSE(ModuleOfEntryDir("x-0123456789ABCDEF01234567"));
+}
+
+TEST(EntryNames, LibraryFileName) {
+  EXPECT_EQ(LibraryFileName("m", std::string(64, 'e')), "m.eeeeeeeeeeee.so");
+}
+
+TEST(EntryNames, BuildDirRoundTrip) {
+  auto parsed = ParseBuildDirName(BuildDirName("a-b-1", 4242, "00ff"));
+  ASSERT_TRUE(parsed);
+  EXPECT_EQ(parsed->module, "a-b-1");
+  EXPECT_EQ(parsed->pid, 4242);
+  EXPECT_FALSE(ParseBuildDirName("a-4242"));
+  EXPECT_FALSE(ParseBuildDirName("a-x-00ff"));
+  EXPECT_FALSE(ParseBuildDirName("-4242-00ff"));
+  EXPECT_FALSE(ParseBuildDirName("a-0-00ff"));
+  EXPECT_FALSE(ParseBuildDirName("a-99999999999-00ff"));
+  EXPECT_FALSE(ParseBuildDirName("a-12-"));
+}
+
+TEST(EntryNames, TempFilesNeverMatchRealFiles) {
+  EXPECT_TRUE(IsTempFileName(".tmp-12-ab.so"));
+  EXPECT_TRUE(IsTempFileName("manifest.json.tmp-12-ab"));
+  EXPECT_FALSE(IsTempFileName("manifest.json"));
+  EXPECT_FALSE(IsTempFileName("x.tmp-y.0123456789ab.so"));  // a module named "x.tmp-y"
+}
+
+TEST(EntryNames, CheckModuleName) {
+  EXPECT_TRUE(CheckModuleName("ok_name-1.2").ok());
+  EXPECT_FALSE(CheckModuleName("").ok());
+  EXPECT_FALSE(CheckModuleName("a/b").ok());
+  EXPECT_FALSE(CheckModuleName("..").ok());
+  EXPECT_FALSE(CheckModuleName(std::string("a\0b", 3)).ok());
+}
+
+}  // namespace
+}  // namespace jaxcc::cache

@@ -1,0 +1,140 @@
+// Header digests with a stat-keyed memo, so a warm load stats headers but never reads them.
+#include "cache/header_digest.h"
+
+#include <sys/stat.h>
+
+#include <chrono>
+#include <map>
+#include <set>
+#include <nlohmann/json.hpp>
+
+#include "util/fs.h"
+#include "util/sha256.h"
+
+namespace jaxcc::cache {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kDigestSchema = "jaxcc-header-digest-v1";
+// A file modified this recently may be modified again within the same mtime tick without its
+// stat changing (the "racy timestamp" problem ccache and git guard against): hash it, don't memo it.
+constexpr std::int64_t kRacyWindowNs = 2'000'000'000;
+// Entries from other header sets are kept (several jaxlib installs may share one cache), up to
+// this many; beyond it only the entries used by the current call survive.
+constexpr size_t kMaxMemoEntries = 20000;
+
+struct HeaderFile {
+  std::string relative;
+  std::string path;
+  FileInfo info;
+};
+
+// Regular files under `dir`, recursively, sorted by relative path. Symlinks to files count;
+// symlinks to directories are not entered, so a link cycle cannot loop.
+void Walk(const std::string& dir, const std::string& relative, std::vector<HeaderFile>& out) {
+  for (const std::string& name : ListDir(dir)) {
+    std::string path = JoinPath(dir, name);
+    std::string rel = relative.empty() ? name : relative + "/" + name;
+    struct stat link_stat;
+    if (::lstat(path.c_str(), &link_stat) != 0) continue;
+    if (S_ISDIR(link_stat.st_mode)) {
+      Walk(path, rel, out);
+      continue;
+    }
+    FileInfo info = StatPath(path);
+    if (info.exists && !info.is_dir && S_ISREG(info.mode)) out.push_back({rel, path, info});
+  }
+}
+
+std::string MemoKey(const HeaderFile& file) {
+  return file.path + "|" + std::to_string(file.info.size) + "|" +
+         std::to_string(file.info.mtime_ns) + "|" + std::to_string(file.info.inode);
+}
+
+std::string PathOfMemoKey(const std::string& key) {
+  // The path may itself contain '|': the last three fields are numbers, so cut from the right.
+  size_t cut = key.size();
+  for (int i = 0; i < 3 && cut != std::string::npos && cut > 0; ++i) cut = key.rfind('|', cut - 1);
+  return cut == std::string::npos ? key : key.substr(0, cut);
+}
+
+std::map<std::string, std::string> LoadMemo(const std::string& memo_path) {
+  std::map<std::string, std::string> memo;
+  if (memo_path.empty()) return memo;
+  auto text = ReadFile(memo_path);
+  if (!text.ok()) return memo;
+  json object = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (!object.is_object()) return memo;  // corrupt or discarded: start afresh
+  for (auto it = object.begin(); it != object.end(); ++it) {
+    if (it.value().is_string()) memo[it.key()] = it.value().get<std::string>();
+  }
+  return memo;
+}
+
+void SaveMemo(const std::string& memo_path, const std::map<std::string, std::string>& memo) {
+  json object = json::object();
+  for (const auto& [key, digest] : memo) object[key] = digest;
+  // The memo only saves time: failing to write it is not worth failing a build over.
+  if (!MakeDirs(DirName(memo_path), 0700).ok()) return;
+  (void)WriteFileAtomic(memo_path,
+                        object.dump(1, ' ', false, json::error_handler_t::replace) + "\n", 0600);
+}
+
+}  // namespace
+
+Result<std::string> DigestDirectories(const std::vector<std::string>& dirs,
+                                      const std::string& memo_path) {
+  std::map<std::string, std::string> old_memo = LoadMemo(memo_path);
+  std::map<std::string, std::string> used;  // memo entries for the files seen now
+  std::set<std::string> seen_paths;
+  std::int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+
+  Sha256Builder digest;
+  digest.UpdateField(kDigestSchema);
+  digest.UpdateField(std::to_string(dirs.size()));
+  for (size_t d = 0; d < dirs.size(); ++d) {
+    std::vector<HeaderFile> files;
+    if (StatPath(dirs[d]).is_dir) Walk(dirs[d], "", files);
+    // Directory index, not path: the -I flags (and so the key) already carry the paths; this
+    // digest is about content.
+    digest.UpdateField("dir");
+    digest.UpdateField(std::to_string(d));
+    digest.UpdateField(std::to_string(files.size()));
+    for (const HeaderFile& file : files) {
+      std::string key = MemoKey(file);
+      seen_paths.insert(file.path);
+      std::string sha;
+      if (auto hit = old_memo.find(key); hit != old_memo.end()) {
+        sha = hit->second;
+        used[key] = sha;
+      } else {
+        auto hashed = Sha256FileHex(file.path);
+        // An unreadable header still contributes (as a marker), so its later repair changes the
+        // digest; the compiler will report it if the code actually includes it.
+        sha = hashed.ok() ? *hashed : "<unreadable>";
+        if (hashed.ok() && now_ns - file.info.mtime_ns > kRacyWindowNs) {
+          used[key] = sha;
+        }
+      }
+      digest.UpdateField(file.relative);
+      digest.UpdateField(sha);
+    }
+  }
+
+  if (!memo_path.empty()) {
+    std::map<std::string, std::string> new_memo = used;
+    if (old_memo.size() + used.size() <= kMaxMemoEntries) {
+      for (const auto& [key, sha] : old_memo) {
+        // Drop superseded entries (same path, old stat); keep other header sets' entries.
+        if (seen_paths.count(PathOfMemoKey(key)) == 0) new_memo.emplace(key, sha);
+      }
+    }
+    if (new_memo != old_memo) SaveMemo(memo_path, new_memo);
+  }
+  return digest.FinishHex();
+}
+
+}  // namespace jaxcc::cache

@@ -1,0 +1,227 @@
+// ResolveSpecs: lex every source once, collect annotations and declarations, then resolve each
+// requested function against them.
+#include "signature/resolve.h"
+
+#include <set>
+
+#include "argspec/arg_spec.h"
+#include "argspec/suggest.h"
+#include "signature/active_code.h"
+#include "signature/annotations.h"
+#include "signature/cross_check.h"
+#include "signature/declarations.h"
+#include "signature/inference.h"
+#include "signature/lookup.h"
+
+namespace jaxcc::signature {
+namespace {
+
+using argspec::FunctionSpec;
+using argspec::ParamKind;
+
+// Everything read from the sources, once.
+struct Module {
+  explicit Module(const std::vector<SourceFile>& files) : sources(files) {
+    for (size_t i = 0; i < files.size(); ++i) {
+      active.push_back(DropDisabledBranches(Lex(files[i].text)));
+      code.push_back(CodeTokens(active.back()));
+      SourceScan scan = ScanDeclarations(code.back(), static_cast<int>(i));
+      declarations.insert(declarations.end(), scan.declarations.begin(), scan.declarations.end());
+      ranges.push_back(std::move(scan.ranges));
+    }
+    annotations = FindAnnotations(files, active);
+  }
+
+  const Annotation* AnnotationOf(const std::string& name) const {
+    for (const Annotation& a : annotations.annotations) {
+      if (a.function == name) return &a;
+    }
+    return nullptr;
+  }
+
+  // First use of `name` as an identifier in code, e.g. as a macro argument.
+  const Token* FirstUse(const std::string& name, int* source_index) const {
+    for (size_t i = 0; i < code.size(); ++i) {
+      for (const Token& t : code[i]) {
+        if (!t.IsIdentifier(name)) continue;
+        *source_index = static_cast<int>(i);
+        return &t;
+      }
+    }
+    return nullptr;
+  }
+
+  const std::vector<SourceFile>& sources;
+  std::vector<std::vector<Token>> active;
+  std::vector<std::vector<Token>> code;
+  std::vector<Declaration> declarations;
+  std::vector<std::vector<NamespaceRange>> ranges;
+  AnnotationScan annotations;
+};
+
+// One function to resolve.
+struct Job {
+  std::string name;
+  std::optional<std::vector<std::string>> tokens;
+  const Annotation* annotation = nullptr;  // its annotation, when there is one
+  bool tokens_from_annotation = false;
+};
+
+Error AtAnnotation(const Module& m, const Annotation& a, const Span& span, ErrorKind kind,
+                   const std::string& message) {
+  const SourceFile& source = m.sources[a.source_index];
+  return MakeError(kind, FormatDiagnostic(source.label, source.text, span, "error", message));
+}
+
+Result<FunctionSpec> ParseTokens(const Module& m, const Job& job) {
+  int offending = -1;
+  auto spec = argspec::ParseArgSpec(job.name, *job.tokens, &offending);
+  if (spec.ok() || !job.tokens_from_annotation) return spec;
+  const Annotation& a = *job.annotation;
+  Span span = offending >= 0 && offending < static_cast<int>(a.token_spans.size())
+                  ? a.token_spans[offending]
+                  : a.function_span;
+  return AtAnnotation(m, a, span, ErrorKind::kSpec, spec.error().message);
+}
+
+Error NotFound(const Module& m, const Job& job) {
+  std::vector<std::string> names;
+  for (const Declaration& d : m.declarations) names.push_back(d.name);
+  for (const Annotation& a : m.annotations.annotations) names.push_back(a.function);
+  std::string message = "function `" + job.name + "` not found in the sources";
+  int use_source = 0;
+  if (const Token* use = m.FirstUse(job.name, &use_source)) {
+    message += ": it appears at " + m.sources[use_source].label + ":" + std::to_string(use->line) +
+               ":" + std::to_string(use->column) +
+               ", but not as a function declared at namespace scope (class members, lambdas and "
+               "templates' specializations cannot be exported)";
+  } else {
+    message += ": no source declares it at namespace scope";
+  }
+  std::vector<std::string> near = argspec::NearMisses(job.name, names);
+  for (size_t i = 0; i < near.size(); ++i) {
+    message += (i == 0 ? (near.size() == 1 ? "; did you mean " : "; did you mean one of ") : ", ");
+    message += "`" + near[i] + "`";
+  }
+  if (!near.empty()) message += "?";
+  if (job.annotation && !job.tokens) {
+    const Annotation& a = *job.annotation;
+    message += "; if a macro stamps it out, write its tokens in the annotation, e.g. `// @jaxcc " +
+               job.name + " arg ret`";
+    return AtAnnotation(m, a, a.function_span, ErrorKind::kSignature, message);
+  }
+  return MakeError(ErrorKind::kSignature, message);
+}
+
+// No declaration, but explicit tokens: a macro may stamp the function out. Accepted when every
+// attribute type is explicit; the bridge goes to the source of the annotation (or of the first
+// use of the name).
+Result<FunctionSpec> WithoutDeclaration(const Module& m, const Job& job, FunctionSpec spec) {
+  int source_index = 0;
+  size_t offset = 0;
+  if (job.annotation) {
+    source_index = job.annotation->source_index;
+    offset = job.annotation->offset;
+  } else if (const Token* use = m.FirstUse(job.name, &source_index)) {
+    offset = use->offset;
+  } else {
+    return NotFound(m, job);
+  }
+  for (size_t i = 0; i < spec.params.size(); ++i) {
+    const argspec::Param& p = spec.params[i];
+    if (p.kind != ParamKind::kAttr || p.attr_type) continue;
+    std::string message = "`" + (*job.tokens)[i] +
+                          "` takes its type from the C++ declaration of `" + job.name +
+                          "`, but none was found (a macro may define it): write the "
+                          "type, e.g. `attr." +
+                          p.name + ":float32`";
+    if (job.tokens_from_annotation) {
+      return AtAnnotation(m, *job.annotation, job.annotation->token_spans[i], ErrorKind::kSignature,
+                          message);
+    }
+    return MakeError(ErrorKind::kSignature, message);
+  }
+  spec.source_index = source_index;
+  spec.namespaces = NamespacesAt(m.ranges[source_index], offset);
+  return spec;
+}
+
+Result<FunctionSpec> ResolveOne(const Module& m, const Job& job) {
+  std::optional<FunctionSpec> parsed;
+  if (job.tokens) {
+    auto spec = ParseTokens(m, job);
+    if (!spec.ok()) return spec.error();
+    parsed = std::move(spec).value();
+  } else {
+    JAXCC_RETURN_IF_ERROR(argspec::ValidateFunctionName(job.name));
+  }
+  auto found = FindFunction(job.name, m.declarations, m.sources);
+  if (!found.ok()) return found.error();
+  if (const Declaration* decl = *found) {
+    const SourceFile& source = m.sources[decl->source_index];
+    if (parsed) return CheckSpec(std::move(*parsed), *job.tokens, *decl, source);
+    return InferSpec(*decl, source);
+  }
+  if (!parsed) return NotFound(m, job);
+  return WithoutDeclaration(m, job, std::move(*parsed));
+}
+
+Result<std::vector<Job>> JobsFromAnnotations(const Module& m) {
+  if (!m.annotations.errors.empty()) return m.annotations.errors.front();
+  if (m.annotations.annotations.empty()) {
+    return MakeError(ErrorKind::kSpec,
+                     "no functions to export: annotate each entry point with `// @jaxcc "
+                     "<function> [tokens...]` (or `// @BE ...`) in a line comment, or pass "
+                     "`functions`");
+  }
+  std::vector<Job> jobs;
+  for (const Annotation& a : m.annotations.annotations) {
+    jobs.push_back({a.function, a.tokens, &a, a.tokens.has_value()});
+  }
+  return jobs;
+}
+
+Result<std::vector<Job>> JobsFromRequests(const Module& m,
+                                          const std::vector<FunctionRequest>& requests) {
+  if (requests.empty()) {
+    return MakeError(ErrorKind::kSpec,
+                     "`functions` is empty: name at least one function to export");
+  }
+  std::vector<Job> jobs;
+  std::set<std::string> seen;
+  for (const FunctionRequest& r : requests) {
+    JAXCC_RETURN_IF_ERROR(argspec::ValidateFunctionName(r.name));
+    if (!seen.insert(r.name).second) {
+      return MakeError(ErrorKind::kSpec, "function `" + r.name +
+                                             "` is requested twice in `functions`; list each "
+                                             "function once");
+    }
+    Job job{r.name, r.tokens, m.AnnotationOf(r.name), false};
+    // A bare name whose annotation carries tokens uses them (macro-stamped functions need it).
+    if (!job.tokens && job.annotation && job.annotation->tokens) {
+      job.tokens = job.annotation->tokens;
+      job.tokens_from_annotation = true;
+    }
+    jobs.push_back(std::move(job));
+  }
+  return jobs;
+}
+
+}  // namespace
+
+Result<std::vector<FunctionSpec>> ResolveSpecs(
+    const std::vector<SourceFile>& sources,
+    const std::optional<std::vector<FunctionRequest>>& requests) {
+  Module module(sources);
+  auto jobs = requests ? JobsFromRequests(module, *requests) : JobsFromAnnotations(module);
+  if (!jobs.ok()) return jobs.error();
+  std::vector<FunctionSpec> specs;
+  for (const Job& job : *jobs) {
+    auto spec = ResolveOne(module, job);
+    if (!spec.ok()) return spec.error();
+    specs.push_back(std::move(spec).value());
+  }
+  return specs;
+}
+
+}  // namespace jaxcc::signature
