@@ -146,25 +146,18 @@ def per_call(fn, x, calls: int) -> float:
     return (time.perf_counter() - t0) / calls
 
 
-def call_overhead(rounds: int, calls: int, size: int) -> tuple[float, float]:
+def call_overhead(hand_target: str, rounds: int, calls: int, size: int) -> tuple[float, float]:
     mod = jaxcc.load_cpp_inline("bench_seed", SEED_SRC, SEED_FUNCTIONS)
-    with tempfile.TemporaryDirectory() as workdir:
-        lib = build_hand_written(workdir)
-        jax.ffi.register_ffi_target(
-            "bench_hand.add_one", jax.ffi.pycapsule(lib.HandAddOne), platform="cpu"
-        )
-        x = jnp.arange(size, dtype=jnp.float32)
-        ours = jax.jit(mod.add_one)
-        hand = jax.jit(
-            lambda v: jax.ffi.ffi_call(
-                "bench_hand.add_one", jax.ShapeDtypeStruct(v.shape, v.dtype)
-            )(v)
-        )
-        np.testing.assert_array_equal(ours(x), hand(x))
-        ours_t, hand_t = [], []
-        for _ in range(rounds):  # interleaved so drift hits both sides alike
-            ours_t.append(per_call(ours, x, calls))
-            hand_t.append(per_call(hand, x, calls))
+    x = jnp.arange(size, dtype=jnp.float32)
+    ours = jax.jit(mod.add_one)
+    hand = jax.jit(
+        lambda v: jax.ffi.ffi_call(hand_target, jax.ShapeDtypeStruct(v.shape, v.dtype))(v)
+    )
+    np.testing.assert_array_equal(ours(x), hand(x))
+    ours_t, hand_t = [], []
+    for _ in range(rounds):  # interleaved so drift hits both sides alike
+        ours_t.append(per_call(ours, x, calls))
+        hand_t.append(per_call(hand, x, calls))
     return 1e6 * statistics.median(ours_t), 1e6 * statistics.median(hand_t)
 
 
@@ -183,8 +176,13 @@ def main():
     import_ms, warm_ms = warm_load_fresh_process(args.rounds)
     reload_us = in_process_reload(2000)
     cold_ms = cold_build(3)
-    ours_us, hand_us = call_overhead(args.rounds, args.calls, 16)
-    ours_big, hand_big = call_overhead(5, 500, 1 << 16)
+    workdir = tempfile.mkdtemp(prefix="jaxcc-bench-")
+    hand_lib = build_hand_written(workdir)
+    jax.ffi.register_ffi_target(
+        "bench_hand.add_one", jax.ffi.pycapsule(hand_lib.HandAddOne), platform="cpu"
+    )
+    ours_us, hand_us = call_overhead("bench_hand.add_one", args.rounds, args.calls, 16)
+    ours_big, hand_big = call_overhead("bench_hand.add_one", args.rounds, 300, 1 << 16)
 
     rows = [
         (

@@ -65,13 +65,14 @@ namespace detail {
 /// Precondition failures (rank outside 0..kMaxDim, dimension index out of range, negative size)
 /// throw jaxcc::CheckError on the host. In device code, where nothing can be thrown, they
 /// printf() a message and yield a harmless value: an accessor returns 0, and a constructor yields
-/// an empty rank-1 tensor (numel() == 0, null data).
+/// the empty view of Tensor() (numel() == 0, null data) with the requested dtype.
 class Tensor {
  public:
   /// Same limit as jaxcc::kMaxDim, reachable as Tensor::kMaxDim.
   static constexpr int kMaxDim = ::jaxcc::kMaxDim;
 
-  /// An empty view: null data, rank 0, DType::Invalid (so element_size() and nbytes() are 0).
+  /// An empty view: null data, DType::Invalid, rank 1 with extent 0, so numel() == 0 and a
+  /// kernel that loops over numel() touches nothing (a rank-0 default would claim one element).
   Tensor() = default;
 
   /// Views `data` as a C-contiguous array of `ndim` dimensions `shape[0..ndim)`; strides are
@@ -123,16 +124,15 @@ class Tensor {
   /// The ndim() strides in elements, contiguous in memory.
   JAXCC_HOST_DEVICE const std::int64_t* strides_ptr() const { return strides_; }
 
+  /// Element type.
   JAXCC_HOST_DEVICE DType dtype() const { return dtype_; }
   /// Bytes per element; 0 for DType::Invalid.
   JAXCC_HOST_DEVICE std::size_t element_size() const { return dtype_size(dtype_); }
 
   /// Number of elements: 1 for rank 0, 0 when any dimension is 0.
-  JAXCC_HOST_DEVICE std::int64_t numel() const {
-    std::int64_t n = 1;
-    for (int d = 0; d < ndim_; ++d) n *= shape_[d];
-    return n;
-  }
+  /// Stored at construction: kernels call it in loop conditions, and a load of one member lets
+  /// the compiler hoist it and vectorise the loop, where recomputing the product did not.
+  JAXCC_HOST_DEVICE std::int64_t numel() const { return numel_; }
   /// numel() as an int, for kernels that index with int. Fails (CheckError on the host; printf
   /// and 0 on the device) when the count exceeds INT_MAX instead of silently wrapping.
   JAXCC_HOST_DEVICE int numel_checked_int() const {
@@ -197,6 +197,8 @@ class Tensor {
       shape_[d] = shape[d];
     }
     ndim_ = ndim;
+    numel_ = 1;
+    for (int d = 0; d < ndim; ++d) numel_ *= shape_[d];
     if (strides != nullptr) {
       for (int d = 0; d < ndim; ++d) strides_[d] = strides[d];
     } else {
@@ -215,6 +217,7 @@ class Tensor {
     ndim_ = 1;
     shape_[0] = 0;
     strides_[0] = 1;
+    numel_ = 0;
   }
 
   // Maps a possibly negative dimension index to 0..ndim-1; -1 (device only) when out of range.
@@ -232,10 +235,12 @@ class Tensor {
     return d;
   }
 
+  // The defaults describe the empty view of Tensor() and MakeEmpty().
   void* data_ = nullptr;
   std::int64_t shape_[kMaxDim] = {};
-  std::int64_t strides_[kMaxDim] = {};
-  int ndim_ = 0;
+  std::int64_t strides_[kMaxDim] = {1};
+  std::int64_t numel_ = 0;
+  int ndim_ = 1;
   DType dtype_ = DType::Invalid;
 };
 

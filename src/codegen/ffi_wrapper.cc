@@ -48,15 +48,21 @@ HandlerParts DescribeHandler(const FunctionSpec& spec, bool bind_stream) {
   return parts;
 }
 
-std::string TensorArray(const char* array, const char* convert, const char* prefix, int count) {
-  if (count == 0) return std::string("    ::jaxcc::Tensor* ") + array + " = nullptr;\n";
-  std::string text = std::string("    ::jaxcc::Tensor ") + array + "[" + std::to_string(count) +
-                     "] = {";
-  for (int i = 0; i < count; ++i) {
-    text += (i ? ", " : "") + std::string("::jaxcc::detail::") + convert + "(" + prefix +
-            std::to_string(i) + ")";
+// Declares `array` holding one Tensor per parameter of `kind`; conversion errors name the
+// user's parameter.
+std::string TensorArray(const FunctionSpec& spec, ParamKind kind, const char* array,
+                        const char* convert, const char* prefix) {
+  std::string items;
+  int count = 0;
+  for (const Param& p : spec.params) {
+    if (p.kind != kind) continue;
+    items += (count ? ",\n        " : "") + std::string("::jaxcc::detail::") + convert + "(" +
+             prefix + std::to_string(count) + ", " + CStringLiteral(p.name) + ")";
+    ++count;
   }
-  return text + "};\n";
+  if (count == 0) return std::string("    ::jaxcc::Tensor* ") + array + " = nullptr;\n";
+  return std::string("    ::jaxcc::Tensor ") + array + "[" + std::to_string(count) + "] = {\n        " +
+         items + "};\n";
 }
 
 std::string GenerateHandler(const FunctionSpec& spec, const WrapperOptions& options) {
@@ -77,8 +83,8 @@ std::string GenerateHandler(const FunctionSpec& spec, const WrapperOptions& opti
   text += "// " + spec.name + "\n";
   text += "static ffi::Error " + impl + "(" + parts.parameters + ") {\n";
   text += "  try {\n";
-  text += TensorArray("args", "TensorFromBuffer", "arg", spec.num_args());
-  text += TensorArray("rets", "TensorFromResult", "ret", spec.num_rets());
+  text += TensorArray(spec, ParamKind::kArg, "args", "TensorFromBuffer", "arg");
+  text += TensorArray(spec, ParamKind::kRet, "rets", "TensorFromResult", "ret");
   text += "    ::jaxcc_generated::jaxcc_bridge_" + spec.name + "(" + bridge_args + ");\n";
   text += "    return ffi::Error::Success();\n";
   text += "  } catch (...) {\n";

@@ -18,8 +18,10 @@ static ffi::Error jaxcc_impl_scale_by(ffi::AnyBuffer arg0,
     ffi::Result<ffi::AnyBuffer> ret0,
     float attr0_scale_factor) {
   try {
-    ::jaxcc::Tensor args[1] = {::jaxcc::detail::TensorFromBuffer(arg0)};
-    ::jaxcc::Tensor rets[1] = {::jaxcc::detail::TensorFromResult(ret0)};
+    ::jaxcc::Tensor args[1] = {
+        ::jaxcc::detail::TensorFromBuffer(arg0, "x")};
+    ::jaxcc::Tensor rets[1] = {
+        ::jaxcc::detail::TensorFromResult(ret0, "out")};
     ::jaxcc_generated::jaxcc_bridge_scale_by(args, rets, 0, attr0_scale_factor);
     return ffi::Error::Success();
   } catch (...) {
@@ -43,8 +45,12 @@ static ffi::Error jaxcc_impl_mixed(ffi::AnyBuffer arg0,
     uint16_t attr1_half,
     std::uint64_t attr2_count) {
   try {
-    ::jaxcc::Tensor args[2] = {::jaxcc::detail::TensorFromBuffer(arg0), ::jaxcc::detail::TensorFromBuffer(arg1)};
-    ::jaxcc::Tensor rets[2] = {::jaxcc::detail::TensorFromResult(ret0), ::jaxcc::detail::TensorFromResult(ret1)};
+    ::jaxcc::Tensor args[2] = {
+        ::jaxcc::detail::TensorFromBuffer(arg0, "a"),
+        ::jaxcc::detail::TensorFromBuffer(arg1, "b")};
+    ::jaxcc::Tensor rets[2] = {
+        ::jaxcc::detail::TensorFromResult(ret0, "first"),
+        ::jaxcc::detail::TensorFromResult(ret1, "second")};
     ::jaxcc_generated::jaxcc_bridge_mixed(args, rets, 0, attr0_flag, attr1_half, attr2_count);
     return ffi::Error::Success();
   } catch (...) {
@@ -68,7 +74,8 @@ static ffi::Error jaxcc_impl_fill(ffi::Result<ffi::AnyBuffer> ret0,
     double attr0_value) {
   try {
     ::jaxcc::Tensor* args = nullptr;
-    ::jaxcc::Tensor rets[1] = {::jaxcc::detail::TensorFromResult(ret0)};
+    ::jaxcc::Tensor rets[1] = {
+        ::jaxcc::detail::TensorFromResult(ret0, "out")};
     ::jaxcc_generated::jaxcc_bridge_fill(args, rets, 0, attr0_value);
     return ffi::Error::Success();
   } catch (...) {

@@ -17,8 +17,10 @@ static ffi::Error jaxcc_impl_scale_by(void* stream,
     ffi::Result<ffi::AnyBuffer> ret0,
     float attr0_scale_factor) {
   try {
-    ::jaxcc::Tensor args[1] = {::jaxcc::detail::TensorFromBuffer(arg0)};
-    ::jaxcc::Tensor rets[1] = {::jaxcc::detail::TensorFromResult(ret0)};
+    ::jaxcc::Tensor args[1] = {
+        ::jaxcc::detail::TensorFromBuffer(arg0, "x")};
+    ::jaxcc::Tensor rets[1] = {
+        ::jaxcc::detail::TensorFromResult(ret0, "out")};
     ::jaxcc_generated::jaxcc_bridge_scale_by(args, rets, reinterpret_cast<std::int64_t>(stream), attr0_scale_factor);
     return ffi::Error::Success();
   } catch (...) {
