@@ -213,3 +213,40 @@ def test_brainevent_import_alias_works():
 def test_functions_dict_values_may_be_token_strings(unique_name):
     mod = jaxcc.load_cpp_inline(unique_name, add_source(), {"add": "arg arg ret"})
     np.testing.assert_array_equal(jax.jit(mod.add)(jnp.ones(3), jnp.ones(3)), 2.0)
+
+
+def test_an_edited_header_is_noticed_by_the_next_process(fresh_cache, tmp_path, unique_name):
+    include = tmp_path / "inc"
+    include.mkdir()
+    header = include / "offset.h"
+    header.write_text("#define HEADER_OFFSET 1.0f\n")
+    src = (
+        '#include "offset.h"\n'
+        "void bump(const jaxcc::Tensor x, jaxcc::Tensor out) {\n"
+        "  for (int64_t i = 0; i < x.numel(); ++i)\n"
+        "    out.data_ptr<float>()[i] = x.data_ptr<float>()[i] + HEADER_OFFSET;\n"
+        "}\n"
+    )
+    code = (
+        "import jaxcc, jax.numpy as jnp\n"
+        f"m = jaxcc.load_cpp_inline({unique_name!r}, {src!r}, ['bump'],"
+        f" extra_include_paths=[{str(include)!r}])\n"
+        "print(m.cache_hit, float(m.bump(jnp.zeros(1))[0]))\n"
+    )
+    assert run_python(code).stdout.split() == ["False", "1.0"]
+    assert run_python(code).stdout.split() == ["True", "1.0"]
+    header.write_text("#define HEADER_OFFSET 5.0f\n")
+    result = run_python(code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["False", "5.0"]
+
+
+def test_cli_prints_and_clears_the_cache(fresh_cache, unique_name):
+    jaxcc.load_cpp_inline(unique_name, add_source(), ["add"])
+    shown = run_python("from jaxcc.__main__ import main; main(['cache', 'dir'])")
+    assert shown.stdout.strip() == str(fresh_cache)
+    cleared = run_python(
+        f"from jaxcc.__main__ import main; main(['cache', 'clear', {unique_name!r}])"
+    )
+    assert cleared.returncode == 0, cleared.stderr
+    assert cleared.stdout.startswith("removed 1 entries")
