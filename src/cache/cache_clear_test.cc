@@ -93,9 +93,8 @@ TEST_F(CacheClearTest, LeavesHiddenAndUnrelatedNamesAlone) {
   ASSERT_TRUE(removed.ok());
   EXPECT_EQ(*removed, 1);
   EXPECT_EQ(ListDir(cache_.root()),
-            (std::vector<std::string>{".build", ".locks", ".memo",
-                                      "add-" + kKey1.substr(0, 23), "add-" + kKey2.substr(0, 24),
-                                      "notes"}));
+            (std::vector<std::string>{".build", ".locks", ".memo", "add-" + kKey1.substr(0, 23),
+                                      "add-" + kKey2.substr(0, 24), "notes"}));
 }
 
 TEST_F(CacheClearTest, RemovesDeadBuildDirsAndKeepsLiveOnes) {

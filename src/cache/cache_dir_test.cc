@@ -74,8 +74,7 @@ TEST_F(CacheDirTest, PublishThenLookupHits) {
   ASSERT_TRUE(published.ok()) << published.error().message;
   EXPECT_EQ(StatPath(root()).mode & 0777, 0700u);
   std::string sha = Sha256Hex("library bytes");
-  EXPECT_EQ(published->library_path,
-            cache.EntryDir("m", kKey) + "/m." + sha.substr(0, 12) + ".so");
+  EXPECT_EQ(published->library_path, cache.EntryDir("m", kKey) + "/m." + sha.substr(0, 12) + ".so");
   EXPECT_EQ(ListDir(published->dir),
             (std::vector<std::string>{"m." + sha.substr(0, 12) + ".so", "manifest.json"}));
 

@@ -108,8 +108,8 @@ Result<Entry> CacheDir::Publish(const std::string& name, const std::string& key,
   } else if (::rename(temp.c_str(), entry.library_path.c_str()) != 0) {
     int saved = errno;
     ::unlink(temp.c_str());
-    return CacheWriteError(root_, IoError("cannot rename " + temp + " to", entry.library_path,
-                                          saved));
+    return CacheWriteError(root_,
+                           IoError("cannot rename " + temp + " to", entry.library_path, saved));
   }
 
   manifest.schema = 1;

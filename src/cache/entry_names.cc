@@ -68,8 +68,8 @@ std::optional<ParsedBuildDir> ParseBuildDirName(const std::string& dir_name) {
   if (pid_dash == std::string::npos) return std::nullopt;
   std::string pid_text = dir_name.substr(pid_dash + 1, random_dash - pid_dash - 1);
   std::string module = dir_name.substr(0, pid_dash);
-  if (!IsDigits(pid_text) || pid_text.size() > 10 || !IsLowerHex(dir_name.substr(random_dash + 1)) ||
-      !CheckModuleName(module).ok()) {
+  if (!IsDigits(pid_text) || pid_text.size() > 10 ||
+      !IsLowerHex(dir_name.substr(random_dash + 1)) || !CheckModuleName(module).ok()) {
     return std::nullopt;
   }
   long long pid = std::strtoll(pid_text.c_str(), nullptr, 10);

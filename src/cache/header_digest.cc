@@ -5,8 +5,8 @@
 
 #include <chrono>
 #include <map>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "util/fs.h"
 #include "util/sha256.h"
@@ -18,7 +18,7 @@ using nlohmann::json;
 
 constexpr const char* kDigestSchema = "jaxcc-header-digest-v1";
 // A file modified this recently may be modified again within the same mtime tick without its
-// stat changing (the "racy timestamp" problem ccache and git guard against): hash it, don't memo it.
+// stat changing (the "racy timestamp" problem ccache and git guard against): hash, don't memo.
 constexpr std::int64_t kRacyWindowNs = 2'000'000'000;
 // Entries from other header sets are kept (several jaxlib installs may share one cache), up to
 // this many; beyond it only the entries used by the current call survive.

@@ -94,9 +94,8 @@ TEST_F(HeaderDigestTest, AddedRemovedAndRenamedFilesChangeTheDigest) {
   EXPECT_NE(added, base);
   ASSERT_EQ(::unlink((scratch_ / "jaxcc/jaxcc/extra.h").c_str()), 0);
   EXPECT_EQ(Digest(Memo()), base);
-  ASSERT_EQ(::rename((scratch_ / "ffi/api/c_api.h").c_str(),
-                     (scratch_ / "ffi/api/c_api2.h").c_str()),
-            0);
+  ASSERT_EQ(
+      ::rename((scratch_ / "ffi/api/c_api.h").c_str(), (scratch_ / "ffi/api/c_api2.h").c_str()), 0);
   EXPECT_NE(Digest(Memo()), base);
 }
 

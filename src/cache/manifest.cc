@@ -64,8 +64,7 @@ Result<Manifest> FromObject(const json& object) {
                      get<std::string>());
   JAXCC_ASSIGN_FIELD(m.jaxcc_version, object, "jaxcc_version", IsString, "a string",
                      get<std::string>());
-  JAXCC_ASSIGN_FIELD(m.build_seconds, object, "build_seconds", IsNumber, "a number",
-                     get<double>());
+  JAXCC_ASSIGN_FIELD(m.build_seconds, object, "build_seconds", IsNumber, "a number", get<double>());
   JAXCC_ASSIGN_FIELD(m.created_unix, object, "created_unix", IsInteger, "an integer",
                      get<std::int64_t>());
 

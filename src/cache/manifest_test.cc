@@ -50,8 +50,8 @@ TEST(Manifest, InputsAreEmbeddedAsAnObjectForReadability) {
 }
 
 TEST(Manifest, NonObjectInputsSurviveAsText) {
-  for (const std::string& inputs : {std::string("not json"), std::string("\"quoted\""),
-                                    std::string("")}) {
+  for (const std::string& inputs :
+       {std::string("not json"), std::string("\"quoted\""), std::string("")}) {
     Manifest m = Sample();
     m.inputs_json = inputs;
     auto back = ManifestFromJson(ManifestToJson(m));

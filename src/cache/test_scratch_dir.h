@@ -1,8 +1,8 @@
 // A fresh temporary directory per test, removed afterwards (cache tests only).
 #pragma once
 
-#include <gtest/gtest.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/stat.h>
 
 #include <cstdlib>

@@ -250,9 +250,9 @@ std::string RandomHex(int n_chars) {
     // No entropy source: pid, clock and a counter still make names unique on this machine.
   }
   static std::atomic<std::uint64_t> counter{0};
-  std::uint64_t mix = static_cast<std::uint64_t>(
-                          std::chrono::steady_clock::now().time_since_epoch().count()) ^
-                      (static_cast<std::uint64_t>(::getpid()) << 32) ^ (++counter * 0x9e3779b97f4a7c15ULL);
+  std::uint64_t mix =
+      static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+      (static_cast<std::uint64_t>(::getpid()) << 32) ^ (++counter * 0x9e3779b97f4a7c15ULL);
   hex.clear();
   while (static_cast<int>(hex.size()) < n_chars) {
     mix ^= mix >> 33;

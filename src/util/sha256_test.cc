@@ -1,11 +1,10 @@
 #include "util/sha256.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
-
-#include <unistd.h>
 
 namespace jaxcc {
 namespace {
