@@ -28,10 +28,14 @@ void ExpectCheckError(F body, const std::string& fragment) {
 TEST(TensorTest, DefaultIsAnEmptyInvalidView) {
   Tensor t;
   EXPECT_EQ(t.data_ptr(), nullptr);
-  EXPECT_EQ(t.ndim(), 0);
+  EXPECT_EQ(t.ndim(), 1);
+  EXPECT_EQ(t.size(0), 0);
+  EXPECT_EQ(t.stride(0), 1);
+  EXPECT_EQ(t.numel(), 0);
   EXPECT_EQ(t.dtype(), DType::Invalid);
   EXPECT_EQ(t.element_size(), 0u);
   EXPECT_EQ(t.nbytes(), 0u);
+  EXPECT_TRUE(t.is_contiguous());
 }
 
 TEST(TensorTest, RankTwoHasCContiguousStrides) {

@@ -71,26 +71,28 @@ void Apply(std::string_view name, std::string_view argument, std::vector<Group>*
 
 }  // namespace
 
-std::vector<Token> DropDisabledBranches(const std::vector<Token>& tokens) {
+std::vector<Token> DropDisabledBranches(std::vector<Token> tokens) {
   std::vector<Token> kept;
+  kept.reserve(tokens.size());
   std::vector<Group> groups;
-  for (const Token& token : tokens) {
+  for (Token& token : tokens) {
     if (token.kind == TokenKind::kPreprocessor) {
       std::string_view name, argument;
       SplitDirective(token.text, &name, &argument);
       bool was_live = AllLive(groups);
       Apply(name, argument, &groups);
       // The directives of the group itself stay, so a reader can still see the structure.
-      if (was_live || AllLive(groups)) kept.push_back(token);
+      if (was_live || AllLive(groups)) kept.push_back(std::move(token));
       continue;
     }
-    if (AllLive(groups)) kept.push_back(token);
+    if (AllLive(groups)) kept.push_back(std::move(token));
   }
   return kept;
 }
 
 std::vector<Token> CodeTokens(const std::vector<Token>& tokens) {
   std::vector<Token> code;
+  code.reserve(tokens.size());
   for (const Token& token : tokens) {
     if (token.kind == TokenKind::kLineComment || token.kind == TokenKind::kBlockComment ||
         token.kind == TokenKind::kPreprocessor) {

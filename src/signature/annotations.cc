@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <string_view>
+#include <unordered_map>
 
 #include "argspec/arg_spec.h"
 
@@ -57,7 +58,7 @@ Error AnnotationError(const SourceFile& source, const Span& span, const std::str
 // One comment of `sources[source_index]`: appends an annotation or an error to `scan`, or
 // nothing when the comment is no annotation.
 void ReadComment(const std::vector<SourceFile>& sources, int source_index, const Token& comment,
-                 AnnotationScan* scan) {
+                 std::unordered_map<std::string, size_t>* first_of, AnnotationScan* scan) {
   const SourceFile& source = sources[source_index];
   std::string_view text = comment.text;
   size_t marker_at = 0;
@@ -92,8 +93,9 @@ void ReadComment(const std::vector<SourceFile>& sources, int source_index, const
       annotation.token_spans.push_back(WordSpan(comment, words[i].at, words[i].text.size()));
     }
   }
-  for (const Annotation& earlier : scan->annotations) {
-    if (earlier.function != annotation.function) continue;
+  auto [earlier_at, inserted] = first_of->emplace(annotation.function, scan->annotations.size());
+  if (!inserted) {
+    const Annotation& earlier = scan->annotations[earlier_at->second];
     std::string first = sources[earlier.source_index].label + ":" +
                         std::to_string(earlier.function_span.line) + ":" +
                         std::to_string(earlier.function_span.column);
@@ -111,10 +113,11 @@ void ReadComment(const std::vector<SourceFile>& sources, int source_index, const
 AnnotationScan FindAnnotations(const std::vector<SourceFile>& sources,
                                const std::vector<std::vector<Token>>& tokens) {
   AnnotationScan scan;
+  std::unordered_map<std::string, size_t> first_of;  // function -> index in scan.annotations
   for (size_t i = 0; i < sources.size() && i < tokens.size(); ++i) {
     for (const Token& token : tokens[i]) {
       if (token.kind != TokenKind::kLineComment) continue;
-      ReadComment(sources, static_cast<int>(i), token, &scan);
+      ReadComment(sources, static_cast<int>(i), token, &first_of, &scan);
     }
   }
   return scan;

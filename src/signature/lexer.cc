@@ -18,9 +18,9 @@ bool IsSpace(char c) {
   return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
 }
 
-// Longest first within each length group; the scanner tries 3, then 2, then 1 characters.
-constexpr const char* kPunct3[] = {"<<=", ">>=", "...", "<=>", "->*"};
-constexpr const char* kPunct2[] = {
+// The scanner tries 3, then 2, then 1 characters: the longest match wins.
+constexpr std::string_view kPunct3[] = {"<<=", ">>=", "...", "<=>", "->*"};
+constexpr std::string_view kPunct2[] = {
     "::", "->", "++", "--", "<<", ">>", "<=", ">=", "==", "!=", "&&",
     "||", "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "##", ".*"};
 constexpr char kPunct1[] = "{}[]()<>;:,.?~!+-*/%^&|=#";
@@ -53,9 +53,8 @@ class Scanner {
  private:
   char At(size_t i) const { return i < src_.size() ? src_[i] : '\0'; }
 
-  bool StartsAt(size_t i, const char* text) const {
-    size_t n = std::strlen(text);
-    return i + n <= src_.size() && src_.compare(i, n, text) == 0;
+  bool StartsAt(size_t i, std::string_view text) const {
+    return src_[i] == text[0] && src_.substr(i, text.size()) == text;
   }
 
   // Line and column of `pos`; offsets only grow, so a running cursor keeps this linear.
@@ -124,13 +123,13 @@ class Scanner {
       return ScanQuoted(pos, '\'');
     }
     *kind = TokenKind::kPunct;
-    for (const char* p : kPunct3) {
+    for (std::string_view p : kPunct3) {
       if (StartsAt(pos, p)) return pos + 3;
     }
-    for (const char* p : kPunct2) {
+    for (std::string_view p : kPunct2) {
       if (StartsAt(pos, p)) return pos + 2;
     }
-    if (std::strchr(kPunct1, c) != nullptr) return pos + 1;
+    if (c != 0 && std::strchr(kPunct1, c) != nullptr) return pos + 1;
     *kind = TokenKind::kOther;
     return pos + 1;
   }

@@ -40,14 +40,17 @@ Error OverloadError(const std::vector<const Declaration*>& found,
 
 }  // namespace
 
-Result<const Declaration*> FindFunction(const std::string& name,
-                                        const std::vector<Declaration>& declarations,
+DeclarationIndex IndexByName(const std::vector<Declaration>& declarations) {
+  DeclarationIndex index;
+  for (const Declaration& d : declarations) index[d.name].push_back(&d);
+  return index;
+}
+
+Result<const Declaration*> FindFunction(const std::string& name, const DeclarationIndex& index,
                                         const std::vector<SourceFile>& sources) {
-  std::vector<const Declaration*> found;
-  for (const Declaration& d : declarations) {
-    if (d.name == name) found.push_back(&d);
-  }
-  if (found.empty()) return static_cast<const Declaration*>(nullptr);
+  auto it = index.find(name);
+  if (it == index.end() || it->second.empty()) return static_cast<const Declaration*>(nullptr);
+  const std::vector<const Declaration*>& found = it->second;
   bool all_templates = true, same = true;
   for (const Declaration* d : found) {
     all_templates = all_templates && d->is_template;

@@ -18,7 +18,7 @@ struct Fixture {
     }
   }
   Result<const Declaration*> Find(const std::string& name) const {
-    return FindFunction(name, declarations, sources);
+    return FindFunction(name, IndexByName(declarations), sources);
   }
   std::vector<SourceFile> sources;
   std::vector<Declaration> declarations;

@@ -30,7 +30,10 @@ struct Module {
       ranges.push_back(std::move(scan.ranges));
     }
     annotations = FindAnnotations(files, active);
+    index = IndexByName(declarations);  // after the last insertion: it points into the vector
   }
+  Module(const Module&) = delete;  // `index` and the jobs point into this object
+  Module& operator=(const Module&) = delete;
 
   const Annotation* AnnotationOf(const std::string& name) const {
     for (const Annotation& a : annotations.annotations) {
@@ -55,6 +58,7 @@ struct Module {
   std::vector<std::vector<Token>> active;
   std::vector<std::vector<Token>> code;
   std::vector<Declaration> declarations;
+  DeclarationIndex index;
   std::vector<std::vector<NamespaceRange>> ranges;
   AnnotationScan annotations;
 };
@@ -155,7 +159,7 @@ Result<FunctionSpec> ResolveOne(const Module& m, const Job& job) {
   } else {
     JAXCC_RETURN_IF_ERROR(argspec::ValidateFunctionName(job.name));
   }
-  auto found = FindFunction(job.name, m.declarations, m.sources);
+  auto found = FindFunction(job.name, m.index, m.sources);
   if (!found.ok()) return found.error();
   if (const Declaration* decl = *found) {
     const SourceFile& source = m.sources[decl->source_index];
