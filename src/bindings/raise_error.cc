@@ -10,14 +10,22 @@ namespace {
 
 const char* ClassName(ErrorKind kind) {
   switch (kind) {
-    case ErrorKind::kSpec: return "SpecError";
-    case ErrorKind::kSignature: return "SignatureError";
-    case ErrorKind::kCompile: return "CompileError";
-    case ErrorKind::kToolchain: return "ToolchainError";
-    case ErrorKind::kLoad: return "LoadError";
-    case ErrorKind::kRegistration: return "RegistrationError";
-    case ErrorKind::kCache: return "CacheError";
-    case ErrorKind::kIo: return "JaxccError";
+    case ErrorKind::kSpec:
+      return "SpecError";
+    case ErrorKind::kSignature:
+      return "SignatureError";
+    case ErrorKind::kCompile:
+      return "CompileError";
+    case ErrorKind::kToolchain:
+      return "ToolchainError";
+    case ErrorKind::kLoad:
+      return "LoadError";
+    case ErrorKind::kRegistration:
+      return "RegistrationError";
+    case ErrorKind::kCache:
+      return "CacheError";
+    case ErrorKind::kIo:
+      return "JaxccError";
   }
   return "JaxccError";
 }

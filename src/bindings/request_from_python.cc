@@ -17,10 +17,14 @@ void Read(const nb::dict& options, const char* key, T& out) {
 
 const char* KindName(argspec::ParamKind kind) {
   switch (kind) {
-    case argspec::ParamKind::kArg: return "arg";
-    case argspec::ParamKind::kRet: return "ret";
-    case argspec::ParamKind::kStream: return "stream";
-    case argspec::ParamKind::kAttr: return "attr";
+    case argspec::ParamKind::kArg:
+      return "arg";
+    case argspec::ParamKind::kRet:
+      return "ret";
+    case argspec::ParamKind::kStream:
+      return "stream";
+    case argspec::ParamKind::kAttr:
+      return "attr";
   }
   return "arg";
 }
@@ -35,8 +39,9 @@ pipeline::LoadRequest RequestFromPython(const nb::dict& options) {
   Read(options, "sources", sources);
   for (auto& [label, text] : sources) request.sources.push_back({label, text});
   if (options.contains("functions") && !options["functions"].is_none()) {
-    auto entries = nb::cast<std::vector<std::pair<std::string, std::optional<std::vector<std::string>>>>>(
-        options["functions"]);
+    auto entries =
+        nb::cast<std::vector<std::pair<std::string, std::optional<std::vector<std::string>>>>>(
+            options["functions"]);
     std::vector<signature::FunctionRequest> functions;
     for (auto& [name, tokens] : entries) functions.push_back({name, tokens});
     request.functions = std::move(functions);

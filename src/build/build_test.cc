@@ -8,8 +8,7 @@ namespace jaxcc::build {
 namespace {
 
 TEST(Depfile, ParsesContinuationsAndEscapedSpaces) {
-  std::string text =
-      "kernel_0.o: kernel_0.cc /home/u/my\\ dir/a.h \\\n  /usr/include/b.h\n";
+  std::string text = "kernel_0.o: kernel_0.cc /home/u/my\\ dir/a.h \\\n  /usr/include/b.h\n";
   std::vector<std::string> deps = ParseDepfile(text);
   ASSERT_EQ(deps.size(), 3u);
   EXPECT_EQ(deps[0], "kernel_0.cc");
@@ -52,7 +51,8 @@ TEST(FirstError, FallsBackToLinkerErrors) {
 
 TEST(NinjaFile, OneRulePerUnitAndEscapedPaths) {
   BuildGraph graph;
-  graph.compiles.push_back({"kernel_0.cc", "kernel_0.o", {"/usr/bin/g++", "-I", "/a b/c", "-DX=$Y"}});
+  graph.compiles.push_back(
+      {"kernel_0.cc", "kernel_0.o", {"/usr/bin/g++", "-I", "/a b/c", "-DX=$Y"}});
   graph.compiles.push_back({"ffi_wrapper.cc", "ffi_wrapper.o", {"/usr/bin/g++", "-O3"}});
   graph.link_command = {"/usr/bin/g++", "-shared"};
   graph.link_flags = {"-lm"};

@@ -53,8 +53,7 @@ Result<BuildOutcome> RunBuild(const BuildRequest& request) {
   options.on_output = request.on_output;
   auto start = std::chrono::steady_clock::now();
   auto run = RunProcess(argv, options);
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!run.ok()) return MakeError(ErrorKind::kToolchain, run.error().message);
 
   std::string log_path = JoinPath(request.build_dir, "build.log");

@@ -36,8 +36,9 @@ std::vector<std::string> ParseDepfile(const std::string& text) {
       ++i;
       continue;
     }
-    if (!seen_colon && c == ':' && (i + 1 == text.size() || text[i + 1] == ' ' ||
-                                    text[i + 1] == '\n' || text[i + 1] == '\\')) {
+    if (!seen_colon && c == ':' &&
+        (i + 1 == text.size() || text[i + 1] == ' ' || text[i + 1] == '\n' ||
+         text[i + 1] == '\\')) {
       current.clear();
       seen_colon = true;
       continue;

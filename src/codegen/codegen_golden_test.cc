@@ -94,8 +94,9 @@ TEST(CodegenGolden, CpuWrapperPassesZeroForStream) {
 }
 
 TEST(CodegenGolden, KernelUnitKeepsUserLinesAndOrder) {
-  std::string user = "// @BE scale_by\nvoid scale_by(const BE::Tensor x, BE::Tensor out,\n"
-                     "              float scale_factor, int64_t stream) {}\n";
+  std::string user =
+      "// @BE scale_by\nvoid scale_by(const BE::Tensor x, BE::Tensor out,\n"
+      "              float scale_factor, int64_t stream) {}\n";
   ExpectGolden("kernel_unit.golden.cc", GenerateKernelUnit("<golden>", user, {ScaleBy(), Mixed()}));
 }
 

@@ -61,8 +61,8 @@ std::string TensorArray(const FunctionSpec& spec, ParamKind kind, const char* ar
     ++count;
   }
   if (count == 0) return std::string("    ::jaxcc::Tensor* ") + array + " = nullptr;\n";
-  return std::string("    ::jaxcc::Tensor ") + array + "[" + std::to_string(count) + "] = {\n        " +
-         items + "};\n";
+  return std::string("    ::jaxcc::Tensor ") + array + "[" + std::to_string(count) +
+         "] = {\n        " + items + "};\n";
 }
 
 std::string GenerateHandler(const FunctionSpec& spec, const WrapperOptions& options) {
@@ -88,8 +88,8 @@ std::string GenerateHandler(const FunctionSpec& spec, const WrapperOptions& opti
   text += "    ::jaxcc_generated::jaxcc_bridge_" + spec.name + "(" + bridge_args + ");\n";
   text += "    return ffi::Error::Success();\n";
   text += "  } catch (...) {\n";
-  text += "    return ::jaxcc::detail::ErrorFromCurrentException(" + CStringLiteral(spec.name) +
-          ");\n";
+  text +=
+      "    return ::jaxcc::detail::ErrorFromCurrentException(" + CStringLiteral(spec.name) + ");\n";
   text += "  }\n";
   text += "}\n\n";
   text += "extern \"C\" __attribute__((visibility(\"default\"))) XLA_FFI_Error* " + symbol +
@@ -104,9 +104,7 @@ std::string GenerateHandler(const FunctionSpec& spec, const WrapperOptions& opti
 
 }  // namespace
 
-std::string HandlerSymbol(const std::string& function_name) {
-  return "jaxcc_ffi_" + function_name;
-}
+std::string HandlerSymbol(const std::string& function_name) { return "jaxcc_ffi_" + function_name; }
 
 std::string GenerateFfiWrapper(const std::vector<FunctionSpec>& specs,
                                const WrapperOptions& options) {

@@ -6,7 +6,8 @@
 
 namespace jaxcc::loader {
 
-Result<LoadedLibrary> LoadLibrary(const std::string& path, const std::vector<std::string>& symbols) {
+Result<LoadedLibrary> LoadLibrary(const std::string& path,
+                                  const std::vector<std::string>& symbols) {
   // dlerror() state is per thread, but keep load + error read together anyway.
   static std::mutex dl_mutex;
   std::lock_guard<std::mutex> lock(dl_mutex);
@@ -14,8 +15,8 @@ Result<LoadedLibrary> LoadLibrary(const std::string& path, const std::vector<std
   void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* why = dlerror();
-    std::string message = "cannot load the compiled library " + path + ": " +
-                          (why ? why : "unknown dlopen error");
+    std::string message =
+        "cannot load the compiled library " + path + ": " + (why ? why : "unknown dlopen error");
     if (message.find("undefined symbol") != std::string::npos) {
       message +=
           "\nHow to fix: the kernel uses a symbol that no linked library defines; add the "
@@ -34,8 +35,8 @@ Result<LoadedLibrary> LoadLibrary(const std::string& path, const std::vector<std
     dlerror();
     void* address = ::dlsym(handle, name.c_str());
     if (address == nullptr) {
-      return MakeError(ErrorKind::kLoad, "the compiled library " + path +
-                                             " has no symbol '" + name +
+      return MakeError(ErrorKind::kLoad, "the compiled library " + path + " has no symbol '" +
+                                             name +
                                              "'; the cache entry is inconsistent. Clear it with "
                                              "jaxcc.clear_cache() and load again.");
     }

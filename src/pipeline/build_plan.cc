@@ -17,8 +17,7 @@ void Append(std::vector<std::string>& to, const std::vector<std::string>& from) 
 
 }  // namespace
 
-BuildPlan MakeBuildPlan(const LoadRequest& request,
-                        const std::vector<argspec::FunctionSpec>& specs,
+BuildPlan MakeBuildPlan(const LoadRequest& request, const std::vector<argspec::FunctionSpec>& specs,
                         const toolchain::HostCompiler& compiler) {
   BuildPlan plan;
   // User code: jaxcc's headers as a system directory (not tracked per file: they are in the
@@ -30,8 +29,8 @@ BuildPlan MakeBuildPlan(const LoadRequest& request,
   Append(plan.user_flags, request.extra_cflags);
 
   plan.wrapper_flags = CommonFlags(request);
-  Append(plan.wrapper_flags, {"-DNDEBUG", "-isystem", request.ffi_include_dir, "-isystem",
-                              request.jaxcc_include_dir});
+  Append(plan.wrapper_flags,
+         {"-DNDEBUG", "-isystem", request.ffi_include_dir, "-isystem", request.jaxcc_include_dir});
 
   for (size_t i = 0; i < request.sources.size(); ++i) {
     std::vector<argspec::FunctionSpec> declared_here;
@@ -39,9 +38,9 @@ BuildPlan MakeBuildPlan(const LoadRequest& request,
       if (spec.source_index == static_cast<int>(i)) declared_here.push_back(spec);
     }
     std::string file = "kernel_" + std::to_string(i) + ".cc";
-    plan.files.emplace_back(file, codegen::GenerateKernelUnit(request.sources[i].label,
-                                                              request.sources[i].text,
-                                                              declared_here));
+    plan.files.emplace_back(
+        file, codegen::GenerateKernelUnit(request.sources[i].label, request.sources[i].text,
+                                          declared_here));
     build::CompileStep step{file, "kernel_" + std::to_string(i) + ".o", compiler.command};
     Append(step.command, plan.user_flags);
     plan.graph.compiles.push_back(std::move(step));

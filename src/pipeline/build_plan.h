@@ -18,8 +18,7 @@ struct BuildPlan {
   std::vector<std::string> wrapper_flags;  ///< flags of the FFI wrapper translation unit
 };
 
-BuildPlan MakeBuildPlan(const LoadRequest& request,
-                        const std::vector<argspec::FunctionSpec>& specs,
+BuildPlan MakeBuildPlan(const LoadRequest& request, const std::vector<argspec::FunctionSpec>& specs,
                         const toolchain::HostCompiler& compiler);
 
 }  // namespace jaxcc::pipeline

@@ -8,11 +8,11 @@
 #include <ctime>
 
 #include "argspec/arg_spec.h"
+#include "build/builder.h"
 #include "cache/cache_dir.h"
 #include "cache/cache_key.h"
 #include "cache/file_lock.h"
 #include "cache/header_digest.h"
-#include "build/builder.h"
 #include "codegen/ffi_wrapper.h"
 #include "loader/library.h"
 #include "pipeline/build_plan.h"
@@ -78,9 +78,12 @@ Result<LoadedModule> LoadEntry(const cache::Entry& entry, std::vector<FunctionSp
 
 const char* MissName(cache::LookupMiss miss) {
   switch (miss) {
-    case cache::LookupMiss::kAbsent: return "absent";
-    case cache::LookupMiss::kDamaged: return "damaged";
-    case cache::LookupMiss::kStaleDependency: return "stale-dependency";
+    case cache::LookupMiss::kAbsent:
+      return "absent";
+    case cache::LookupMiss::kDamaged:
+      return "damaged";
+    case cache::LookupMiss::kStaleDependency:
+      return "stale-dependency";
   }
   return "absent";
 }
@@ -137,7 +140,8 @@ Result<LoadedModule> LoadModule(const LoadRequest& request) {
   key_inputs.jaxcc_version = JAXCC_VERSION;
   key_inputs.platform = request.platform;
   key_inputs.module_name = request.name;
-  for (const auto& source : request.sources) key_inputs.sources.emplace_back(source.label, source.text);
+  for (const auto& source : request.sources)
+    key_inputs.sources.emplace_back(source.label, source.text);
   key_inputs.specs = CanonicalSpecs(*specs);
   key_inputs.compile_flags = plan.user_flags;
   key_inputs.compile_flags.insert(key_inputs.compile_flags.end(), plan.wrapper_flags.begin(),

@@ -22,7 +22,8 @@ Result<std::string> FindNinja(const std::vector<std::string>& extra_dirs) {
   if (!found.empty()) return found;
   tried += "  x ninja on PATH: not found\n";
   return MakeError(ErrorKind::kToolchain,
-                   "ninja is needed to build kernels but was not found. Tried, in order:\n" + tried +
+                   "ninja is needed to build kernels but was not found. Tried, in order:\n" +
+                       tried +
                        "How to fix: pip install ninja (or apt-get install ninja-build), or set "
                        "JAXCC_NINJA to its path.");
 }

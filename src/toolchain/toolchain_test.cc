@@ -17,11 +17,17 @@ class EnvGuard {
     const char* old = std::getenv(name);
     had_ = old != nullptr;
     if (had_) old_ = old;
-    if (value) ::setenv(name, value, 1); else ::unsetenv(name);
+    if (value)
+      ::setenv(name, value, 1);
+    else
+      ::unsetenv(name);
     ResetHostCompilerMemo();
   }
   ~EnvGuard() {
-    if (had_) ::setenv(name_, old_.c_str(), 1); else ::unsetenv(name_);
+    if (had_)
+      ::setenv(name_, old_.c_str(), 1);
+    else
+      ::unsetenv(name_);
     ResetHostCompilerMemo();
   }
 

@@ -34,7 +34,7 @@ inline Error MakeError(ErrorKind kind, std::string message, std::string log_path
 template <class T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : state_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : state_(std::move(value)) {}      // NOLINT(google-explicit-constructor)
   Result(Error error) : state_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const { return std::holds_alternative<T>(state_); }
@@ -62,8 +62,8 @@ inline Status OkStatus() { return Ok{}; }
 }  // namespace jaxcc
 
 /// Propagates the error of a Result-returning expression to the caller.
-#define JAXCC_RETURN_IF_ERROR(expr)                 \
-  do {                                              \
-    auto jaxcc_status_ = (expr);                    \
+#define JAXCC_RETURN_IF_ERROR(expr)                        \
+  do {                                                     \
+    auto jaxcc_status_ = (expr);                           \
     if (!jaxcc_status_.ok()) return jaxcc_status_.error(); \
   } while (false)

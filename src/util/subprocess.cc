@@ -57,8 +57,8 @@ Result<ProcessResult> RunProcess(const std::vector<std::string>& argv,
   if (argv.empty()) return MakeError(ErrorKind::kIo, "internal: empty command line");
   std::string program = FindExecutable(argv[0]);
   if (program.empty()) {
-    return MakeError(ErrorKind::kIo, "cannot run '" + argv[0] +
-                                         "': not found or not executable (searched PATH)");
+    return MakeError(ErrorKind::kIo,
+                     "cannot run '" + argv[0] + "': not found or not executable (searched PATH)");
   }
 
   int pipe_fds[2];
@@ -97,8 +97,8 @@ Result<ProcessResult> RunProcess(const std::vector<std::string>& argv,
   }
 
   ProcessResult result;
-  auto deadline = std::chrono::steady_clock::now() +
-                  std::chrono::duration<double>(options.timeout_seconds);
+  auto deadline =
+      std::chrono::steady_clock::now() + std::chrono::duration<double>(options.timeout_seconds);
   char buffer[8192];
   bool open = true;
   while (open) {
@@ -109,7 +109,9 @@ Result<ProcessResult> RunProcess(const std::vector<std::string>& argv,
       ::kill(-pid, SIGKILL);
       break;
     }
-    struct pollfd pfd {pipe_fds[0], POLLIN, 0};
+    struct pollfd pfd {
+      pipe_fds[0], POLLIN, 0
+    };
     int ready = ::poll(&pfd, 1, static_cast<int>(std::min<int64_t>(remaining.count(), 200)));
     if (ready < 0 && errno == EINTR) continue;
     if (ready <= 0) continue;

@@ -11,9 +11,9 @@
 namespace jaxcc {
 
 struct ProcessResult {
-  int exit_code = -1;   ///< exit status, or 128 + signal number when killed by a signal
+  int exit_code = -1;  ///< exit status, or 128 + signal number when killed by a signal
   bool timed_out = false;
-  std::string output;   ///< stdout and stderr interleaved as the child wrote them
+  std::string output;  ///< stdout and stderr interleaved as the child wrote them
 };
 
 struct ProcessOptions {

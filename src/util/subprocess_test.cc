@@ -30,8 +30,7 @@ TEST(RunProcess, KillsTheWholeGroupOnTimeout) {
   options.timeout_seconds = 0.5;
   auto start = std::chrono::steady_clock::now();
   auto result = RunProcess({"sh", "-c", "sleep 30 & sleep 30"}, options);
-  double elapsed =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   ASSERT_TRUE(result.ok());
   EXPECT_TRUE(result->timed_out);
   EXPECT_LT(elapsed, 5.0);
