@@ -250,3 +250,16 @@ def test_cli_prints_and_clears_the_cache(fresh_cache, unique_name):
     )
     assert cleared.returncode == 0, cleared.stderr
     assert cleared.stdout.startswith("removed 1 entries")
+
+
+def test_an_explicit_spec_that_disagrees_with_the_signature_fails_before_compiling(
+    unique_name, monkeypatch
+):
+    src = "void scale(const jaxcc::Tensor x, jaxcc::Tensor out,\n           float factor) {}\n"
+    monkeypatch.setenv("CXX", "/nonexistent/compiler")  # proves nothing was compiled
+    with pytest.raises(jaxcc.SignatureError) as info:
+        jaxcc.load_cpp_inline(unique_name, src, {"scale": ["arg", "ret", "attr.factor:float64"]})
+    message = str(info.value)
+    assert f"<{unique_name}>:2:" in message and "float64" in message and "^" in message, message
+    with pytest.raises(jaxcc.SignatureError, match="3 parameters|parameters"):
+        jaxcc.load_cpp_inline(unique_name, src, {"scale": ["arg", "ret"]})
