@@ -263,3 +263,24 @@ def test_an_explicit_spec_that_disagrees_with_the_signature_fails_before_compili
     assert f"<{unique_name}>:2:" in message and "float64" in message and "^" in message, message
     with pytest.raises(jaxcc.SignatureError, match="3 parameters|parameters"):
         jaxcc.load_cpp_inline(unique_name, src, {"scale": ["arg", "ret"]})
+
+
+def test_a_warm_load_in_a_new_process_starts_no_subprocess(fresh_cache, tmp_path, unique_name):
+    log = tmp_path / "spawned.log"
+    for tool, real in (("cxx", "g++"), ("ninja", "ninja")):
+        wrapper = tmp_path / f"logging-{tool}"
+        wrapper.write_text(f'#!/bin/sh\necho "{tool} $*" >> "{log}"\nexec {real} "$@"\n')
+        wrapper.chmod(0o755)
+    env = {"CXX": str(tmp_path / "logging-cxx"), "JAXCC_NINJA": str(tmp_path / "logging-ninja")}
+    code = (
+        "import jaxcc, jax.numpy as jnp\n"
+        f"m = jaxcc.load_cpp_inline({unique_name!r}, {add_source(3)!r}, ['add'])\n"
+        "print(m.cache_hit, float(m.add(jnp.ones(1), jnp.ones(1))[0]))\n"
+    )
+    cold = run_python(code, env=env)
+    assert cold.stdout.split() == ["False", "5.0"], cold.stderr
+    spawned_cold = log.read_text()
+    assert "cxx --version" in spawned_cold and "ninja -C" in spawned_cold
+    warm = run_python(code, env=env)
+    assert warm.stdout.split() == ["True", "5.0"], warm.stderr
+    assert log.read_text() == spawned_cold, "the warm load started a subprocess"
