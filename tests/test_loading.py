@@ -284,3 +284,18 @@ def test_a_warm_load_in_a_new_process_starts_no_subprocess(fresh_cache, tmp_path
     warm = run_python(code, env=env)
     assert warm.stdout.split() == ["True", "5.0"], warm.stderr
     assert log.read_text() == spawned_cold, "the warm load started a subprocess"
+
+
+def test_a_cache_directory_others_can_write_is_refused(tmp_path, unique_name):
+    shared = tmp_path / "shared-cache"
+    shared.mkdir()
+    shared.chmod(0o777)
+    previous = jaxcc.get_cache_dir()
+    jaxcc.set_cache_dir(shared)
+    try:
+        with pytest.raises(jaxcc.CacheError, match="chmod go-w"):
+            jaxcc.load_cpp_inline(unique_name, add_source(), ["add"])
+        shared.chmod(0o700)
+        assert jaxcc.load_cpp_inline(unique_name, add_source(), ["add"]).function_names == ["add"]
+    finally:
+        jaxcc.set_cache_dir(previous)

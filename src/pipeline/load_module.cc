@@ -100,6 +100,30 @@ std::string KeepFailedBuild(const cache::CacheDir& cache, const std::string& bui
   return target;
 }
 
+// A cache directory that someone else owns or can write to could hand this process a library to
+// run; refuse it rather than trust it. A missing root is fine: it is created with mode 0700.
+Status CheckCacheRootIsPrivate(const std::string& root) {
+  FileInfo info = StatPath(root);
+  if (!info.exists) return OkStatus();
+  if (info.owner != ::geteuid()) {
+    return MakeError(ErrorKind::kCache,
+                     "refusing to use the cache directory " + root + ": it belongs to uid " +
+                         std::to_string(info.owner) + ", not to this user (uid " +
+                         std::to_string(::geteuid()) +
+                         "). Libraries from it would run in this process. Use a directory of your "
+                         "own: jaxcc.set_cache_dir(...) or JAXCC_CACHE_DIR.");
+  }
+  if ((info.mode & 022) != 0) {
+    char mode[8];
+    std::snprintf(mode, sizeof(mode), "%04o", static_cast<unsigned>(info.mode & 07777));
+    return MakeError(ErrorKind::kCache,
+                     "refusing to use the cache directory " + root + ": its mode " + mode +
+                         " lets other users write to it, so they could plant a library this "
+                         "process would load. Fix it with: chmod go-w " + root);
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 Status ValidateModuleName(const std::string& name, const char* what) {
@@ -126,6 +150,7 @@ Result<LoadedModule> LoadModule(const LoadRequest& request) {
   auto specs = signature::ResolveSpecs(request.sources, request.functions);
   if (!specs.ok()) return specs.error();
 
+  JAXCC_RETURN_IF_ERROR(CheckCacheRootIsPrivate(request.cache_dir));
   cache::CacheDir cache(request.cache_dir);
   std::string memo_dir = JoinPath(request.cache_dir, ".memo");
   auto compiler = toolchain::FindHostCompiler(JoinPath(memo_dir, "toolchain.json"));
