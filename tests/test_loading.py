@@ -86,6 +86,7 @@ def test_compile_error_points_at_the_users_line(unique_name):
         jaxcc.load_cpp_inline(unique_name, src, ["broken"])
     message = str(info.value)
     assert re.search(rf"<{unique_name}>:4:\d+: error: .*undeclared_thing", message), message
+    assert "    4 |     undeclared_thing(1);\n      |     ^" in message, message
     assert info.value.log_path and os.path.exists(info.value.log_path)
     assert "undeclared_thing" in open(info.value.log_path).read()
 

@@ -16,6 +16,7 @@
 #include "codegen/ffi_wrapper.h"
 #include "loader/library.h"
 #include "pipeline/build_plan.h"
+#include "pipeline/source_excerpt.h"
 #include "toolchain/host_compiler.h"
 #include "toolchain/ninja.h"
 #include "util/fs.h"
@@ -226,6 +227,9 @@ Result<LoadedModule> LoadModule(const LoadRequest& request) {
   auto outcome = build::RunBuild(build_request);
   if (!outcome.ok()) {
     Error error = outcome.error();
+    if (error.kind == ErrorKind::kCompile) {
+      error.message = AddSourceExcerpt(error.message, request.sources);
+    }
     if (private_build_dir) {
       std::string kept = KeepFailedBuild(cache, build_dir, request.name, key);
       if (!error.log_path.empty()) error.log_path = JoinPath(kept, "build.log");
