@@ -2,18 +2,12 @@
 
 #include <algorithm>
 #include <cctype>
-#include <sstream>
 #include <vector>
+
+#include "util/text.h"
 
 namespace jaxcc::build {
 namespace {
-
-std::vector<std::string> SplitLines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
 
 // "path:12:5: error: ..." or "path:12: error: ..." (nvcc omits the column sometimes).
 bool IsLocatedDiagnostic(const std::string& line, const char* severity) {

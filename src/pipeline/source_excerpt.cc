@@ -1,16 +1,9 @@
 #include "pipeline/source_excerpt.h"
 
-#include <sstream>
+#include "util/text.h"
 
 namespace jaxcc::pipeline {
 namespace {
-
-std::vector<std::string> SplitLines(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
 
 bool ParseNumber(const std::string& text, size_t& pos, long& out) {
   size_t start = pos;
