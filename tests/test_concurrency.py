@@ -89,3 +89,28 @@ def test_a_build_killed_with_sigkill_leaves_nothing_that_blocks_the_next_load(
     for entry in fresh_cache.iterdir():
         if not entry.name.startswith("."):
             assert (entry / "manifest.json").exists(), entry
+
+
+def test_threads_of_one_process_share_one_build(fresh_cache, unique_name):
+    import threading
+
+    import jax.numpy as jnp
+    import jaxcc
+
+    source = f"#define SALT 2.0f\n// {unique_name}\n" + TRIPLE
+    results, errors = [], []
+
+    def load():
+        try:
+            module = jaxcc.load_cpp_inline(unique_name, source, ["triple"])
+            results.append((module.cache_hit, float(module.triple(jnp.ones(1))[0])))
+        except Exception as e:  # collected: an exception in a thread would otherwise be lost
+            errors.append(e)
+
+    threads = [threading.Thread(target=load) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    assert sorted(results) == [(False, 5.0), (True, 5.0), (True, 5.0), (True, 5.0)]
