@@ -1,0 +1,92 @@
+#include "toolchain/nvcc.h"
+
+#include <cstdlib>
+#include <mutex>
+#include <optional>
+
+#include "toolchain/version_memo.h"
+#include "util/fs.h"
+#include "util/subprocess.h"
+
+namespace jaxcc::toolchain {
+namespace {
+
+std::mutex g_mutex;
+std::optional<Nvcc> g_memo;
+std::string g_memo_env;
+
+std::string Env(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? value : "";
+}
+
+// The line of `nvcc --version` that names the release, e.g.
+// "Cuda compilation tools, release 13.0, V13.0.48".
+Result<std::string> ReadRelease(const std::string& path, const std::string& memo_path) {
+  std::string identity = ExecutableIdentity(path);
+  if (auto known = LookupVersion(memo_path, identity)) return *known;
+  ProcessOptions options;
+  options.timeout_seconds = 30;
+  auto run = RunProcess({path, "--version"}, options);
+  if (!run.ok()) return run.error();
+  if (run->exit_code != 0) {
+    return MakeError(ErrorKind::kToolchain,
+                     "`" + path + " --version` exited with " + std::to_string(run->exit_code));
+  }
+  size_t at = run->output.find("release ");
+  if (at == std::string::npos) {
+    return MakeError(ErrorKind::kToolchain, "`" + path + " --version` printed no release line");
+  }
+  size_t start = run->output.rfind('\n', at);
+  start = start == std::string::npos ? 0 : start + 1;
+  std::string line = run->output.substr(start, run->output.find('\n', at) - start);
+  RememberVersion(memo_path, identity, line);
+  return line;
+}
+
+}  // namespace
+
+void ResetNvccMemo() {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_memo.reset();
+}
+
+Result<Nvcc> FindNvcc(const std::vector<std::string>& wheel_dirs, const std::string& memo_path) {
+  std::string env_key =
+      Env("JAXCC_NVCC") + '\n' + Env("CUDA_HOME") + '\n' + Env("CUDA_PATH") + '\n' + Env("PATH");
+  for (const std::string& dir : wheel_dirs) env_key += '\n' + dir;
+  std::lock_guard<std::mutex> lock(g_mutex);
+  if (g_memo && g_memo_env == env_key) return *g_memo;
+
+  std::vector<std::pair<std::string, std::string>> candidates;  // (label, path)
+  if (!Env("JAXCC_NVCC").empty()) candidates.emplace_back("$JAXCC_NVCC", Env("JAXCC_NVCC"));
+  for (const char* var : {"CUDA_HOME", "CUDA_PATH"}) {
+    if (!Env(var).empty()) candidates.emplace_back(std::string("$") + var, Env(var) + "/bin/nvcc");
+  }
+  candidates.emplace_back("nvcc on PATH", FindExecutable("nvcc"));
+  for (const std::string& dir : wheel_dirs) candidates.emplace_back("pip wheel", dir + "/nvcc");
+
+  std::string tried;
+  for (const auto& [label, path] : candidates) {
+    if (path.empty() || FindExecutable(path).empty()) {
+      tried += "  x " + label + (path.empty() ? "" : " (" + path + ")") + ": not found\n";
+      continue;
+    }
+    auto release = ReadRelease(path, memo_path);
+    if (!release.ok()) {
+      tried += "  x " + label + " (" + path + "): " + release.error().message + "\n";
+      continue;
+    }
+    std::string absolute = AbsolutePath(path);
+    g_memo = Nvcc{absolute, *release, DirName(DirName(absolute))};
+    g_memo_env = env_key;
+    return *g_memo;
+  }
+  return MakeError(ErrorKind::kToolchain,
+                   "nvcc (the CUDA compiler) was not found. Tried, in order:\n" + tried +
+                       "How to fix: install the CUDA toolkit and set CUDA_HOME (or put nvcc on "
+                       "PATH), pip install jax[cuda13] (it ships nvcc), or point JAXCC_NVCC at "
+                       "an nvcc binary.");
+}
+
+}  // namespace jaxcc::toolchain

@@ -1,0 +1,104 @@
+#include "toolchain/nvcc.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include <fstream>
+
+namespace jaxcc::toolchain {
+namespace {
+
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    const char* old = std::getenv(name);
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    if (value)
+      ::setenv(name, value, 1);
+    else
+      ::unsetenv(name);
+    ResetNvccMemo();
+  }
+  ~ScopedEnv() {
+    if (had_)
+      ::setenv(name_, old_.c_str(), 1);
+    else
+      ::unsetenv(name_);
+    ResetNvccMemo();
+  }
+
+ private:
+  const char* name_;
+  bool had_ = false;
+  std::string old_;
+};
+
+std::string FakeCudaHome(const std::string& release) {
+  char pattern[] = "/tmp/jaxcc-nvcc-XXXXXX";
+  std::string home = ::mkdtemp(pattern);
+  ::mkdir((home + "/bin").c_str(), 0755);
+  std::string nvcc = home + "/bin/nvcc";
+  std::ofstream(nvcc) << "#!/bin/sh\necho 'nvcc: NVIDIA (R) Cuda compiler driver'\n"
+                      << "echo 'Cuda compilation tools, release " << release << ", V" << release
+                      << ".1'\n";
+  ::chmod(nvcc.c_str(), 0755);
+  return home;
+}
+
+TEST(FindNvcc, JaxccNvccWinsOverCudaHome) {
+  std::string preferred = FakeCudaHome("13.0");
+  std::string other = FakeCudaHome("12.4");
+  std::string path = preferred + "/bin/nvcc";
+  ScopedEnv nvcc("JAXCC_NVCC", path.c_str());
+  ScopedEnv home("CUDA_HOME", other.c_str());
+  auto found = FindNvcc({}, "");
+  ASSERT_TRUE(found.ok()) << found.error().message;
+  EXPECT_EQ(found->path, path);
+  EXPECT_EQ(found->version, "Cuda compilation tools, release 13.0, V13.0.1");
+  EXPECT_EQ(found->cuda_home, preferred);
+}
+
+TEST(FindNvcc, CudaHomeThenWheelDirs) {
+  std::string home = FakeCudaHome("12.8");
+  ScopedEnv nvcc("JAXCC_NVCC", nullptr);
+  ScopedEnv path("PATH", "/nonexistent");
+  {
+    ScopedEnv cuda_home("CUDA_HOME", home.c_str());
+    auto found = FindNvcc({}, "");
+    ASSERT_TRUE(found.ok()) << found.error().message;
+    EXPECT_EQ(found->cuda_home, home);
+  }
+  ScopedEnv cuda_home("CUDA_HOME", nullptr);
+  ScopedEnv cuda_path("CUDA_PATH", nullptr);
+  auto from_wheel = FindNvcc({home + "/bin"}, "");
+  ASSERT_TRUE(from_wheel.ok()) << from_wheel.error().message;
+  EXPECT_EQ(from_wheel->path, home + "/bin/nvcc");
+}
+
+TEST(FindNvcc, NothingFoundListsCandidatesInOrder) {
+  ScopedEnv nvcc("JAXCC_NVCC", "/nonexistent/nvcc");
+  ScopedEnv home("CUDA_HOME", "/no-cuda");
+  ScopedEnv cuda_path("CUDA_PATH", nullptr);
+  ScopedEnv path("PATH", "/nonexistent");
+  auto found = FindNvcc({"/no-wheel/bin"}, "");
+  ASSERT_FALSE(found.ok());
+  const std::string& m = found.error().message;
+  EXPECT_EQ(found.error().kind, ErrorKind::kToolchain);
+  size_t a = m.find("$JAXCC_NVCC"), b = m.find("$CUDA_HOME"), c = m.find("nvcc on PATH"),
+         d = m.find("pip wheel");
+  ASSERT_NE(d, std::string::npos) << m;
+  EXPECT_TRUE(a < b && b < c && c < d) << m;
+  EXPECT_NE(m.find("How to fix"), std::string::npos);
+}
+
+TEST(FindNvcc, RealNvccWhenInstalled) {
+  ScopedEnv nvcc("JAXCC_NVCC", nullptr);
+  auto found = FindNvcc({"/usr/local/cuda/bin"}, "");
+  if (!found.ok()) GTEST_SKIP() << "no nvcc on this machine";
+  EXPECT_NE(found->version.find("release"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace jaxcc::toolchain
