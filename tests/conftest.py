@@ -7,8 +7,9 @@ import subprocess
 import sys
 import uuid
 
-import jaxcc
 import pytest
+
+import jaxcc
 
 
 @pytest.fixture(scope="session", autouse=True)

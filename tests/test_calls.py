@@ -2,10 +2,11 @@
 
 import jax
 import jax.numpy as jnp
-import jaxcc
 import ml_dtypes
 import numpy as np
 import pytest
+
+import jaxcc
 
 ATTR_TYPES = {
     "bool": ("bool", True, 1.0),

@@ -95,6 +95,7 @@ def test_threads_of_one_process_share_one_build(fresh_cache, unique_name):
     import threading
 
     import jax.numpy as jnp
+
     import jaxcc
 
     source = f"#define SALT 2.0f\n// {unique_name}\n" + TRIPLE

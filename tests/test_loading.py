@@ -7,10 +7,11 @@ import re
 
 import jax
 import jax.numpy as jnp
-import jaxcc
 import numpy as np
 import pytest
 from conftest import run_python
+
+import jaxcc
 
 ADD = r"""
 void add(const jaxcc::Tensor a, const jaxcc::Tensor b, jaxcc::Tensor out) {

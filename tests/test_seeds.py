@@ -4,8 +4,9 @@ import os
 
 import jax
 import jax.numpy as jnp
-import jaxcc as brainevent
 import numpy as np
+
+import jaxcc as brainevent
 
 CPP_SRC = r"""
 #include "brainevent/common.h"

@@ -7,7 +7,7 @@ y = jax.jit(mod.add_one)(x)
 
 from . import _core
 from ._cache_dir import clear_cache, get_cache_dir, set_cache_dir
-from ._loading import include_dir, load_cpp_file, load_cpp_inline
+from ._loading import include_dir, load_cpp_dir, load_cpp_file, load_cpp_inline
 from ._module import CompiledModule, KernelFunction
 from ._registry import registered_targets as list_registered_targets
 from .errors import (
@@ -41,6 +41,7 @@ __all__ = [
     "get_cache_dir",
     "include_dir",
     "list_registered_targets",
+    "load_cpp_dir",
     "load_cpp_file",
     "load_cpp_inline",
     "set_cache_dir",

@@ -282,3 +282,35 @@ def load_cpp_file(filepath, functions=None, *, name: str | None = None, **kwargs
         where="load_cpp_file",
         **kwargs,
     )
+
+
+def load_cpp_dir(
+    directory, functions=None, *, name: str | None = None, file_patterns=None, **kwargs
+) -> CompiledModule:
+    """Compile every C++ file of a directory, each as its own translation unit (compiled in
+    parallel; with `build_directory=` a rebuild recompiles only the files that changed).
+
+    `file_patterns` defaults to ["*.cc", "*.cpp", "*.cxx"] (not recursive). `name` defaults to the
+    directory's name; annotations are collected across all files; the directory is on the include
+    path and diagnostics name each file by its real path.
+    """
+    import glob
+
+    root = os.path.abspath(os.fspath(directory))
+    if not os.path.isdir(root):
+        raise SpecError(f"load_cpp_dir: {root} is not a directory")
+    patterns = list(file_patterns) if file_patterns else ["*.cc", "*.cpp", "*.cxx"]
+    paths = sorted({p for pattern in patterns for p in glob.glob(os.path.join(root, pattern))})
+    paths = [p for p in paths if os.path.isfile(p)]
+    if not paths:
+        raise SpecError(
+            f"load_cpp_dir: no file in {root} matches {patterns}; pass file_patterns=[...]"
+        )
+    return load_module(
+        name=name or _module_name_from_path(root),
+        sources=[(p, _read_source(p)) for p in paths],
+        functions=functions,
+        source_dirs=(root,),
+        where="load_cpp_dir",
+        **kwargs,
+    )
