@@ -20,8 +20,9 @@ import time
 
 import jax
 import jax.numpy as jnp
-import jaxcc
 import numpy as np
+
+import jaxcc
 
 SEED_SRC = r"""
 #include "brainevent/common.h"

@@ -7,8 +7,9 @@ import time
 
 import jax
 import jax.numpy as jnp
-import jaxcc
 import numpy as np
+
+import jaxcc
 
 SOURCE = r"""
 #include "brainevent/common.h"
