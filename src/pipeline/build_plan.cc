@@ -15,10 +15,11 @@ void Append(std::vector<std::string>& to, const std::vector<std::string>& from) 
   to.insert(to.end(), from.begin(), from.end());
 }
 
+std::string KernelFile(size_t index) { return "kernel_" + std::to_string(index) + ".cc"; }
+
 }  // namespace
 
-BuildPlan MakeBuildPlan(const LoadRequest& request, const std::vector<argspec::FunctionSpec>& specs,
-                        const toolchain::HostCompiler& compiler) {
+BuildPlan MakeBuildPlan(const LoadRequest& request, const toolchain::HostCompiler& compiler) {
   BuildPlan plan;
   // User code: jaxcc's headers as a system directory (not tracked per file: they are in the
   // header digest), the user's own directories as -I so depfiles record them.
@@ -33,23 +34,11 @@ BuildPlan MakeBuildPlan(const LoadRequest& request, const std::vector<argspec::F
          {"-DNDEBUG", "-isystem", request.ffi_include_dir, "-isystem", request.jaxcc_include_dir});
 
   for (size_t i = 0; i < request.sources.size(); ++i) {
-    std::vector<argspec::FunctionSpec> declared_here;
-    for (const auto& spec : specs) {
-      if (spec.source_index == static_cast<int>(i)) declared_here.push_back(spec);
-    }
-    std::string file = "kernel_" + std::to_string(i) + ".cc";
-    plan.files.emplace_back(
-        file, codegen::GenerateKernelUnit(request.sources[i].label, request.sources[i].text,
-                                          declared_here));
-    build::CompileStep step{file, "kernel_" + std::to_string(i) + ".o", compiler.command};
+    build::CompileStep step{KernelFile(i), "kernel_" + std::to_string(i) + ".o", compiler.command};
     Append(step.command, plan.user_flags);
     plan.graph.compiles.push_back(std::move(step));
   }
 
-  codegen::WrapperOptions options;
-  options.module_name = request.name;
-  options.platform = request.platform;
-  plan.files.emplace_back("ffi_wrapper.cc", codegen::GenerateFfiWrapper(specs, options));
   build::CompileStep wrapper{"ffi_wrapper.cc", "ffi_wrapper.o", compiler.command};
   Append(wrapper.command, plan.wrapper_flags);
   plan.graph.compiles.push_back(std::move(wrapper));
@@ -60,6 +49,25 @@ BuildPlan MakeBuildPlan(const LoadRequest& request, const std::vector<argspec::F
   plan.graph.link_flags = request.extra_ldflags;
   plan.graph.output = request.name + ".so";
   return plan;
+}
+
+std::vector<std::pair<std::string, std::string>> GenerateSources(
+    const LoadRequest& request, const std::vector<argspec::FunctionSpec>& specs) {
+  std::vector<std::pair<std::string, std::string>> files;
+  for (size_t i = 0; i < request.sources.size(); ++i) {
+    std::vector<argspec::FunctionSpec> declared_here;
+    for (const auto& spec : specs) {
+      if (spec.source_index == static_cast<int>(i)) declared_here.push_back(spec);
+    }
+    files.emplace_back(KernelFile(i),
+                       codegen::GenerateKernelUnit(request.sources[i].label,
+                                                   request.sources[i].text, declared_here));
+  }
+  codegen::WrapperOptions options;
+  options.module_name = request.name;
+  options.platform = request.platform;
+  files.emplace_back("ffi_wrapper.cc", codegen::GenerateFfiWrapper(specs, options));
+  return files;
 }
 
 }  // namespace jaxcc::pipeline

@@ -1,4 +1,5 @@
-// Turns a request and resolved specs into generated files and a ninja build graph.
+// Turns a request into compile flags and a ninja build graph, and resolved specs into the
+// generated translation units.
 #pragma once
 
 #include <string>
@@ -12,13 +13,17 @@
 namespace jaxcc::pipeline {
 
 struct BuildPlan {
-  std::vector<std::pair<std::string, std::string>> files;  ///< generated sources
   build::BuildGraph graph;
   std::vector<std::string> user_flags;     ///< flags of the user's translation units
   std::vector<std::string> wrapper_flags;  ///< flags of the FFI wrapper translation unit
 };
 
-BuildPlan MakeBuildPlan(const LoadRequest& request, const std::vector<argspec::FunctionSpec>& specs,
-                        const toolchain::HostCompiler& compiler);
+/// Flags and the build graph: everything the cache key needs, and cheap (no code generation).
+BuildPlan MakeBuildPlan(const LoadRequest& request, const toolchain::HostCompiler& compiler);
+
+/// The generated translation units (file name, text), one per source plus the FFI wrapper, named
+/// as MakeBuildPlan's graph expects. Only needed on a cache miss.
+std::vector<std::pair<std::string, std::string>> GenerateSources(
+    const LoadRequest& request, const std::vector<argspec::FunctionSpec>& specs);
 
 }  // namespace jaxcc::pipeline

@@ -161,7 +161,7 @@ Result<LoadedModule> LoadModule(const LoadRequest& request) {
       JoinPath(memo_dir, "headers.json"));
   if (!header_digest.ok()) return header_digest.error();
 
-  BuildPlan plan = MakeBuildPlan(request, *specs, *compiler);
+  BuildPlan plan = MakeBuildPlan(request, *compiler);
   cache::KeyInputs key_inputs;
   key_inputs.jaxcc_version = JAXCC_VERSION;
   key_inputs.platform = request.platform;
@@ -217,7 +217,7 @@ Result<LoadedModule> LoadModule(const LoadRequest& request) {
 
   build::BuildRequest build_request;
   build_request.build_dir = build_dir;
-  build_request.files = plan.files;
+  build_request.files = GenerateSources(request, *specs);
   build_request.graph = plan.graph;
   build_request.ninja = *ninja;
   build_request.workers = request.ninja_workers;

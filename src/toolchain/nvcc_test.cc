@@ -6,34 +6,10 @@
 
 #include <fstream>
 
+#include "toolchain/scoped_env_for_test.h"
+
 namespace jaxcc::toolchain {
 namespace {
-
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    const char* old = std::getenv(name);
-    had_ = old != nullptr;
-    if (had_) old_ = old;
-    if (value)
-      ::setenv(name, value, 1);
-    else
-      ::unsetenv(name);
-    ResetNvccMemo();
-  }
-  ~ScopedEnv() {
-    if (had_)
-      ::setenv(name_, old_.c_str(), 1);
-    else
-      ::unsetenv(name_);
-    ResetNvccMemo();
-  }
-
- private:
-  const char* name_;
-  bool had_ = false;
-  std::string old_;
-};
 
 std::string FakeCudaHome(const std::string& release) {
   char pattern[] = "/tmp/jaxcc-nvcc-XXXXXX";

@@ -6,36 +6,11 @@
 
 #include "toolchain/host_compiler.h"
 #include "toolchain/ninja.h"
+#include "toolchain/scoped_env_for_test.h"
 #include "toolchain/version_memo.h"
 
 namespace jaxcc::toolchain {
 namespace {
-
-class EnvGuard {
- public:
-  EnvGuard(const char* name, const char* value) : name_(name) {
-    const char* old = std::getenv(name);
-    had_ = old != nullptr;
-    if (had_) old_ = old;
-    if (value)
-      ::setenv(name, value, 1);
-    else
-      ::unsetenv(name);
-    ResetHostCompilerMemo();
-  }
-  ~EnvGuard() {
-    if (had_)
-      ::setenv(name_, old_.c_str(), 1);
-    else
-      ::unsetenv(name_);
-    ResetHostCompilerMemo();
-  }
-
- private:
-  const char* name_;
-  bool had_ = false;
-  std::string old_;
-};
 
 std::string TempDir() {
   char pattern[] = "/tmp/jaxcc-toolchain-XXXXXX";
@@ -61,7 +36,7 @@ TEST(HostCompiler, CxxWinsAndVersionIsMemoisedAcrossProcessesByStat) {
   std::string dir = TempDir();
   std::string fake = WriteFakeCompiler(dir);
   std::string memo = dir + "/memo.json";
-  EnvGuard cxx("CXX", fake.c_str());
+  ScopedEnv cxx("CXX", fake.c_str());
   auto first = FindHostCompiler(memo);
   ASSERT_TRUE(first.ok()) << first.error().message;
   EXPECT_EQ(first->path, fake);
@@ -78,7 +53,7 @@ TEST(HostCompiler, LauncherPrefixIsKept) {
   std::string dir = TempDir();
   std::string fake = WriteFakeCompiler(dir);
   std::string value = "env " + fake;
-  EnvGuard cxx("CXX", value.c_str());
+  ScopedEnv cxx("CXX", value.c_str());
   auto found = FindHostCompiler("");
   ASSERT_TRUE(found.ok());
   ASSERT_EQ(found->command.size(), 2u);
@@ -87,8 +62,8 @@ TEST(HostCompiler, LauncherPrefixIsKept) {
 }
 
 TEST(HostCompiler, NothingFoundListsWhatWasTriedAndTheFix) {
-  EnvGuard cxx("CXX", "/nonexistent/g++");
-  EnvGuard path("PATH", "/nonexistent-dir");
+  ScopedEnv cxx("CXX", "/nonexistent/g++");
+  ScopedEnv path("PATH", "/nonexistent-dir");
   auto found = FindHostCompiler("");
   ASSERT_FALSE(found.ok());
   EXPECT_EQ(found.error().kind, ErrorKind::kToolchain);
@@ -100,13 +75,13 @@ TEST(HostCompiler, NothingFoundListsWhatWasTriedAndTheFix) {
 
 TEST(Ninja, EnvOverrideAndMissingNinjaError) {
   {
-    EnvGuard env("JAXCC_NINJA", "/bin/true");
+    ScopedEnv env("JAXCC_NINJA", "/bin/true");
     auto found = FindNinja({});
     ASSERT_TRUE(found.ok());
     EXPECT_EQ(*found, "/bin/true");
   }
-  EnvGuard env("JAXCC_NINJA", nullptr);
-  EnvGuard path("PATH", "/nonexistent-dir");
+  ScopedEnv env("JAXCC_NINJA", nullptr);
+  ScopedEnv path("PATH", "/nonexistent-dir");
   auto missing = FindNinja({"/also-missing"});
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.error().message.find("pip install ninja"), std::string::npos);

@@ -88,10 +88,10 @@ FileInfo StatPath(const std::string& path) {
   return info;
 }
 
-Result<std::string> ReadFile(const std::string& path) {
+Status ReadFileChunks(const std::string& path,
+                      const std::function<void(std::string_view)>& on_chunk) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return IoError("cannot open", path, errno);
-  std::string contents;
   char buffer[1 << 16];
   while (true) {
     ssize_t n = ::read(fd, buffer, sizeof(buffer));
@@ -102,9 +102,16 @@ Result<std::string> ReadFile(const std::string& path) {
       return IoError("cannot read", path, saved);
     }
     if (n == 0) break;
-    contents.append(buffer, static_cast<size_t>(n));
+    on_chunk(std::string_view(buffer, static_cast<size_t>(n)));
   }
   ::close(fd);
+  return OkStatus();
+}
+
+Result<std::string> ReadFile(const std::string& path) {
+  std::string contents;
+  JAXCC_RETURN_IF_ERROR(
+      ReadFileChunks(path, [&](std::string_view chunk) { contents.append(chunk); }));
   return contents;
 }
 

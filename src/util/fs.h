@@ -4,7 +4,9 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "util/result.h"
@@ -25,6 +27,11 @@ struct FileInfo {
 FileInfo StatPath(const std::string& path);
 
 Result<std::string> ReadFile(const std::string& path);
+
+/// Reads a file in 64 KiB chunks, handing each to `on_chunk` (for hashing without holding the
+/// whole file). Fails with ErrorKind::kIo naming the path.
+Status ReadFileChunks(const std::string& path,
+                      const std::function<void(std::string_view)>& on_chunk);
 
 /// Writes to `<path>.tmp-<pid>-<random>` in the same directory, fsyncs, then rename(2)s over
 /// `path`, so readers see the old file or the new one, never a partial one.

@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "util/fs.h"
+
 namespace jaxcc {
 namespace {
 
@@ -69,24 +71,9 @@ std::string Sha256Hex(std::string_view data) {
 }
 
 Result<std::string> Sha256FileHex(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return MakeError(ErrorKind::kIo, "cannot open " + path + ": " + std::strerror(errno));
-  }
   Sha256Builder builder;
-  char buffer[1 << 16];
-  while (true) {
-    ssize_t n = ::read(fd, buffer, sizeof(buffer));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int saved = errno;
-      ::close(fd);
-      return MakeError(ErrorKind::kIo, "cannot read " + path + ": " + std::strerror(saved));
-    }
-    if (n == 0) break;
-    builder.Update(std::string_view(buffer, static_cast<size_t>(n)));
-  }
-  ::close(fd);
+  JAXCC_RETURN_IF_ERROR(
+      ReadFileChunks(path, [&](std::string_view chunk) { builder.Update(chunk); }));
   return builder.FinishHex();
 }
 
