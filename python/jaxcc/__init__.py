@@ -12,6 +12,7 @@ from ._module import CompiledModule, KernelFunction
 from ._registry import registered_targets as list_registered_targets
 from .errors import (
     CacheError,
+    CacheWarning,
     CallError,
     CompileError,
     JaxccError,
@@ -26,6 +27,7 @@ __version__ = _core.version()
 
 __all__ = [
     "CacheError",
+    "CacheWarning",
     "CallError",
     "CompileError",
     "CompiledModule",

@@ -11,12 +11,13 @@ import logging
 import os
 import sys
 import threading
+import warnings
 
 from . import _core, _registry
 from ._cache_dir import get_cache_dir
 from ._module import CompiledModule
 from ._progress import BuildProgress
-from .errors import SpecError
+from .errors import CacheWarning, SpecError
 
 logger = logging.getLogger("jaxcc")
 
@@ -181,12 +182,19 @@ def load_module(
             loaded["build_seconds"],
             loaded["library_path"],
         )
+        if loaded["evicted_entries"]:
+            logger.info(
+                "cache size cap: evicted %d least recently used entries", loaded["evicted_entries"]
+            )
         if verbose and loaded["build_log"]:
             sys.stderr.write(
                 loaded["build_log"]
                 if loaded["build_log"].endswith("\n")
                 else loaded["build_log"] + "\n"
             )
+
+    if loaded["warning"]:
+        warnings.warn(f"jaxcc: module '{name}': {loaded['warning']}", CacheWarning, stacklevel=3)
 
     module = CompiledModule(name, prefix, loaded, vmap_method)
     if auto_register:

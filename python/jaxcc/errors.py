@@ -45,8 +45,15 @@ class CallError(JaxccError, TypeError):
     """A kernel was called with the wrong number of arrays, attributes or outputs."""
 
 
+
+class CacheWarning(UserWarning):
+    """The module loaded, but the cache could not keep it (read-only or full cache directory) or
+    its housekeeping failed; the message says what to fix."""
+
+
 __all__ = [
     "CacheError",
+    "CacheWarning",
     "CallError",
     "CompileError",
     "JaxccError",

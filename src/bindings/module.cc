@@ -8,6 +8,7 @@
 #include "bindings/raise_error.h"
 #include "bindings/request_from_python.h"
 #include "cache/cache_dir.h"
+#include "cache/cache_usage.h"
 #include "pipeline/load_module.h"
 
 namespace nb = nanobind;
@@ -41,6 +42,8 @@ nb::dict LoadModulePy(const nb::dict& options, nb::object on_output) {
   result["miss_reason"] = loaded->miss_reason;
   result["build_seconds"] = loaded->build_seconds;
   result["build_log"] = loaded->build_log;
+  result["warning"] = loaded->warning;
+  result["evicted_entries"] = loaded->evicted_entries;
   nb::list specs;
   for (const auto& spec : loaded->specs) specs.append(SpecToPython(spec));
   result["specs"] = specs;
@@ -72,6 +75,56 @@ int ClearCachePy(const std::string& cache_dir, std::optional<std::string> name) 
   return *removed;
 }
 
+nb::list CacheListPy(const std::string& cache_dir) {
+  nb::list rows;
+  for (const cache::EntryUsage& entry : cache::ListEntries(cache_dir)) {
+    nb::dict row;
+    row["name"] = entry.module_name;
+    row["dir"] = entry.dir;
+    row["key"] = entry.key;
+    row["bytes"] = entry.bytes;
+    row["last_used_ns"] = entry.last_used_ns;
+    row["created_unix"] = entry.created_unix;
+    row["build_seconds"] = entry.build_seconds;
+    row["functions"] = entry.function_names;
+    row["complete"] = entry.complete;
+    rows.append(row);
+  }
+  return rows;
+}
+
+nb::dict CachePrunePy(const std::string& cache_dir, std::optional<std::int64_t> max_bytes,
+                      std::optional<double> older_than_seconds) {
+  cache::PruneOptions options;
+  if (max_bytes) options.max_bytes = *max_bytes;
+  if (older_than_seconds) options.older_than_seconds = static_cast<std::int64_t>(*older_than_seconds);
+  Result<cache::PruneReport> report = [&] {
+    nb::gil_scoped_release release;
+    return cache::Prune(cache::CacheDir(cache_dir), options);
+  }();
+  if (!report.ok()) RaiseError(report.error());
+  nb::dict result;
+  result["entries_removed"] = report->entries_removed;
+  result["bytes_freed"] = report->bytes_freed;
+  result["entries_kept"] = report->entries_kept;
+  result["bytes_kept"] = report->bytes_kept;
+  result["busy_skipped"] = report->busy_skipped;
+  result["orphans_removed"] = report->orphans_removed;
+  return result;
+}
+
+std::int64_t CacheMaxBytesPy() {
+  auto bytes = pipeline::CacheMaxBytes();
+  if (!bytes.ok()) RaiseError(bytes.error());
+  return *bytes;
+}
+
+std::int64_t ParseByteSizePy(const std::string& text) {
+  auto bytes = cache::ParseByteSize(text);
+  if (!bytes.ok()) RaiseError(bytes.error());
+  return *bytes;
+}
+
 void ValidateNamePy(const std::string& name, const std::string& what) {
   Status valid = pipeline::ValidateModuleName(name, what.c_str());
   if (!valid.ok()) RaiseError(valid.error());
@@ -89,6 +142,14 @@ NB_MODULE(_core, m) {
         "Resolve the FunctionSpecs of sources without building anything.");
   m.def("clear_cache", &jaxcc::bindings::ClearCachePy, nb::arg("cache_dir"),
         nb::arg("name") = nb::none(), "Remove cache entries; returns how many were removed.");
+  m.def("cache_list", &jaxcc::bindings::CacheListPy, nb::arg("cache_dir"),
+        "Entries of the cache, most recently used first (no hashing).");
+  m.def("cache_prune", &jaxcc::bindings::CachePrunePy, nb::arg("cache_dir"),
+        nb::arg("max_bytes") = nb::none(), nb::arg("older_than_seconds") = nb::none(),
+        "Evict least recently used entries and remove orphans; returns a report dict.");
+  m.def("cache_max_bytes", &jaxcc::bindings::CacheMaxBytesPy,
+        "The size cap from $JAXCC_CACHE_MAX_BYTES (0 = none).");
+  m.def("parse_byte_size", &jaxcc::bindings::ParseByteSizePy, nb::arg("text"));
   m.def("validate_name", &jaxcc::bindings::ValidateNamePy, nb::arg("name"), nb::arg("what"));
   m.def("version", [] { return std::string(JAXCC_VERSION); });
 }

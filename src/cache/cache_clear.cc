@@ -20,59 +20,77 @@ bool ProcessIsGone(pid_t pid) { return ::kill(pid, 0) == -1 && errno == ESRCH; }
 
 // Build directories are private to their process; once it is gone nobody will finish or remove
 // them. A pid that is reused keeps its directory until the next Clear after that process exits.
-void RemoveOrphanBuildDirs(const std::string& build_root, const std::optional<std::string>& name) {
+int RemoveOrphanBuildDirs(const std::string& build_root, const std::optional<std::string>& name) {
+  int removed = 0;
   for (const std::string& dir_name : ListDir(build_root)) {
     auto parsed = ParseBuildDirName(dir_name);
     if (!parsed || (name && parsed->module != *name)) continue;
     if (parsed->pid == ::getpid() || !ProcessIsGone(parsed->pid)) continue;
-    (void)RemoveTree(JoinPath(build_root, dir_name));  // best effort: retried by the next Clear
+    // Best effort: what stays is retried by the next sweep.
+    if (RemoveTree(JoinPath(build_root, dir_name)).ok()) ++removed;
   }
+  return removed;
 }
 
 // Kept failed builds (<root>/.failed/<name>-<key prefix>/, written by the pipeline while it holds
 // the entry's lock) go with their module; one whose lock is held is being replaced right now.
-void RemoveFailedBuilds(const CacheDir& cache, const std::optional<std::string>& name) {
+int RemoveFailedBuilds(const CacheDir& cache, const std::optional<std::string>& name) {
+  int removed = 0;
   std::string failed_root = JoinPath(cache.root(), ".failed");
   for (const std::string& dir_name : ListDir(failed_root)) {
     auto module = ModuleOfEntryDir(dir_name);
     if (!module || (name && *module != *name)) continue;
     auto lock = FileLock::TryAcquire(cache.LockPath(*module, dir_name.substr(module->size() + 1)));
-    if (lock.ok() && lock->held()) (void)RemoveTree(JoinPath(failed_root, dir_name));
+    if (lock.ok() && lock->held() && RemoveTree(JoinPath(failed_root, dir_name)).ok()) ++removed;
   }
+  return removed;
 }
 
 }  // namespace
 
+Result<EntryRemoval> CacheDir::RemoveEntry(const std::string& dir_name) const {
+  auto module = ModuleOfEntryDir(dir_name);
+  if (!module) return EntryRemoval::kNotAnEntry;
+  std::string dir = JoinPath(root_, dir_name);
+  struct stat st;
+  if (::lstat(dir.c_str(), &st) != 0 || !(S_ISDIR(st.st_mode) || S_ISLNK(st.st_mode))) {
+    return EntryRemoval::kNotAnEntry;
+  }
+  auto lock = FileLock::TryAcquire(LockPath(*module, dir_name.substr(module->size() + 1)));
+  if (!lock.ok()) return lock.error();
+  if (!lock->held()) return EntryRemoval::kBusy;  // another process is building it: leave it
+
+  // Rename first so readers see the whole entry or none of it, and an interrupted removal
+  // leaves an orphan build directory (ours, soon dead) that a later sweep collects.
+  std::string build_root = JoinPath(root_, ".build");
+  Status made = MakeDirs(build_root, 0700);
+  std::string trash = JoinPath(build_root, BuildDirName(*module, ::getpid(), RandomHex(8)));
+  if (made.ok() && ::rename(dir.c_str(), trash.c_str()) == 0) {
+    (void)RemoveTree(trash);
+    return EntryRemoval::kRemoved;
+  }
+  Status gone = RemoveTree(dir);
+  if (!gone.ok()) return CacheWriteError(root_, gone.error());
+  return EntryRemoval::kRemoved;
+}
+
+int CacheDir::RemoveOrphans(const std::optional<std::string>& name, bool failed_builds_too) const {
+  int removed = RemoveOrphanBuildDirs(JoinPath(root_, ".build"), name);
+  if (failed_builds_too) removed += RemoveFailedBuilds(*this, name);
+  return removed;
+}
+
 Result<int> CacheDir::Clear(const std::optional<std::string>& name) const {
   if (name) JAXCC_RETURN_IF_ERROR(CheckModuleName(*name));
-  std::string build_root = JoinPath(root_, ".build");
   int removed = 0;
   for (const std::string& dir_name : ListDir(root_)) {
     auto module = ModuleOfEntryDir(dir_name);
     if (!module || (name && *module != *name)) continue;
-    std::string dir = JoinPath(root_, dir_name);
-    struct stat st;
-    if (::lstat(dir.c_str(), &st) != 0 || !(S_ISDIR(st.st_mode) || S_ISLNK(st.st_mode))) continue;
-
-    auto lock = FileLock::TryAcquire(LockPath(*module, dir_name.substr(module->size() + 1)));
-    if (!lock.ok()) return lock.error();
-    if (!lock->held()) continue;  // another process is building this entry: do not break it
-
-    // Rename first so readers see the whole entry or none of it, and an interrupted removal
-    // leaves an orphan build directory (ours, soon dead) that a later Clear collects.
-    Status made = MakeDirs(build_root, 0700);
-    std::string trash = JoinPath(build_root, BuildDirName(*module, ::getpid(), RandomHex(8)));
-    if (made.ok() && ::rename(dir.c_str(), trash.c_str()) == 0) {
-      (void)RemoveTree(trash);
-      ++removed;
-      continue;
-    }
-    Status gone = RemoveTree(dir);
-    if (!gone.ok()) return CacheWriteError(root_, gone.error());
-    ++removed;
+    auto outcome = RemoveEntry(dir_name);
+    if (!outcome.ok()) return outcome.error();
+    if (*outcome == EntryRemoval::kRemoved) ++removed;
   }
-  RemoveOrphanBuildDirs(build_root, name);
-  RemoveFailedBuilds(*this, name);
+  RemoveOrphans(name, /*failed_builds_too=*/true);
   return removed;
 }
 

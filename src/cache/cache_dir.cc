@@ -10,6 +10,7 @@
 
 #include "cache/cache_error.h"
 #include "cache/entry_names.h"
+#include "cache/ownership.h"
 #include "util/fs.h"
 #include "util/sha256.h"
 
@@ -34,6 +35,15 @@ bool DependencyUnchanged(const Dependency& dep) {
   if (info.mtime_ns == dep.mtime_ns) return true;
   auto sha = Sha256FileHex(dep.path);
   return sha.ok() && *sha == dep.sha256;
+}
+
+// Two stats on the warm path; the library's hash check follows, so only ownership and mode are
+// new here.
+Status CheckTrusted(const std::string& name, const std::string& dir, const std::string& library) {
+  std::string fix = "Remove it with `python -m jaxcc cache clear " + name + "` and load again.";
+  JAXCC_RETURN_IF_ERROR(CheckPrivatePath(dir, "the cache entry", fix));
+  if (library.empty()) return OkStatus();
+  return CheckPrivatePath(library, "the cached library", fix);
 }
 
 }  // namespace
@@ -70,6 +80,9 @@ std::optional<Entry> CacheDir::Lookup(const std::string& name, const std::string
     return Miss(LookupMiss::kDamaged, miss_reason);
   }
   entry.library_path = JoinPath(entry.dir, manifest->library_file);
+  if (!CheckTrusted(name, entry.dir, entry.library_path).ok()) {
+    return Miss(LookupMiss::kUnsafe, miss_reason);
+  }
   // Hash on every lookup: a truncated or altered library must never reach dlopen.
   auto library_sha = Sha256FileHex(entry.library_path);
   if (!library_sha.ok() || *library_sha != manifest->library_sha256) {
@@ -80,6 +93,17 @@ std::optional<Entry> CacheDir::Lookup(const std::string& name, const std::string
   }
   entry.manifest = std::move(*manifest);
   return entry;
+}
+
+Status CacheDir::CheckEntryIsTrusted(const std::string& name, const std::string& key) const {
+  std::string dir = EntryDir(name, key);
+  auto text = ReadFile(JoinPath(dir, "manifest.json"));
+  auto manifest = text.ok() ? ManifestFromJson(*text) : Result<Manifest>(text.error());
+  std::string library;
+  if (manifest.ok() && IsPlainFileName(manifest->library_file)) {
+    library = JoinPath(dir, manifest->library_file);
+  }
+  return CheckTrusted(name, dir, library);
 }
 
 Result<std::string> CacheDir::MakeBuildDir(const std::string& name) const {

@@ -18,8 +18,13 @@ struct Entry {
   Manifest manifest;
 };
 
+/// What RemoveEntry did.
+enum class EntryRemoval { kRemoved, kBusy, kNotAnEntry };
+
 /// Why a lookup did not return an entry (for the jaxcc logger).
-enum class LookupMiss { kAbsent, kDamaged, kStaleDependency };
+/// kUnsafe: the entry or its library belongs to another user or is writable by others; the caller
+/// must refuse it (CheckEntryIsTrusted says why) rather than rebuild over it.
+enum class LookupMiss { kAbsent, kDamaged, kStaleDependency, kUnsafe };
 
 class CacheDir {
  public:
@@ -37,6 +42,10 @@ class CacheDir {
   std::optional<Entry> Lookup(const std::string& name, const std::string& key,
                               LookupMiss* miss_reason = nullptr) const;
 
+  /// OK when the entry directory for (name, key) and the library inside it are this user's own
+  /// and writable by nobody else; otherwise a CacheError with the fix.
+  Status CheckEntryIsTrusted(const std::string& name, const std::string& key) const;
+
   /// Creates the root (mode 0700) if needed and a fresh private build directory
   /// <root>/.build/<name>-<pid>-<random>/.
   Result<std::string> MakeBuildDir(const std::string& name) const;
@@ -49,6 +58,14 @@ class CacheDir {
   /// Removes entries (all, or those of one module name); skips entries whose lock is held by a
   /// live builder. Returns how many entries were removed.
   Result<int> Clear(const std::optional<std::string>& name) const;
+
+  /// Removes one entry directory (by its name under the root) unless a live builder holds its
+  /// lock. Atomic for readers: the directory is renamed away before it is deleted.
+  Result<EntryRemoval> RemoveEntry(const std::string& dir_name) const;
+
+  /// Removes private build directories whose process is gone (and, if asked, kept failed builds
+  /// nobody is replacing); returns how many. Best effort: never fails.
+  int RemoveOrphans(const std::optional<std::string>& name, bool failed_builds_too) const;
 
   /// Path of the lock file for (name, key): <root>/.locks/<name>-<key prefix>.lock
   std::string LockPath(const std::string& name, const std::string& key) const;

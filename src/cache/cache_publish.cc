@@ -11,6 +11,7 @@
 #include "cache/cache_dir.h"
 #include "cache/cache_error.h"
 #include "cache/entry_names.h"
+#include "util/fault_point.h"
 #include "util/fs.h"
 #include "util/sha256.h"
 
@@ -112,6 +113,7 @@ Result<Entry> CacheDir::Publish(const std::string& name, const std::string& key,
                            IoError("cannot rename " + temp + " to", entry.library_path, saved));
   }
 
+  FaultPoint("publish");
   manifest.schema = 1;
   manifest.key = key;
   manifest.module_name = name;

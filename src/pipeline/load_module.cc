@@ -5,7 +5,9 @@
 #include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
+#include <optional>
 
 #include "argspec/arg_spec.h"
 #include "build/builder.h"
@@ -13,6 +15,8 @@
 #include "cache/cache_key.h"
 #include "cache/file_lock.h"
 #include "cache/header_digest.h"
+#include "cache/ownership.h"
+#include "cache/cache_usage.h"
 #include "codegen/ffi_wrapper.h"
 #include "loader/library.h"
 #include "pipeline/build_plan.h"
@@ -20,6 +24,7 @@
 #include "toolchain/host_compiler.h"
 #include "toolchain/ninja.h"
 #include "util/fs.h"
+#include "util/fault_point.h"
 #include "util/sha256.h"
 
 namespace jaxcc::pipeline {
@@ -85,6 +90,8 @@ const char* MissName(cache::LookupMiss miss) {
       return "damaged";
     case cache::LookupMiss::kStaleDependency:
       return "stale-dependency";
+    case cache::LookupMiss::kUnsafe:
+      return "unsafe";
   }
   return "absent";
 }
@@ -104,25 +111,132 @@ std::string KeepFailedBuild(const cache::CacheDir& cache, const std::string& bui
 // A cache directory that someone else owns or can write to could hand this process a library to
 // run; refuse it rather than trust it. A missing root is fine: it is created with mode 0700.
 Status CheckCacheRootIsPrivate(const std::string& root) {
-  FileInfo info = StatPath(root);
-  if (!info.exists) return OkStatus();
-  if (info.owner != ::geteuid()) {
-    return MakeError(ErrorKind::kCache,
-                     "refusing to use the cache directory " + root + ": it belongs to uid " +
-                         std::to_string(info.owner) + ", not to this user (uid " +
-                         std::to_string(::geteuid()) +
-                         "). Libraries from it would run in this process. Use a directory of your "
-                         "own: jaxcc.set_cache_dir(...) or JAXCC_CACHE_DIR.");
+  return cache::CheckPrivatePath(
+      root, "the cache directory",
+      "Use a directory of your own: jaxcc.set_cache_dir(...) or $JAXCC_CACHE_DIR.");
+}
+
+std::optional<Result<LoadedModule>> LoadFromCache(const cache::CacheDir& cache,
+                                                  const std::string& name, const std::string& key,
+                                                  const std::vector<FunctionSpec>& specs,
+                                                  cache::LookupMiss* miss) {
+  auto entry = cache.Lookup(name, key, miss);
+  if (!entry) return std::nullopt;
+  FaultPoint("load");
+  auto module = LoadEntry(*entry, specs);
+  if (module.ok()) {
+    module->cache_hit = true;
+    cache::MarkUsed(entry->dir);
   }
-  if ((info.mode & 022) != 0) {
-    char mode[8];
-    std::snprintf(mode, sizeof(mode), "%04o", static_cast<unsigned>(info.mode & 07777));
-    return MakeError(ErrorKind::kCache,
-                     "refusing to use the cache directory " + root + ": its mode " + mode +
-                         " lets other users write to it, so they could plant a library this "
-                         "process would load. Fix it with: chmod go-w " + root);
+  return module;
+}
+
+Result<build::BuildOutcome> RunBuildIn(const std::string& build_dir, const LoadRequest& request,
+                                       const BuildPlan& plan,
+                                       const std::vector<FunctionSpec>& specs,
+                                       const std::string& ninja) {
+  build::BuildRequest build_request;
+  build_request.build_dir = build_dir;
+  build_request.files = GenerateSources(request, specs);
+  build_request.graph = plan.graph;
+  build_request.ninja = ninja;
+  build_request.workers = request.ninja_workers;
+  build_request.timeout_seconds = request.build_timeout_seconds;
+  build_request.on_output = request.on_output;
+  build_request.verbose = request.verbose;
+  FaultPoint("build");
+  auto outcome = build::RunBuild(build_request);
+  if (!outcome.ok()) {
+    Error error = outcome.error();
+    if (error.kind == ErrorKind::kCompile) {
+      error.message = AddSourceExcerpt(error.message, request.sources);
+    }
+    return error;
   }
-  return OkStatus();
+  return outcome;
+}
+
+void FillBuildDetails(LoadedModule& module, const build::BuildOutcome& outcome,
+                      const std::string& miss_reason) {
+  module.cache_hit = false;
+  module.miss_reason = miss_reason;
+  module.build_seconds = outcome.seconds;
+  module.build_log = outcome.log;
+}
+
+// Locks and build directories live in the cache root, so these are the failures that mean "this
+// cache cannot be written" rather than "this code does not build".
+bool IsCacheWriteFailure(const Error& error) { return error.kind == ErrorKind::kCache; }
+
+bool MentionsFullDisk(const Error& error) {
+  return error.message.find("No space left on device") != std::string::npos ||
+         error.message.find("Disk quota exceeded") != std::string::npos;
+}
+
+// dlopen of a private copy: the build directory is deleted right after, and the mapping stays.
+Result<LoadedModule> LoadPrivateLibrary(const std::string& library_path,
+                                        const std::vector<FunctionSpec>& specs,
+                                        const std::string& key) {
+  cache::Entry entry;
+  entry.dir = DirName(library_path);
+  entry.library_path = library_path;
+  entry.manifest.key = key;
+  return LoadEntry(entry, specs);
+}
+
+// The fallback when the cache cannot take a build: compile in a fresh directory under $TMPDIR,
+// load from there, remove it. Nothing is published, so nothing half-written can be left behind.
+Result<LoadedModule> BuildUncached(const LoadRequest& request, const BuildPlan& plan,
+                                   const std::vector<FunctionSpec>& specs, const std::string& key,
+                                   const Error& cache_failure) {
+  auto ninja = toolchain::FindNinja(request.ninja_search_dirs);
+  if (!ninja.ok()) return ninja.error();
+  auto temp_dir = MakeTempDir("jaxcc-" + request.name);
+  if (!temp_dir.ok()) {
+    return MakeError(ErrorKind::kCache, cache_failure.message +
+                                            "\nBuilding in a private temporary directory "
+                                            "failed as well: " +
+                                            temp_dir.error().message);
+  }
+  std::string build_dir = request.build_directory.empty() ? *temp_dir
+                                                           : AbsolutePath(request.build_directory);
+  auto outcome = RunBuildIn(build_dir, request, plan, specs, *ninja);
+  if (!outcome.ok()) {
+    (void)RemoveTree(*temp_dir);
+    Error error = outcome.error();
+    if (MentionsFullDisk(error)) {
+      error.kind = ErrorKind::kCache;
+      error.message = "no space left to build module '" + request.name +
+                      "', neither in the cache (" + cache_failure.message +
+                      ") nor in $TMPDIR. Free disk space or point $JAXCC_CACHE_DIR and $TMPDIR "
+                      "at a disk with room.\n" + error.message;
+    }
+    return error;
+  }
+  auto module = LoadPrivateLibrary(outcome->library_path, specs, key);
+  (void)RemoveTree(*temp_dir);
+  if (!module.ok()) return module.error();
+  FillBuildDetails(*module, *outcome, "uncached");
+  module->warning = "not cached, built in a private temporary directory instead: " +
+                    cache_failure.message;
+  return module;
+}
+
+// Size cap after each publish (least recently used first, never the entry just loaded). A
+// failure here costs disk space, not correctness, so it becomes a warning.
+void EnforceSizeCap(const cache::CacheDir& cache, const std::string& keep_dir,
+                    LoadedModule& module) {
+  auto max_bytes = CacheMaxBytes();
+  if (!max_bytes.ok() || *max_bytes == 0) return;
+  cache::PruneOptions options;
+  options.max_bytes = *max_bytes;
+  options.keep_dir = keep_dir;
+  auto report = cache::Prune(cache, options);
+  if (!report.ok()) {
+    module.warning = "cache size cap not enforced: " + report.error().message;
+  } else if (report->entries_removed > 0) {
+    module.evicted_entries = report->entries_removed;
+  }
 }
 
 }  // namespace
@@ -141,12 +255,24 @@ Status ValidateModuleName(const std::string& name, const char* what) {
                        "characters). Pick a name such as 'my_kernels'.");
 }
 
+Result<std::int64_t> CacheMaxBytes() {
+  const char* text = std::getenv("JAXCC_CACHE_MAX_BYTES");
+  if (text == nullptr || *text == '\0') return cache::kDefaultMaxCacheBytes;
+  auto bytes = cache::ParseByteSize(text);
+  if (!bytes.ok()) {
+    return MakeError(ErrorKind::kSpec, "JAXCC_CACHE_MAX_BYTES: " + bytes.error().message +
+                                           "; 0 turns the cap off");
+  }
+  return bytes;
+}
+
 Result<LoadedModule> LoadModule(const LoadRequest& request) {
   JAXCC_RETURN_IF_ERROR(ValidateModuleName(request.name, "module name"));
   if (request.optimization_level < 0 || request.optimization_level > 3) {
     return MakeError(ErrorKind::kSpec, "optimization_level must be 0, 1, 2 or 3 (got " +
                                            std::to_string(request.optimization_level) + ")");
   }
+  if (auto cap = CacheMaxBytes(); !cap.ok()) return cap.error();
   // Spec and signature errors come first: they need no toolchain.
   auto specs = signature::ResolveSpecs(request.sources, request.functions);
   if (!specs.ok()) return specs.error();
@@ -183,52 +309,45 @@ Result<LoadedModule> LoadModule(const LoadRequest& request) {
 
   cache::LookupMiss miss = cache::LookupMiss::kAbsent;
   if (!request.force_rebuild) {
-    if (auto entry = cache.Lookup(request.name, key, &miss)) {
-      auto module = LoadEntry(*entry, *specs);
-      if (module.ok()) module->cache_hit = true;
-      return module;
+    if (auto hit = LoadFromCache(cache, request.name, key, *specs, &miss)) return std::move(*hit);
+    if (miss == cache::LookupMiss::kUnsafe) {
+      Status trusted = cache.CheckEntryIsTrusted(request.name, key);
+      if (!trusted.ok()) return trusted.error();
     }
   }
 
-  // Miss: one builder per (name, key) across threads and processes.
+  // Miss: one builder per (name, key) across threads and processes. A cache that cannot be
+  // written (read-only, full, someone else's disk quota) still gets the user a working module,
+  // built privately and not cached.
   auto lock = cache::FileLock::Acquire(cache.LockPath(request.name, key),
                                        request.build_timeout_seconds + 60);
-  if (!lock.ok()) return lock.error();
+  if (!lock.ok()) {
+    if (!IsCacheWriteFailure(lock.error())) return lock.error();
+    return BuildUncached(request, plan, *specs, key, lock.error());
+  }
   if (!request.force_rebuild) {
     // Another process may have published while this one waited for the lock.
-    if (auto entry = cache.Lookup(request.name, key, &miss)) {
-      auto module = LoadEntry(*entry, *specs);
-      if (module.ok()) module->cache_hit = true;
-      return module;
-    }
+    if (auto hit = LoadFromCache(cache, request.name, key, *specs, &miss)) return std::move(*hit);
   }
+  // Build directories of processes that died mid-build are nobody's; sweep them while here.
+  cache.RemoveOrphans(std::nullopt, /*failed_builds_too=*/false);
 
   auto ninja = toolchain::FindNinja(request.ninja_search_dirs);
   if (!ninja.ok()) return ninja.error();
   bool private_build_dir = request.build_directory.empty();
-  std::string build_dir = request.build_directory;
+  std::string build_dir = AbsolutePath(request.build_directory);
   if (private_build_dir) {
     auto made = cache.MakeBuildDir(request.name);
-    if (!made.ok()) return made.error();
+    if (!made.ok()) return BuildUncached(request, plan, *specs, key, made.error());
     build_dir = *made;
-  } else {
-    build_dir = AbsolutePath(build_dir);
   }
 
-  build::BuildRequest build_request;
-  build_request.build_dir = build_dir;
-  build_request.files = GenerateSources(request, *specs);
-  build_request.graph = plan.graph;
-  build_request.ninja = *ninja;
-  build_request.workers = request.ninja_workers;
-  build_request.timeout_seconds = request.build_timeout_seconds;
-  build_request.on_output = request.on_output;
-  build_request.verbose = request.verbose;
-  auto outcome = build::RunBuild(build_request);
+  auto outcome = RunBuildIn(build_dir, request, plan, *specs, *ninja);
   if (!outcome.ok()) {
     Error error = outcome.error();
-    if (error.kind == ErrorKind::kCompile) {
-      error.message = AddSourceExcerpt(error.message, request.sources);
+    if (private_build_dir && MentionsFullDisk(error)) {
+      (void)RemoveTree(build_dir);
+      return BuildUncached(request, plan, *specs, key, error);
     }
     if (private_build_dir) {
       std::string kept = KeepFailedBuild(cache, build_dir, request.name, key);
@@ -247,15 +366,21 @@ Result<LoadedModule> LoadModule(const LoadRequest& request) {
   manifest.build_seconds = outcome->seconds;
   manifest.created_unix = static_cast<std::int64_t>(std::time(nullptr));
   auto entry = cache.Publish(request.name, key, outcome->library_path, std::move(manifest));
+  if (!entry.ok()) {
+    // Publish wrote no manifest, so no half entry is visible; run the library from here.
+    auto module = LoadPrivateLibrary(outcome->library_path, *specs, key);
+    if (private_build_dir) (void)RemoveTree(build_dir);
+    if (!module.ok()) return module.error();
+    module->warning = "not cached: " + entry.error().message;
+    FillBuildDetails(*module, *outcome, "uncached");
+    return module;
+  }
   if (private_build_dir) (void)RemoveTree(build_dir);
-  if (!entry.ok()) return entry.error();
 
   auto module = LoadEntry(*entry, *specs);
   if (!module.ok()) return module.error();
-  module->cache_hit = false;
-  module->miss_reason = request.force_rebuild ? "forced" : MissName(miss);
-  module->build_seconds = outcome->seconds;
-  module->build_log = outcome->log;
+  FillBuildDetails(*module, *outcome, request.force_rebuild ? "forced" : MissName(miss));
+  EnforceSizeCap(cache, entry->dir, *module);
   return module;
 }
 

@@ -43,9 +43,11 @@ struct LoadedModule {
   std::vector<argspec::FunctionSpec> specs;
   std::map<std::string, void*> handlers;  ///< function name -> XLA_FFI_Handler*
   bool cache_hit = false;
-  std::string miss_reason;  ///< "absent", "damaged", "stale-dependency", "forced" on a miss
+  std::string miss_reason;  ///< "absent", "damaged", "stale-dependency", "forced", "uncached" on a miss
   double build_seconds = 0;
   std::string build_log;  ///< compiler output of a fresh build (warnings), "" on a hit
+  std::string warning;    ///< something the user should hear about that did not stop the load
+  int evicted_entries = 0;  ///< entries the size cap removed after this build was published
 };
 
 }  // namespace jaxcc::pipeline

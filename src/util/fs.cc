@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdlib>
 #include <chrono>
 #include <cstring>
 #include <random>
@@ -236,6 +237,18 @@ std::string AbsolutePath(const std::string& path) {
   std::string result;
   for (const std::string& part : parts) result += "/" + part;
   return result.empty() ? "/" : result;
+}
+
+Result<std::string> MakeTempDir(const std::string& prefix) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string base = (tmp != nullptr && *tmp != '\0') ? tmp : "/tmp";
+  std::string pattern = JoinPath(base, prefix + "-XXXXXX");
+  std::vector<char> buffer(pattern.begin(), pattern.end());
+  buffer.push_back('\0');
+  if (::mkdtemp(buffer.data()) == nullptr) {
+    return IoError("cannot create a temporary directory", pattern, errno);
+  }
+  return std::string(buffer.data());
 }
 
 std::string RandomHex(int n_chars) {

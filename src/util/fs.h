@@ -55,6 +55,9 @@ std::string BaseName(const std::string& path);
 /// Absolute, with "." and ".." removed lexically (no symlink resolution).
 std::string AbsolutePath(const std::string& path);
 
+/// mkdtemp under $TMPDIR (or /tmp): "<prefix>-XXXXXX", mode 0700.
+Result<std::string> MakeTempDir(const std::string& prefix);
+
 /// A short random hex string for unique temporary names.
 std::string RandomHex(int n_chars);
 
