@@ -7,7 +7,15 @@ y = jax.jit(mod.add_one)(x)
 
 from . import _core
 from ._cache_dir import clear_cache, get_cache_dir, set_cache_dir
-from ._loading import include_dir, load_cpp_dir, load_cpp_file, load_cpp_inline
+from ._loading import (
+    include_dir,
+    load_cpp_dir,
+    load_cpp_file,
+    load_cpp_inline,
+    load_cuda_dir,
+    load_cuda_file,
+    load_cuda_inline,
+)
 from ._module import CompiledModule, KernelFunction
 from ._registry import registered_targets as list_registered_targets
 from .errors import (
@@ -15,6 +23,7 @@ from .errors import (
     CacheWarning,
     CallError,
     CompileError,
+    DeviceError,
     JaxccError,
     LoadError,
     RegistrationError,
@@ -31,6 +40,7 @@ __all__ = [
     "CallError",
     "CompileError",
     "CompiledModule",
+    "DeviceError",
     "JaxccError",
     "KernelFunction",
     "LoadError",
@@ -46,5 +56,8 @@ __all__ = [
     "load_cpp_dir",
     "load_cpp_file",
     "load_cpp_inline",
+    "load_cuda_dir",
+    "load_cuda_file",
+    "load_cuda_inline",
     "set_cache_dir",
 ]

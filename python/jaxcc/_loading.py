@@ -88,6 +88,49 @@ def _string_list(value, what: str) -> tuple[str, ...]:
         raise SpecError(f"{what} must be a list of strings, got {value!r}") from None
 
 
+def _arch_list(compute_capability, where: str) -> tuple[str, ...]:
+    """compute_capability: None, "8.0", "sm_90a", "80,90" or a list of those (parsed in C++)."""
+    if compute_capability is None:
+        return ()
+    if isinstance(compute_capability, (int, float)):
+        compute_capability = str(compute_capability)
+    if isinstance(compute_capability, str):
+        return (compute_capability,)
+    if isinstance(compute_capability, (list, tuple)) and all(
+        isinstance(c, (str, int, float)) for c in compute_capability
+    ):
+        return tuple(str(c) for c in compute_capability)
+    raise SpecError(
+        f"{where}: compute_capability must be a string such as '8.0', 'sm_90a' or '80,90', or a "
+        f"list of them; got {compute_capability!r}"
+    )
+
+
+def _jax_gpu_archs() -> list[str]:
+    """Compute capabilities of every GPU JAX sees ("9.0"), or [] without a GPU backend."""
+    import jax
+
+    try:
+        devices = jax.devices("gpu")
+    except RuntimeError:
+        return []
+    return sorted({str(d.compute_capability) for d in devices if hasattr(d, "compute_capability")})
+
+
+def _nvcc_wheel_dirs() -> list[str]:
+    """bin directories of pip's NVIDIA CUDA compiler wheels (nvidia-cuda-nvcc-cu12/13)."""
+    spec = importlib.util.find_spec("nvidia")
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    dirs = []
+    for base in spec.submodule_search_locations:
+        for sub in ("cuda_nvcc/bin", "cu13/bin", "cu12/bin"):
+            candidate = os.path.join(base, sub)
+            if os.path.isdir(candidate):
+                dirs.append(candidate)
+    return dirs
+
+
 def forget_loaded(name: str | None) -> None:
     with _loaded_lock:
         for key in [k for k in _loaded if name is None or k[0] == name]:
@@ -113,6 +156,10 @@ def load_module(
     ninja_workers: int | None = None,
     vmap_method: str = "sequential",
     where: str = "load_cpp_inline",
+    compute_capability=None,
+    extra_cuda_cflags=None,
+    use_fast_math: bool = False,
+    allow_cuda_graph: bool = True,
 ) -> CompiledModule:
     if not isinstance(name, str):
         raise SpecError(f"{where}: name must be a string, got {type(name).__name__}")
@@ -124,6 +171,14 @@ def load_module(
         )
     prefix = name if target_prefix is None else target_prefix
     _core.validate_name(prefix, "target_prefix")
+    cuda_options = ()
+    if platform == "cuda":
+        cuda_options = (
+            _arch_list(compute_capability, where),
+            _string_list(extra_cuda_cflags, "extra_cuda_cflags"),
+            bool(use_fast_math),
+            bool(allow_cuda_graph),
+        )
     request_key = (
         name,
         platform,
@@ -139,6 +194,7 @@ def load_module(
         auto_register,
         vmap_method,
         get_cache_dir(),
+        cuda_options,
     )
     if not force_rebuild:
         module = _loaded.get(request_key)
@@ -169,6 +225,19 @@ def load_module(
         "ninja_search_dirs": _ninja_search_dirs(),
         "build_timeout_seconds": float(os.environ.get("JAXCC_BUILD_TIMEOUT", "600")),
     }
+    if platform == "cuda":
+        archs, cuda_cflags, fast_math, cuda_graph = cuda_options
+        options.update(
+            cuda_archs=list(archs),
+            # Only asked when nothing more explicit names an architecture.
+            detected_cuda_archs=[]
+            if archs or os.environ.get("JAXCC_CUDA_ARCH")
+            else _jax_gpu_archs(),
+            extra_cuda_cflags=list(cuda_cflags),
+            nvcc_search_dirs=_nvcc_wheel_dirs(),
+            use_fast_math=fast_math,
+            allow_cuda_graph=cuda_graph,
+        )
     on_output = (lambda chunk: sys.stderr.write(chunk)) if verbose else None
     with BuildProgress(name):
         loaded = _core.load_module(options, on_output)
@@ -186,17 +255,18 @@ def load_module(
             logger.info(
                 "cache size cap: evicted %d least recently used entries", loaded["evicted_entries"]
             )
-        if verbose and loaded["build_log"]:
-            sys.stderr.write(
-                loaded["build_log"]
-                if loaded["build_log"].endswith("\n")
-                else loaded["build_log"] + "\n"
-            )
 
     if loaded["warning"]:
         warnings.warn(f"jaxcc: module '{name}': {loaded['warning']}", CacheWarning, stacklevel=3)
 
-    module = CompiledModule(name, prefix, loaded, vmap_method)
+    if platform == "cuda":
+        logger.info(
+            "CUDA architectures for %s: %s (from %s)",
+            name,
+            ", ".join(f"sm_{a}" for a in loaded["cuda_archs"]),
+            loaded["cuda_archs_source"],
+        )
+    module = CompiledModule(name, prefix, loaded, vmap_method, platform)
     if auto_register:
         for fn_name, capsule in loaded["handlers"].items():
             _registry.register_target(
@@ -292,6 +362,20 @@ def load_cpp_file(filepath, functions=None, *, name: str | None = None, **kwargs
     )
 
 
+def _collect_dir(directory, file_patterns, default_patterns, where: str):
+    import glob
+
+    root = os.path.abspath(os.fspath(directory))
+    if not os.path.isdir(root):
+        raise SpecError(f"{where}: {root} is not a directory")
+    patterns = list(file_patterns) if file_patterns else default_patterns
+    paths = sorted({p for pattern in patterns for p in glob.glob(os.path.join(root, pattern))})
+    paths = [p for p in paths if os.path.isfile(p)]
+    if not paths:
+        raise SpecError(f"{where}: no file in {root} matches {patterns}; pass file_patterns=[...]")
+    return root, [(p, _read_source(p)) for p in paths]
+
+
 def load_cpp_dir(
     directory, functions=None, *, name: str | None = None, file_patterns=None, **kwargs
 ) -> CompiledModule:
@@ -302,23 +386,118 @@ def load_cpp_dir(
     directory's name; annotations are collected across all files; the directory is on the include
     path and diagnostics name each file by its real path.
     """
-    import glob
-
-    root = os.path.abspath(os.fspath(directory))
-    if not os.path.isdir(root):
-        raise SpecError(f"load_cpp_dir: {root} is not a directory")
-    patterns = list(file_patterns) if file_patterns else ["*.cc", "*.cpp", "*.cxx"]
-    paths = sorted({p for pattern in patterns for p in glob.glob(os.path.join(root, pattern))})
-    paths = [p for p in paths if os.path.isfile(p)]
-    if not paths:
-        raise SpecError(
-            f"load_cpp_dir: no file in {root} matches {patterns}; pass file_patterns=[...]"
-        )
+    root, sources = _collect_dir(
+        directory, file_patterns, ["*.cc", "*.cpp", "*.cxx"], "load_cpp_dir"
+    )
     return load_module(
         name=name or _module_name_from_path(root),
-        sources=[(p, _read_source(p)) for p in paths],
+        sources=sources,
         functions=functions,
         source_dirs=(root,),
         where="load_cpp_dir",
         **kwargs,
+    )
+
+
+def load_cuda_inline(
+    name: str,
+    cuda_sources,
+    functions=None,
+    *,
+    extra_cuda_cflags=None,
+    extra_ldflags=None,
+    extra_include_paths=None,
+    build_directory=None,
+    verbose: bool = False,
+    compute_capability=None,
+    force_rebuild: bool = False,
+    auto_register: bool = True,
+    target_prefix: str | None = None,
+    ninja_workers: int | None = None,
+    optimization_level: int = 3,
+    use_fast_math: bool = False,
+    allow_cuda_graph: bool = True,
+    vmap_method: str = "sequential",
+) -> CompiledModule:
+    """Compile inline CUDA source and return a CompiledModule whose functions run on the GPU.
+
+    The source is compiled by nvcc (with only jaxcc's kernel headers, never XLA's), the generated
+    FFI wrapper by the host compiler, in parallel. `compute_capability` ("8.0", "sm_90a", "80,90"
+    or a list) > $JAXCC_CUDA_ARCH > every GPU JAX sees > nvidia-smi; SASS is built for each and
+    PTX for the highest. With an explicit architecture the module builds without a GPU. Targets
+    are registered on platform "CUDA" as "<target_prefix or name>.<function>"; `stream`
+    parameters receive XLA's CUDA stream; `allow_cuda_graph` lets XLA capture the kernels in
+    CUDA graphs.
+    """
+    source = _join_sources(cuda_sources, "cuda_sources")
+    return load_module(
+        name=name,
+        sources=[(f"<{name}>", source)],
+        functions=functions,
+        platform="cuda",
+        extra_ldflags=extra_ldflags,
+        extra_include_paths=extra_include_paths,
+        build_directory=build_directory,
+        verbose=verbose,
+        force_rebuild=force_rebuild,
+        auto_register=auto_register,
+        target_prefix=target_prefix,
+        optimization_level=optimization_level,
+        ninja_workers=ninja_workers,
+        vmap_method=vmap_method,
+        where="load_cuda_inline",
+        compute_capability=compute_capability,
+        extra_cuda_cflags=extra_cuda_cflags,
+        use_fast_math=use_fast_math,
+        allow_cuda_graph=allow_cuda_graph,
+    )
+
+
+def _cuda_kwargs(kwargs: dict, where: str) -> dict:
+    allowed = {
+        "extra_cuda_cflags", "extra_cflags", "extra_ldflags", "extra_include_paths",
+        "build_directory", "verbose", "compute_capability", "force_rebuild", "auto_register",
+        "target_prefix", "ninja_workers", "optimization_level", "use_fast_math",
+        "allow_cuda_graph", "vmap_method",
+    }  # fmt: skip
+    unknown = sorted(set(kwargs) - allowed)
+    if unknown:
+        raise SpecError(f"{where}: unknown argument(s) {', '.join(unknown)}")
+    return kwargs
+
+
+def load_cuda_file(
+    filepath, functions=None, *, name: str | None = None, **kwargs
+) -> CompiledModule:
+    """Compile a .cu file (keyword arguments as load_cuda_inline). `name` defaults to the file's
+    stem; the file's directory is on the include path; diagnostics name the real file."""
+    path = os.path.abspath(os.fspath(filepath))
+    return load_module(
+        name=name or _module_name_from_path(path),
+        sources=[(path, _read_source(path))],
+        functions=functions,
+        platform="cuda",
+        source_dirs=(os.path.dirname(path),),
+        where="load_cuda_file",
+        **_cuda_kwargs(kwargs, "load_cuda_file"),
+    )
+
+
+def load_cuda_dir(
+    directory, functions=None, *, name: str | None = None, file_patterns=None, **kwargs
+) -> CompiledModule:
+    """Compile every CUDA file of a directory (default pattern ["*.cu"]; add "*.cc" for
+    host-side C++, which the host compiler builds), each file its own translation unit, compiled
+    in parallel; with `build_directory=` a rebuild recompiles only the changed files (header
+    dependencies tracked). Annotations are collected across files; the directory is on the
+    include path. Keyword arguments as load_cuda_inline."""
+    root, sources = _collect_dir(directory, file_patterns, ["*.cu"], "load_cuda_dir")
+    return load_module(
+        name=name or _module_name_from_path(root),
+        sources=sources,
+        functions=functions,
+        platform="cuda",
+        source_dirs=(root,),
+        where="load_cuda_dir",
+        **_cuda_kwargs(kwargs, "load_cuda_dir"),
     )

@@ -4,8 +4,20 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import functools
+
 from ._attributes import convert_attribute
-from .errors import CallError
+from .errors import CallError, DeviceError
+
+
+@functools.lru_cache(maxsize=1)
+def _gpu_backend_present() -> bool:
+    import jax
+
+    try:
+        return bool(jax.devices("gpu"))
+    except RuntimeError:
+        return False
 
 
 class KernelFunction:
@@ -17,8 +29,11 @@ class KernelFunction:
     `vmap_method`, because only the kernel's author knows whether it handles a batch axis.
     """
 
-    def __init__(self, module_name: str, target: str, spec: dict, vmap_method: str):
+    def __init__(
+        self, module_name: str, target: str, spec: dict, vmap_method: str, platform: str = "cpu"
+    ):
         self.name = spec["name"]
+        self.platform = platform  # "cpu" or "cuda"
         self.target = target
         self.spec = spec
         self.vmap_method = vmap_method
@@ -94,6 +109,13 @@ class KernelFunction:
                 f"{self.name}: expected {self.num_args} input array(s), got {len(arrays)} "
                 f"(signature: {self.signature()})."
             )
+        if self.platform == "cuda" and not _gpu_backend_present():
+            raise DeviceError(
+                f"{self.name}: this is a CUDA kernel, but JAX has no GPU backend in this process "
+                f"(devices: {', '.join(str(d) for d in jax.devices())}). Run on a machine with an "
+                "NVIDIA GPU and a CUDA-enabled jaxlib (pip install 'jax[cuda13]' or "
+                "'jax[cuda12]'), or load the CPU version with jaxcc.load_cpp_inline."
+            )
         result_types, _ = self._output_types(arrays, outs)
         converted = self._convert_attributes(attributes)
         call = jax.ffi.ffi_call(self.target, result_types, vmap_method=self.vmap_method)
@@ -106,8 +128,12 @@ class KernelFunction:
 class CompiledModule:
     """A loaded module: one callable attribute per function, plus its targets and library path."""
 
-    def __init__(self, name: str, target_prefix: str, loaded: dict, vmap_method: str):
+    def __init__(
+        self, name: str, target_prefix: str, loaded: dict, vmap_method: str, platform: str = "cpu"
+    ):
         self.name = name
+        self.platform = platform
+        self.cuda_archs = list(loaded.get("cuda_archs", []))
         self.target_prefix = target_prefix
         self.path = loaded["library_path"]
         self.key = loaded["key"]
@@ -116,7 +142,9 @@ class CompiledModule:
         self.specs = {spec["name"]: spec for spec in loaded["specs"]}
         self.functions: dict[str, KernelFunction] = {}
         for spec in loaded["specs"]:
-            fn = KernelFunction(name, f"{target_prefix}.{spec['name']}", spec, vmap_method)
+            fn = KernelFunction(
+                name, f"{target_prefix}.{spec['name']}", spec, vmap_method, platform
+            )
             self.functions[spec["name"]] = fn
             if not hasattr(type(self), spec["name"]):
                 setattr(self, spec["name"], fn)
@@ -150,6 +178,7 @@ class CompiledModule:
 
     def __repr__(self) -> str:
         return (
-            f"<jaxcc.CompiledModule {self.name!r} functions={self.function_names} "
+            f"<jaxcc.CompiledModule {self.name!r} ({self.platform}) "
+            f"functions={self.function_names} "
             f"path={self.path!r}>"
         )

@@ -46,6 +46,11 @@ class CallError(JaxccError, TypeError):
 
 
 
+class DeviceError(JaxccError, RuntimeError):
+    """A kernel was called on a platform this process has no device for (a CUDA kernel without a
+    GPU backend)."""
+
+
 class CacheWarning(UserWarning):
     """The module loaded, but the cache could not keep it (read-only or full cache directory) or
     its housekeeping failed; the message says what to fix."""
@@ -56,6 +61,7 @@ __all__ = [
     "CacheWarning",
     "CallError",
     "CompileError",
+    "DeviceError",
     "JaxccError",
     "LoadError",
     "RegistrationError",

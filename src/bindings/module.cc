@@ -44,6 +44,8 @@ nb::dict LoadModulePy(const nb::dict& options, nb::object on_output) {
   result["build_log"] = loaded->build_log;
   result["warning"] = loaded->warning;
   result["evicted_entries"] = loaded->evicted_entries;
+  result["cuda_archs"] = loaded->cuda_archs;
+  result["cuda_archs_source"] = loaded->cuda_archs_source;
   nb::list specs;
   for (const auto& spec : loaded->specs) specs.append(SpecToPython(spec));
   result["specs"] = specs;

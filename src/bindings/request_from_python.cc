@@ -60,6 +60,12 @@ pipeline::LoadRequest RequestFromPython(const nb::dict& options) {
   Read(options, "ffi_include_dir", request.ffi_include_dir);
   Read(options, "ninja_search_dirs", request.ninja_search_dirs);
   Read(options, "build_timeout_seconds", request.build_timeout_seconds);
+  Read(options, "cuda_archs", request.cuda_archs);
+  Read(options, "detected_cuda_archs", request.detected_cuda_archs);
+  Read(options, "extra_cuda_cflags", request.extra_cuda_cflags);
+  Read(options, "nvcc_search_dirs", request.nvcc_search_dirs);
+  Read(options, "use_fast_math", request.use_fast_math);
+  Read(options, "allow_cuda_graph", request.allow_cuda_graph);
   return request;
 }
 

@@ -39,6 +39,23 @@ TEST(FirstError, PicksTheFirstErrorWithItsSourceLines) {
             "      |     ^~~~~~~~~~");
 }
 
+TEST(FirstError, ReadsNvccFrontEndDiagnosticsInTheCommonFormat) {
+  std::string output =
+      "FAILED: kernel_0.o\n"
+      "/usr/local/cuda/bin/nvcc -c kernel_0.cu -o kernel_0.o\n"
+      "<mod>(7): error: identifier \"undefined_b\" is undefined\n"
+      "      if (idx < n) out[idx] = a[idx] + undefined_b;\n"
+      "                                       ^\n"
+      "\n"
+      "1 error detected in the compilation of \"kernel_0.cu\".\n";
+  EXPECT_EQ(FirstError(output),
+            "<mod>:7: error: identifier \"undefined_b\" is undefined\n"
+            "      if (idx < n) out[idx] = a[idx] + undefined_b;\n"
+            "                                       ^");
+  // A parenthesised number that is not a location stays as it is.
+  EXPECT_NE(FirstError("f(x): error: y\n").find("f(x): error: y"), std::string::npos);
+}
+
 TEST(FirstError, FallsBackToLinkerErrors) {
   std::string output =
       "FAILED: m.so\n/usr/bin/ld: kernel_0.o: in function `f':\n"

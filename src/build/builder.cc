@@ -31,6 +31,40 @@ std::vector<std::string> CollectDependencies(const std::string& build_dir,
   return {unique.begin(), unique.end()};
 }
 
+std::string EscapeDepfilePath(const std::string& path) {
+  std::string escaped;
+  for (char c : path) {
+    if (c == ' ' || c == '#') escaped += '\\';
+    if (c == '$') escaped += '$';
+    escaped += c;
+  }
+  return escaped;
+}
+
+// nvcc's depfiles also list the names of `#line` directives ("<module>", "x.cu (jaxcc bridge)"),
+// which are not files: ninja would then consider the object dirty forever and a build directory
+// would never be incremental. Rewriting each depfile with only what exists fixes that; ninja reads
+// depfiles when it starts (the rules use `depfile` without `deps = gcc`), so the next run sees it.
+void DropMissingPrerequisites(const std::string& build_dir, const BuildGraph& graph) {
+  for (const CompileStep& step : graph.compiles) {
+    std::string path = JoinPath(build_dir, step.object + ".d");
+    auto text = ReadFile(path);
+    if (!text.ok()) continue;
+    std::vector<std::string> deps = ParseDepfile(*text);
+    std::string cleaned = EscapeDepfilePath(step.object) + ":";
+    bool dropped = false;
+    for (const std::string& dep : deps) {
+      std::string absolute = (!dep.empty() && dep[0] == '/') ? dep : JoinPath(build_dir, dep);
+      if (dep.empty() || !StatPath(absolute).exists) {
+        dropped = true;
+        continue;
+      }
+      cleaned += " \\\n  " + EscapeDepfilePath(dep);
+    }
+    if (dropped) (void)WriteFile(path, cleaned + "\n");
+  }
+}
+
 }  // namespace
 
 Result<BuildOutcome> RunBuild(const BuildRequest& request) {
@@ -56,6 +90,7 @@ Result<BuildOutcome> RunBuild(const BuildRequest& request) {
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!run.ok()) return MakeError(ErrorKind::kToolchain, run.error().message);
 
+  DropMissingPrerequisites(request.build_dir, request.graph);
   std::string log_path = JoinPath(request.build_dir, "build.log");
   (void)WriteFile(log_path, ShellJoin(argv) + "\n" + run->output);
   if (run->timed_out) {

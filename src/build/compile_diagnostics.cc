@@ -31,10 +31,27 @@ bool IsContinuation(const std::string& line) {
   return !line.empty() && (line[0] == ' ' || line[0] == '\t');
 }
 
+// nvcc's front end writes "path(12): error: ..."; rewritten as "path:12: error: ..." so one
+// format reaches the user (and the source excerpt) whichever compiler failed.
+std::string NormalizeEdgLocation(const std::string& line) {
+  for (const char* marker : {"): error:", "): catastrophic error:"}) {
+    size_t close = line.find(marker);
+    if (close == std::string::npos) continue;
+    size_t open = line.rfind('(', close);
+    if (open == std::string::npos || open == 0 || open + 1 == close) continue;
+    std::string number = line.substr(open + 1, close - open - 1);
+    if (!std::all_of(number.begin(), number.end(), ::isdigit)) continue;
+    return line.substr(0, open) + ":" + number + ": error:" +
+           line.substr(close + std::string(marker).size());
+  }
+  return line;
+}
+
 }  // namespace
 
 std::string FirstError(const std::string& output) {
   std::vector<std::string> lines = SplitLines(output);
+  for (std::string& line : lines) line = NormalizeEdgLocation(line);
   for (const char* severity : {"error:", "fatal error:"}) {
     for (size_t i = 0; i < lines.size(); ++i) {
       if (!IsLocatedDiagnostic(lines[i], severity)) continue;

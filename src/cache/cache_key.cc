@@ -10,7 +10,7 @@
 namespace jaxcc::cache {
 namespace {
 
-constexpr const char* kKeySchema = "jaxcc-cache-key-v1";
+constexpr const char* kKeySchema = "jaxcc-cache-key-v2";
 
 void AddString(Sha256Builder& hash, std::string_view name, std::string_view value) {
   hash.UpdateField("str");
@@ -52,6 +52,8 @@ std::string ComputeKey(const KeyInputs& inputs) {
   AddString(hash, "compiler_path", inputs.compiler_path);
   AddString(hash, "compiler_version", inputs.compiler_version);
   AddString(hash, "header_digest", inputs.header_digest);
+  AddList(hash, "toolchain", inputs.toolchain);
+  AddList(hash, "codegen_options", inputs.codegen_options);
   return hash.FinishHex();
 }
 
@@ -73,6 +75,8 @@ std::string DescribeKeyInputs(const KeyInputs& inputs) {
       {"compiler_path", inputs.compiler_path},
       {"compiler_version", inputs.compiler_version},
       {"header_digest", inputs.header_digest},
+      {"toolchain", inputs.toolchain},
+      {"codegen_options", inputs.codegen_options},
   };
   // Flags and paths are bytes, not necessarily UTF-8: replace bad sequences rather than throw.
   return description.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

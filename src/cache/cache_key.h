@@ -19,6 +19,10 @@ struct KeyInputs {
   std::string compiler_path;
   std::string compiler_version;
   std::string header_digest;  ///< digest of the XLA FFI and jaxcc kernel headers
+  /// Further tools and their versions ("nvcc", path, version) — empty for CPU builds.
+  std::vector<std::string> toolchain;
+  /// Options that change generated code rather than flags ("allow_cuda_graph=1").
+  std::vector<std::string> codegen_options;
 };
 
 /// 64 lowercase hex characters. Changing any field (or the order of list entries) changes it.

@@ -2,6 +2,8 @@
 
 #include "codegen/ffi_wrapper.h"
 #include "codegen/kernel_unit.h"
+#include "toolchain/cuda_arch.h"
+#include "util/fs.h"
 
 namespace jaxcc::pipeline {
 namespace {
@@ -15,18 +17,73 @@ void Append(std::vector<std::string>& to, const std::vector<std::string>& from) 
   to.insert(to.end(), from.begin(), from.end());
 }
 
-std::string KernelFile(size_t index) { return "kernel_" + std::to_string(index) + ".cc"; }
+bool EndsWith(const std::string& text, const std::string& suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// In a CUDA module, C++ files (a host-side helper, say) keep the host compiler; everything else,
+// inline source included, is CUDA.
+bool IsCudaSource(const LoadRequest& request, size_t index) {
+  if (request.platform != "cuda") return false;
+  const std::string& label = request.sources[index].label;
+  return !(EndsWith(label, ".cc") || EndsWith(label, ".cpp") || EndsWith(label, ".cxx"));
+}
+
+std::string KernelFile(const LoadRequest& request, size_t index) {
+  return "kernel_" + std::to_string(index) + (IsCudaSource(request, index) ? ".cu" : ".cc");
+}
+
+// nvcc: the host compiler jaxcc chose (-ccbin) so host and device objects agree on the ABI;
+// position-independent, hidden symbols, like the host translation units.
+std::vector<std::string> NvccFlags(const LoadRequest& request, const toolchain::HostCompiler& host,
+                                   const CudaToolchain& cuda) {
+  std::string level = std::to_string(request.optimization_level);
+  std::vector<std::string> flags = {"-std=c++17", "-O" + level, "-Xptxas=-O" + level,
+                                    "-ccbin", host.path,
+                                    "-Xcompiler=-fPIC,-fvisibility=hidden"};
+  Append(flags, toolchain::GencodeFlags(cuda.archs));
+  if (request.use_fast_math) flags.push_back("--use_fast_math");
+  Append(flags, {"-isystem", request.jaxcc_include_dir});
+  for (const std::string& dir : request.source_dirs) Append(flags, {"-I", dir});
+  for (const std::string& dir : request.extra_include_paths) Append(flags, {"-I", dir});
+  Append(flags, request.extra_cuda_cflags);
+  return flags;
+}
+
+// Static cudart keeps the library self-contained (no LD_LIBRARY_PATH for libcudart.so at run
+// time); kernels still launch on XLA's stream in the primary context. pip's CUDA wheels ship only
+// the shared runtime, which is then found through an rpath.
+std::vector<std::string> CudaLinkFlags(const CudaToolchain& cuda) {
+  for (const char* sub : {"lib64", "lib", "targets/x86_64-linux/lib"}) {
+    std::string dir = JoinPath(cuda.nvcc.cuda_home, sub);
+    if (StatPath(JoinPath(dir, "libcudart_static.a")).exists) {
+      return {"-L" + dir, "-lcudart_static", "-ldl", "-lrt", "-lpthread"};
+    }
+    if (StatPath(JoinPath(dir, "libcudart.so")).exists) {
+      return {"-L" + dir, "-Wl,-rpath," + dir, "-lcudart"};
+    }
+  }
+  return {"-lcudart"};
+}
 
 }  // namespace
 
-BuildPlan MakeBuildPlan(const LoadRequest& request, const toolchain::HostCompiler& compiler) {
+BuildPlan MakeBuildPlan(const LoadRequest& request, const toolchain::HostCompiler& compiler,
+                        const CudaToolchain* cuda) {
   BuildPlan plan;
+  bool is_cuda = request.platform == "cuda" && cuda != nullptr;
   // User code: jaxcc's headers as a system directory (not tracked per file: they are in the
   // header digest), the user's own directories as -I so depfiles record them.
   plan.user_flags = CommonFlags(request);
   plan.user_flags.insert(plan.user_flags.end(), {"-isystem", request.jaxcc_include_dir});
   for (const std::string& dir : request.source_dirs) Append(plan.user_flags, {"-I", dir});
   for (const std::string& dir : request.extra_include_paths) Append(plan.user_flags, {"-I", dir});
+  if (is_cuda) {
+    // Host-side .cc files of a CUDA module may call the runtime API.
+    Append(plan.user_flags, {"-isystem", JoinPath(cuda->nvcc.cuda_home, "include")});
+    plan.cuda_flags = NvccFlags(request, compiler, *cuda);
+  }
   Append(plan.user_flags, request.extra_cflags);
 
   plan.wrapper_flags = CommonFlags(request);
@@ -34,8 +91,14 @@ BuildPlan MakeBuildPlan(const LoadRequest& request, const toolchain::HostCompile
          {"-DNDEBUG", "-isystem", request.ffi_include_dir, "-isystem", request.jaxcc_include_dir});
 
   for (size_t i = 0; i < request.sources.size(); ++i) {
-    build::CompileStep step{KernelFile(i), "kernel_" + std::to_string(i) + ".o", compiler.command};
-    Append(step.command, plan.user_flags);
+    build::CompileStep step{KernelFile(request, i), "kernel_" + std::to_string(i) + ".o", {}};
+    if (is_cuda && IsCudaSource(request, i)) {
+      step.command = {cuda->nvcc.path};
+      Append(step.command, plan.cuda_flags);
+    } else {
+      step.command = compiler.command;
+      Append(step.command, plan.user_flags);
+    }
     plan.graph.compiles.push_back(std::move(step));
   }
 
@@ -46,7 +109,8 @@ BuildPlan MakeBuildPlan(const LoadRequest& request, const toolchain::HostCompile
   plan.graph.link_command = compiler.command;
   // -z defs: an undefined symbol is a link error naming it, not a dlopen failure later.
   Append(plan.graph.link_command, {"-shared", "-fPIC", "-Wl,-z,defs"});
-  plan.graph.link_flags = request.extra_ldflags;
+  if (is_cuda) plan.graph.link_flags = CudaLinkFlags(*cuda);
+  Append(plan.graph.link_flags, request.extra_ldflags);
   plan.graph.output = request.name + ".so";
   return plan;
 }
@@ -59,13 +123,14 @@ std::vector<std::pair<std::string, std::string>> GenerateSources(
     for (const auto& spec : specs) {
       if (spec.source_index == static_cast<int>(i)) declared_here.push_back(spec);
     }
-    files.emplace_back(KernelFile(i),
+    files.emplace_back(KernelFile(request, i),
                        codegen::GenerateKernelUnit(request.sources[i].label,
                                                    request.sources[i].text, declared_here));
   }
   codegen::WrapperOptions options;
   options.module_name = request.name;
   options.platform = request.platform;
+  options.allow_cuda_graph = request.allow_cuda_graph;
   files.emplace_back("ffi_wrapper.cc", codegen::GenerateFfiWrapper(specs, options));
   return files;
 }

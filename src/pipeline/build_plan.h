@@ -9,6 +9,7 @@
 #include "build/build_graph.h"
 #include "pipeline/load_request.h"
 #include "toolchain/host_compiler.h"
+#include "toolchain/nvcc.h"
 
 namespace jaxcc::pipeline {
 
@@ -16,10 +17,21 @@ struct BuildPlan {
   build::BuildGraph graph;
   std::vector<std::string> user_flags;     ///< flags of the user's translation units
   std::vector<std::string> wrapper_flags;  ///< flags of the FFI wrapper translation unit
+  std::vector<std::string> cuda_flags;     ///< flags of nvcc translation units (CUDA only)
+};
+
+/// What a CUDA build needs beyond the host compiler.
+struct CudaToolchain {
+  toolchain::Nvcc nvcc;
+  std::vector<std::string> archs;  ///< normalised ("80", "90a")
 };
 
 /// Flags and the build graph: everything the cache key needs, and cheap (no code generation).
-BuildPlan MakeBuildPlan(const LoadRequest& request, const toolchain::HostCompiler& compiler);
+/// `cuda` is required for platform "cuda" and ignored otherwise. For CUDA, sources whose label
+/// ends in .cc/.cpp/.cxx go to the host compiler (with the CUDA headers on the include path),
+/// every other source to nvcc; the FFI wrapper always goes to the host compiler.
+BuildPlan MakeBuildPlan(const LoadRequest& request, const toolchain::HostCompiler& compiler,
+                        const CudaToolchain* cuda = nullptr);
 
 /// The generated translation units (file name, text), one per source plus the FFI wrapper, named
 /// as MakeBuildPlan's graph expects. Only needed on a cache miss.

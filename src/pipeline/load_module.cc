@@ -21,6 +21,7 @@
 #include "loader/library.h"
 #include "pipeline/build_plan.h"
 #include "pipeline/source_excerpt.h"
+#include "toolchain/cuda_arch_resolve.h"
 #include "toolchain/host_compiler.h"
 #include "toolchain/ninja.h"
 #include "util/fs.h"
@@ -50,12 +51,14 @@ bool StartsWith(const std::string& text, const std::string& prefix) {
 // Files the build read that the key does not already cover: the user's own headers.
 std::vector<cache::Dependency> TrackedDependencies(const std::vector<std::string>& paths,
                                                    const std::string& build_dir,
-                                                   const LoadRequest& request) {
+                                                   const LoadRequest& request,
+                                                   const std::string& cuda_home) {
   std::vector<cache::Dependency> deps;
   std::string build_prefix = AbsolutePath(build_dir) + "/";
   for (const std::string& path : paths) {
     if (StartsWith(path, build_prefix) || StartsWith(path, request.jaxcc_include_dir + "/") ||
-        StartsWith(path, request.ffi_include_dir + "/")) {
+        StartsWith(path, request.ffi_include_dir + "/") ||
+        (!cuda_home.empty() && StartsWith(AbsolutePath(path), AbsolutePath(cuda_home) + "/"))) {
       continue;
     }
     FileInfo info = StatPath(path);
@@ -266,8 +269,15 @@ Result<std::int64_t> CacheMaxBytes() {
   return bytes;
 }
 
-Result<LoadedModule> LoadModule(const LoadRequest& request) {
+namespace {
+
+Result<LoadedModule> LoadModuleInner(const LoadRequest& request, std::vector<std::string>& archs,
+                                     std::string& archs_source) {
   JAXCC_RETURN_IF_ERROR(ValidateModuleName(request.name, "module name"));
+  if (request.platform != "cpu" && request.platform != "cuda") {
+    return MakeError(ErrorKind::kSpec,
+                     "platform must be \"cpu\" or \"cuda\", got \"" + request.platform + "\"");
+  }
   if (request.optimization_level < 0 || request.optimization_level > 3) {
     return MakeError(ErrorKind::kSpec, "optimization_level must be 0, 1, 2 or 3 (got " +
                                            std::to_string(request.optimization_level) + ")");
@@ -280,6 +290,18 @@ Result<LoadedModule> LoadModule(const LoadRequest& request) {
   JAXCC_RETURN_IF_ERROR(CheckCacheRootIsPrivate(request.cache_dir));
   cache::CacheDir cache(request.cache_dir);
   std::string memo_dir = JoinPath(request.cache_dir, ".memo");
+  std::optional<CudaToolchain> cuda;
+  if (request.platform == "cuda") {
+    // Architecture spelling errors are the user's and need no toolchain: report them first.
+    auto resolved = toolchain::ResolveCudaArchs(request.cuda_archs, request.detected_cuda_archs,
+                                                toolchain::QueryGpusWithNvidiaSmi);
+    if (!resolved.ok()) return resolved.error();
+    auto nvcc = toolchain::FindNvcc(request.nvcc_search_dirs, JoinPath(memo_dir, "nvcc.json"));
+    if (!nvcc.ok()) return nvcc.error();
+    cuda = CudaToolchain{*nvcc, resolved->archs};
+    archs = resolved->archs;
+    archs_source = resolved->source;
+  }
   auto compiler = toolchain::FindHostCompiler(JoinPath(memo_dir, "toolchain.json"));
   if (!compiler.ok()) return compiler.error();
   auto header_digest = cache::DigestDirectories(
@@ -287,7 +309,7 @@ Result<LoadedModule> LoadModule(const LoadRequest& request) {
       JoinPath(memo_dir, "headers.json"));
   if (!header_digest.ok()) return header_digest.error();
 
-  BuildPlan plan = MakeBuildPlan(request, *compiler);
+  BuildPlan plan = MakeBuildPlan(request, *compiler, cuda ? &*cuda : nullptr);
   cache::KeyInputs key_inputs;
   key_inputs.jaxcc_version = JAXCC_VERSION;
   key_inputs.platform = request.platform;
@@ -298,6 +320,13 @@ Result<LoadedModule> LoadModule(const LoadRequest& request) {
   key_inputs.compile_flags = plan.user_flags;
   key_inputs.compile_flags.insert(key_inputs.compile_flags.end(), plan.wrapper_flags.begin(),
                                   plan.wrapper_flags.end());
+  key_inputs.compile_flags.insert(key_inputs.compile_flags.end(), plan.cuda_flags.begin(),
+                                  plan.cuda_flags.end());
+  if (cuda) {
+    key_inputs.toolchain = {"nvcc", cuda->nvcc.path, cuda->nvcc.version};
+    key_inputs.codegen_options = {std::string("allow_cuda_graph=") +
+                                  (request.allow_cuda_graph ? "1" : "0")};
+  }
   key_inputs.link_flags = plan.graph.link_command;
   key_inputs.link_flags.insert(key_inputs.link_flags.end(), plan.graph.link_flags.begin(),
                                plan.graph.link_flags.end());
@@ -361,7 +390,9 @@ Result<LoadedModule> LoadModule(const LoadRequest& request) {
   manifest.module_name = request.name;
   manifest.jaxcc_version = JAXCC_VERSION;
   for (const FunctionSpec& spec : *specs) manifest.function_names.push_back(spec.name);
-  manifest.dependencies = TrackedDependencies(outcome->dependencies, build_dir, request);
+  // The CUDA toolkit's headers are covered by nvcc's path and version in the key.
+  manifest.dependencies = TrackedDependencies(outcome->dependencies, build_dir, request,
+                                              cuda ? cuda->nvcc.cuda_home : "");
   manifest.inputs_json = cache::DescribeKeyInputs(key_inputs);
   manifest.build_seconds = outcome->seconds;
   manifest.created_unix = static_cast<std::int64_t>(std::time(nullptr));
@@ -381,6 +412,19 @@ Result<LoadedModule> LoadModule(const LoadRequest& request) {
   if (!module.ok()) return module.error();
   FillBuildDetails(*module, *outcome, request.force_rebuild ? "forced" : MissName(miss));
   EnforceSizeCap(cache, entry->dir, *module);
+  return module;
+}
+
+}  // namespace
+
+Result<LoadedModule> LoadModule(const LoadRequest& request) {
+  std::vector<std::string> archs;
+  std::string archs_source;
+  auto module = LoadModuleInner(request, archs, archs_source);
+  if (module.ok()) {
+    module->cuda_archs = std::move(archs);
+    module->cuda_archs_source = std::move(archs_source);
+  }
   return module;
 }
 

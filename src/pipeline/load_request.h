@@ -34,6 +34,14 @@ struct LoadRequest {
   std::vector<std::string> ninja_search_dirs;
   double build_timeout_seconds = 600;
   std::function<void(std::string_view)> on_output;  ///< verbose build output, live
+
+  // CUDA only (platform "cuda").
+  std::vector<std::string> cuda_archs;           ///< compute_capability as the user gave it
+  std::vector<std::string> detected_cuda_archs;  ///< compute capabilities of the GPUs JAX sees
+  std::vector<std::string> extra_cuda_cflags;
+  std::vector<std::string> nvcc_search_dirs;  ///< bin directories of pip's NVIDIA CUDA wheels
+  bool use_fast_math = false;
+  bool allow_cuda_graph = true;
 };
 
 struct LoadedModule {
@@ -47,7 +55,9 @@ struct LoadedModule {
   double build_seconds = 0;
   std::string build_log;  ///< compiler output of a fresh build (warnings), "" on a hit
   std::string warning;    ///< something the user should hear about that did not stop the load
-  int evicted_entries = 0;  ///< entries the size cap removed after this build was published
+  int evicted_entries = 0;
+  std::vector<std::string> cuda_archs;  ///< architectures built for (CUDA), e.g. {"80", "90a"}
+  std::string cuda_archs_source;        ///< where they came from  ///< entries the size cap removed after this build was published
 };
 
 }  // namespace jaxcc::pipeline

@@ -11,4 +11,12 @@ std::vector<std::string> SplitLines(const std::string& text) {
   return lines;
 }
 
+std::string Trim(const std::string& text) {
+  const char* space = " \t\r\n\f\v";
+  size_t begin = text.find_first_not_of(space);
+  if (begin == std::string::npos) return "";
+  size_t end = text.find_last_not_of(space);
+  return text.substr(begin, end - begin + 1);
+}
+
 }  // namespace jaxcc

@@ -9,4 +9,7 @@ namespace jaxcc {
 /// Lines of `text` without their '\n'; a final line without '\n' is kept.
 std::vector<std::string> SplitLines(const std::string& text);
 
+/// `text` without leading and trailing whitespace.
+std::string Trim(const std::string& text);
+
 }  // namespace jaxcc
