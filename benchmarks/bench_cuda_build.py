@@ -25,7 +25,9 @@ import jaxcc
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
 from cuda_sources import SCALE_BY, VECTOR_ADD  # noqa: E402
 
-SEED_MODULE = VECTOR_ADD + SCALE_BY.replace('#include <cuda_runtime.h>\n#include "brainevent/common.h"\n', "")
+SEED_MODULE = VECTOR_ADD + SCALE_BY.replace(
+    '#include <cuda_runtime.h>\n#include "brainevent/common.h"\n', ""
+)
 
 
 def timed(fn) -> float:
@@ -90,7 +92,9 @@ def directory_builds(arch: str) -> tuple[float, float]:
         make_directory(src, 8)
         kwargs = dict(compute_capability=arch, auto_register=False)
         build = os.path.join(work, "build")
-        full = timed(lambda: jaxcc.load_cuda_dir(src, name="bench_dir", build_directory=build, **kwargs))
+        full = timed(
+            lambda: jaxcc.load_cuda_dir(src, name="bench_dir", build_directory=build, **kwargs)
+        )
         path = os.path.join(src, "k3.cu")
         with open(path) as f:
             text = f.read()
@@ -109,8 +113,10 @@ def main() -> None:
     args = parser.parse_args()
     nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
     version = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout
-    print(f"machine: {platform.node()} {os.cpu_count()} cores, nvcc "
-          f"{[line for line in version.splitlines() if 'release' in line][0].strip()}")
+    print(
+        f"machine: {platform.node()} {os.cpu_count()} cores, nvcc "
+        f"{[line for line in version.splitlines() if 'release' in line][0].strip()}"
+    )
     split = [jaxcc_cold_build(args.arch) for _ in range(args.rounds)]
     single = [single_unit_build(args.arch, nvcc) for _ in range(args.rounds)]
     dirs = [directory_builds(args.arch) for _ in range(args.rounds)]
@@ -125,10 +131,14 @@ def main() -> None:
     print(f"\n{'measure (median of ' + str(args.rounds) + ')':<62} {'seconds':>8}")
     for label, value in rows:
         print(f"{label:<62} {value:>8.2f}")
-    print(f"\nratio split / single unit: {statistics.median(split) / statistics.median(single):.2f}"
-          " (target <= 0.5)")
-    print(f"ratio rebuild / full:      {statistics.median(rebuild) / statistics.median(full):.2f}"
-          " (target <= 0.25)")
+    print(
+        f"\nratio split / single unit: {statistics.median(split) / statistics.median(single):.2f}"
+        " (target <= 0.5)"
+    )
+    print(
+        f"ratio rebuild / full:      {statistics.median(rebuild) / statistics.median(full):.2f}"
+        " (target <= 0.25)"
+    )
 
 
 if __name__ == "__main__":

@@ -10,7 +10,6 @@ import textwrap
 import time
 
 import pytest
-
 from conftest import run_python
 
 LOADER = textwrap.dedent(

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import functools
+from collections.abc import Sequence
 
 from ._attributes import convert_attribute
 from .errors import CallError, DeviceError

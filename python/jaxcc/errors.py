@@ -45,7 +45,6 @@ class CallError(JaxccError, TypeError):
     """A kernel was called with the wrong number of arrays, attributes or outputs."""
 
 
-
 class DeviceError(JaxccError, RuntimeError):
     """A kernel was called on a platform this process has no device for (a CUDA kernel without a
     GPU backend)."""

@@ -99,7 +99,8 @@ nb::dict CachePrunePy(const std::string& cache_dir, std::optional<std::int64_t> 
                       std::optional<double> older_than_seconds) {
   cache::PruneOptions options;
   if (max_bytes) options.max_bytes = *max_bytes;
-  if (older_than_seconds) options.older_than_seconds = static_cast<std::int64_t>(*older_than_seconds);
+  if (older_than_seconds)
+    options.older_than_seconds = static_cast<std::int64_t>(*older_than_seconds);
   Result<cache::PruneReport> report = [&] {
     nb::gil_scoped_release release;
     return cache::Prune(cache::CacheDir(cache_dir), options);

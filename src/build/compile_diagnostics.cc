@@ -41,8 +41,8 @@ std::string NormalizeEdgLocation(const std::string& line) {
     if (open == std::string::npos || open == 0 || open + 1 == close) continue;
     std::string number = line.substr(open + 1, close - open - 1);
     if (!std::all_of(number.begin(), number.end(), ::isdigit)) continue;
-    return line.substr(0, open) + ":" + number + ": error:" +
-           line.substr(close + std::string(marker).size());
+    return line.substr(0, open) + ":" + number +
+           ": error:" + line.substr(close + std::string(marker).size());
   }
   return line;
 }

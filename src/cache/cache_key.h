@@ -12,7 +12,7 @@ struct KeyInputs {
   std::string platform;  ///< "cpu" or "cuda"
   std::string module_name;
   std::vector<std::pair<std::string, std::string>> sources;  ///< (label, text)
-  std::string specs;     ///< canonical text of every FunctionSpec
+  std::string specs;  ///< canonical text of every FunctionSpec
   std::vector<std::string> compile_flags;
   std::vector<std::string> link_flags;
   std::vector<std::string> include_paths;

@@ -130,11 +130,20 @@ Result<std::int64_t> ParseByteSize(const std::string& text) {
   int shift = 0;
   if (!suffix.empty()) {
     switch (std::toupper(static_cast<unsigned char>(suffix[0]))) {
-      case 'K': shift = 10; break;
-      case 'M': shift = 20; break;
-      case 'G': shift = 30; break;
-      case 'T': shift = 40; break;
-      default: return bad();
+      case 'K':
+        shift = 10;
+        break;
+      case 'M':
+        shift = 20;
+        break;
+      case 'G':
+        shift = 30;
+        break;
+      case 'T':
+        shift = 40;
+        break;
+      default:
+        return bad();
     }
   }
   if (shift > 0 && value > (INT64_MAX >> shift)) return bad();

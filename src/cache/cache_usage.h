@@ -50,7 +50,8 @@ struct PruneReport {
   int entries_kept = 0;
   std::int64_t bytes_kept = 0;
   int busy_skipped = 0;  ///< entries whose lock a live builder holds
-  int orphans_removed = 0;  ///< build directories of dead processes, failed builds, incomplete entries
+  int orphans_removed =
+      0;  ///< build directories of dead processes, failed builds, incomplete entries
 };
 
 /// Evicts entries by age and/or size (least recently used first), then removes what no live

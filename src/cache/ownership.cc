@@ -12,12 +12,11 @@ Status CheckPrivatePath(const std::string& path, const std::string& what, const 
   FileInfo info = StatPath(path);
   if (!info.exists) return OkStatus();
   if (info.owner != ::geteuid()) {
-    return MakeError(ErrorKind::kCache, "refusing to use " + what + " " + path +
-                                            ": it belongs to uid " + std::to_string(info.owner) +
-                                            ", not to this user (uid " +
-                                            std::to_string(::geteuid()) +
-                                            "), and code from it would run in this process. " +
-                                            fix);
+    return MakeError(ErrorKind::kCache,
+                     "refusing to use " + what + " " + path + ": it belongs to uid " +
+                         std::to_string(info.owner) + ", not to this user (uid " +
+                         std::to_string(::geteuid()) +
+                         "), and code from it would run in this process. " + fix);
   }
   if ((info.mode & 022) != 0) {
     char mode[8];
@@ -25,7 +24,8 @@ Status CheckPrivatePath(const std::string& path, const std::string& what, const 
     return MakeError(ErrorKind::kCache,
                      "refusing to use " + what + " " + path + ": its mode " + mode +
                          " lets other users write to it, so they could plant code this process "
-                         "would load. " + fix + " (or: chmod go-w " + path + ")");
+                         "would load. " +
+                         fix + " (or: chmod go-w " + path + ")");
   }
   return OkStatus();
 }

@@ -39,9 +39,9 @@ std::string KernelFile(const LoadRequest& request, size_t index) {
 std::vector<std::string> NvccFlags(const LoadRequest& request, const toolchain::HostCompiler& host,
                                    const CudaToolchain& cuda) {
   std::string level = std::to_string(request.optimization_level);
-  std::vector<std::string> flags = {"-std=c++17", "-O" + level, "-Xptxas=-O" + level,
-                                    "-ccbin", host.path,
-                                    "-Xcompiler=-fPIC,-fvisibility=hidden"};
+  std::vector<std::string> flags = {
+      "-std=c++17", "-O" + level, "-Xptxas=-O" + level,
+      "-ccbin",     host.path,    "-Xcompiler=-fPIC,-fvisibility=hidden"};
   Append(flags, toolchain::GencodeFlags(cuda.archs));
   if (request.use_fast_math) flags.push_back("--use_fast_math");
   Append(flags, {"-isystem", request.jaxcc_include_dir});

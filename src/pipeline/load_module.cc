@@ -13,10 +13,10 @@
 #include "build/builder.h"
 #include "cache/cache_dir.h"
 #include "cache/cache_key.h"
+#include "cache/cache_usage.h"
 #include "cache/file_lock.h"
 #include "cache/header_digest.h"
 #include "cache/ownership.h"
-#include "cache/cache_usage.h"
 #include "codegen/ffi_wrapper.h"
 #include "loader/library.h"
 #include "pipeline/build_plan.h"
@@ -24,8 +24,8 @@
 #include "toolchain/cuda_arch_resolve.h"
 #include "toolchain/host_compiler.h"
 #include "toolchain/ninja.h"
-#include "util/fs.h"
 #include "util/fault_point.h"
+#include "util/fs.h"
 #include "util/sha256.h"
 
 namespace jaxcc::pipeline {
@@ -201,8 +201,8 @@ Result<LoadedModule> BuildUncached(const LoadRequest& request, const BuildPlan& 
                                             "failed as well: " +
                                             temp_dir.error().message);
   }
-  std::string build_dir = request.build_directory.empty() ? *temp_dir
-                                                           : AbsolutePath(request.build_directory);
+  std::string build_dir =
+      request.build_directory.empty() ? *temp_dir : AbsolutePath(request.build_directory);
   auto outcome = RunBuildIn(build_dir, request, plan, specs, *ninja);
   if (!outcome.ok()) {
     (void)RemoveTree(*temp_dir);
@@ -212,7 +212,8 @@ Result<LoadedModule> BuildUncached(const LoadRequest& request, const BuildPlan& 
       error.message = "no space left to build module '" + request.name +
                       "', neither in the cache (" + cache_failure.message +
                       ") nor in $TMPDIR. Free disk space or point $JAXCC_CACHE_DIR and $TMPDIR "
-                      "at a disk with room.\n" + error.message;
+                      "at a disk with room.\n" +
+                      error.message;
     }
     return error;
   }
@@ -220,8 +221,8 @@ Result<LoadedModule> BuildUncached(const LoadRequest& request, const BuildPlan& 
   (void)RemoveTree(*temp_dir);
   if (!module.ok()) return module.error();
   FillBuildDetails(*module, *outcome, "uncached");
-  module->warning = "not cached, built in a private temporary directory instead: " +
-                    cache_failure.message;
+  module->warning =
+      "not cached, built in a private temporary directory instead: " + cache_failure.message;
   return module;
 }
 
@@ -263,8 +264,8 @@ Result<std::int64_t> CacheMaxBytes() {
   if (text == nullptr || *text == '\0') return cache::kDefaultMaxCacheBytes;
   auto bytes = cache::ParseByteSize(text);
   if (!bytes.ok()) {
-    return MakeError(ErrorKind::kSpec, "JAXCC_CACHE_MAX_BYTES: " + bytes.error().message +
-                                           "; 0 turns the cap off");
+    return MakeError(ErrorKind::kSpec,
+                     "JAXCC_CACHE_MAX_BYTES: " + bytes.error().message + "; 0 turns the cap off");
   }
   return bytes;
 }

@@ -48,11 +48,10 @@ std::string AddSourceExcerpt(const std::string& first_error,
     long line_no = 0, column = 0;
     const signature::SourceFile* source = MatchLocation(lines[i], sources, line_no, column);
     // g++ quotes with " | " gutters; nvcc indents the line and puts a caret under it.
-    bool already_quoted =
-        i + 1 < lines.size() &&
-        (lines[i + 1].find(" | ") != std::string::npos ||
-         (i + 2 < lines.size() && !lines[i + 1].empty() && lines[i + 1][0] == ' ' &&
-          lines[i + 2].find('^') != std::string::npos));
+    bool already_quoted = i + 1 < lines.size() &&
+                          (lines[i + 1].find(" | ") != std::string::npos ||
+                           (i + 2 < lines.size() && !lines[i + 1].empty() &&
+                            lines[i + 1][0] == ' ' && lines[i + 2].find('^') != std::string::npos));
     if (source == nullptr || already_quoted || line_no < 1) continue;
     std::vector<std::string> source_lines = SplitLines(source->text);
     if (static_cast<size_t>(line_no) > source_lines.size()) continue;

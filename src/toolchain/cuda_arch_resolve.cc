@@ -29,12 +29,14 @@ Result<ResolvedArchs> ResolveCudaArchs(const std::vector<std::string>& explicit_
     return FromList({env}, "$JAXCC_CUDA_ARCH");
   }
   if (!jax_gpus.empty()) return FromList(jax_gpus, "the GPUs JAX sees");
-  auto queried = query_gpus ? query_gpus() : Result<std::vector<std::string>>(std::vector<std::string>{});
+  auto queried =
+      query_gpus ? query_gpus() : Result<std::vector<std::string>>(std::vector<std::string>{});
   if (queried.ok() && !queried->empty()) return FromList(*queried, "nvidia-smi");
   std::string why = queried.ok() ? "nvidia-smi lists no GPU" : queried.error().message;
   return MakeError(ErrorKind::kToolchain,
                    "no GPU architecture to compile for: no compute_capability was given, "
-                   "$JAXCC_CUDA_ARCH is unset, JAX sees no GPU and " + why +
+                   "$JAXCC_CUDA_ARCH is unset, JAX sees no GPU and " +
+                       why +
                        ". Name the target explicitly, e.g. compute_capability=\"9.0\" (several: "
                        "\"8.0,9.0\") or JAXCC_CUDA_ARCH=90; the module then builds without a GPU.");
 }
