@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ._attributes import convert_attribute
-from .errors import CallError
+from .errors import CallError, KernelError
 
 
 class KernelFunction:
@@ -67,8 +67,40 @@ class KernelFunction:
                     f"{self.name}: each entry of outs needs .shape and .dtype "
                     f"(e.g. jax.ShapeDtypeStruct); got {type(item).__name__}."
                 )
-            types.append(jax.ShapeDtypeStruct(item.shape, item.dtype))
+            types.append(self._output_type(jax, item))
         return (types if as_list else types[0]), as_list
+
+    def _output_type(self, jax, item):
+        example = "e.g. jax.ShapeDtypeStruct((4,), jnp.float32)"
+        try:
+            shape = tuple(item.shape)
+        except TypeError:
+            raise CallError(
+                f"{self.name}: outs shape {item.shape!r} is not a tuple of sizes; {example}."
+            ) from None
+        for size in shape:
+            if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+                if hasattr(size, "dimension_as_value"):  # a symbolic size under jax.export
+                    continue
+                raise CallError(
+                    f"{self.name}: outs shape {shape!r} must hold non-negative integer sizes; "
+                    f"{example}."
+                )
+        try:
+            return jax.ShapeDtypeStruct(shape, item.dtype)
+        except (TypeError, ValueError) as e:
+            raise CallError(
+                f"{self.name}: outs dtype {item.dtype!r} is not a dtype JAX knows ({e}); "
+                f"{example}."
+            ) from None
+
+    def _check_arrays(self, arrays) -> None:
+        for i, array in enumerate(arrays):
+            if not hasattr(array, "shape") or not hasattr(array, "dtype"):
+                raise CallError(
+                    f"{self.name}: input {i + 1} must be an array (jax.Array or numpy.ndarray), "
+                    f"got {type(array).__name__}; convert it with jnp.asarray(...)."
+                )
 
     def _convert_attributes(self, attributes: dict) -> dict:
         expected = self.attribute_types
@@ -94,10 +126,18 @@ class KernelFunction:
                 f"{self.name}: expected {self.num_args} input array(s), got {len(arrays)} "
                 f"(signature: {self.signature()})."
             )
+        self._check_arrays(arrays)
         result_types, _ = self._output_types(arrays, outs)
         converted = self._convert_attributes(attributes)
         call = jax.ffi.ffi_call(self.target, result_types, vmap_method=self.vmap_method)
-        return call(*arrays, **converted)
+        try:
+            return call(*arrays, **converted)
+        except jax.errors.JaxRuntimeError as e:
+            # An eager call runs the kernel here; under jit JAX raises at execution instead.
+            raise KernelError(
+                f"{e}\n(raised by the C++ kernel '{self.target}' during the call: the message "
+                "above is the kernel's own; fix the inputs it rejects or the kernel)"
+            ) from e
 
     def __repr__(self) -> str:
         return f"<jaxcc kernel {self.target}({self.signature()})>"

@@ -45,11 +45,19 @@ class CallError(JaxccError, TypeError):
     """A kernel was called with the wrong number of arrays, attributes or outputs."""
 
 
+class KernelError(JaxccError, RuntimeError):
+    """The compiled kernel itself reported a failure (a failed JAXCC_CHECK/BE_CHECK, an unsupported
+    dtype in a dispatch macro, a C++ exception) during an eager call. The message is the kernel's;
+    `__cause__` is JAX's original error. Under `jax.jit` JAX raises its own
+    `jax.errors.JaxRuntimeError` with the same message (jaxcc does not run the compiled program)."""
+
+
 __all__ = [
     "CacheError",
     "CallError",
     "CompileError",
     "JaxccError",
+    "KernelError",
     "LoadError",
     "RegistrationError",
     "SignatureError",
