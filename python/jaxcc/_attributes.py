@@ -76,7 +76,10 @@ def convert_attribute(function: str, name: str, declared: str, value):
     try:
         as_float = float(value)
     except OverflowError:  # an int beyond float64, e.g. 10**400
-        as_float = math.inf if value > 0 else -math.inf
+        raise CallError(
+            f"{function}: attribute '{name}' = {value} is too large for any float type; "
+            "pass a smaller value."
+        ) from None
     if declared in _FLOAT_TYPES:
         _check_float_range(function, name, declared, as_float, np.finfo(_FLOAT_TYPES[declared]).max)
         return _FLOAT_TYPES[declared](as_float)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ._attributes import convert_attribute
-from .errors import CallError, KernelError
+from .errors import CallError, KernelError, SpecError
 
 
 class KernelFunction:
@@ -23,6 +23,14 @@ class KernelFunction:
         self.spec = spec
         self.vmap_method = vmap_method
         params = spec["params"]
+        for p in params:
+            if p["kind"] == "attr" and p["name"] == "outs":
+                # fn(*arrays, outs=..., **attributes): the keyword cannot mean both.
+                raise SpecError(
+                    f"{module_name}.{self.name}: an attribute named 'outs' clashes with the "
+                    "outs= keyword of jaxcc callables; rename the C++ parameter (and its "
+                    "attr token), e.g. to 'num_outs'."
+                )
         self.num_args = sum(p["kind"] == "arg" for p in params)
         self.num_rets = sum(p["kind"] == "ret" for p in params)
         self.attribute_types = {p["name"]: p["type"] for p in params if p["kind"] == "attr"}
@@ -158,7 +166,9 @@ class CompiledModule:
         for spec in loaded["specs"]:
             fn = KernelFunction(name, f"{target_prefix}.{spec['name']}", spec, vmap_method)
             self.functions[spec["name"]] = fn
-            if not hasattr(type(self), spec["name"]):
+            # A function called `path`, `key`, `name`, ... must not replace the module's own
+            # attribute (a silently wrong mod.path); it stays reachable as mod["path"].
+            if not hasattr(self, spec["name"]):
                 setattr(self, spec["name"], fn)
 
     @property

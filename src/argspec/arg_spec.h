@@ -1,4 +1,5 @@
-// Parsing and validating the compact arg_spec token list ("arg", "ret", "stream", "attr.x:float32").
+// Parsing and validating the compact arg_spec token list ("arg", "ret", "stream",
+// "attr.x:float32").
 #pragma once
 
 #include <cstddef>
