@@ -6,6 +6,7 @@ Python numbers."""
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -72,10 +73,36 @@ def convert_attribute(function: str, name: str, declared: str, value):
             f"{function}: attribute '{name}' is {declared}; got {value!r} "
             f"({type(value).__name__}). Pass a real number."
         )
+    try:
+        as_float = float(value)
+    except OverflowError:  # an int beyond float64, e.g. 10**400
+        raise CallError(
+            f"{function}: attribute '{name}' = {value} is too large for any float type; "
+            "pass a smaller value."
+        ) from None
     if declared in _FLOAT_TYPES:
-        return _FLOAT_TYPES[declared](value)
+        _check_float_range(function, name, declared, as_float, np.finfo(_FLOAT_TYPES[declared]).max)
+        return _FLOAT_TYPES[declared](as_float)
     if declared == "float16":
-        return np.float16(value).view(np.uint16)
+        _check_float_range(function, name, declared, as_float, float(np.finfo(np.float16).max))
+        return np.float16(as_float).view(np.uint16)
     if declared == "bfloat16":
-        return _bfloat16_bits(float(value))
+        import ml_dtypes
+
+        _check_float_range(
+            function, name, declared, as_float, float(ml_dtypes.finfo("bfloat16").max)
+        )
+        return _bfloat16_bits(as_float)
     raise CallError(f"{function}: attribute '{name}' has unsupported type {declared}.")
+
+
+def _check_float_range(function: str, name: str, declared: str, value: float, largest) -> None:
+    # A finite value the type cannot hold would arrive as inf: a silently different number.
+    # Rounding to the nearest representable value is expected; overflowing is not. inf and nan
+    # passed as such are kept.
+    if math.isfinite(value) and abs(value) > float(largest):
+        raise CallError(
+            f"{function}: attribute '{name}' = {value!r} is outside the range of {declared} "
+            f"(largest magnitude {float(largest):g}); pass a smaller value or declare the "
+            "parameter as double / attr type float64."
+        )

@@ -66,10 +66,15 @@ def _normalize_functions(functions, where: str):
                     f"['arg', 'ret', 'attr.scale:float32'], got {tokens!r}"
                 )
             items.append((name, tuple(tokens)))
+        for name, tokens in items:
+            for text in (name, *(tokens or ())):
+                _require_utf8(text, f"{where}: functions entry {name!r}")
         return tuple(items)
     if isinstance(functions, (list, tuple)):
         if not all(isinstance(n, str) for n in functions):
             raise SpecError(f"{where}: a list of functions must hold function names (strings)")
+        for n in functions:
+            _require_utf8(n, f"{where}: function name {n!r}")
         return tuple((n, None) for n in functions)
     raise SpecError(
         f"{where}: functions must be a dict of arg_specs, a list of names or None, "
@@ -83,9 +88,79 @@ def _string_list(value, what: str) -> tuple[str, ...]:
     if isinstance(value, (str, os.PathLike)):
         value = [value]
     try:
-        return tuple(os.fspath(v) for v in value)
+        items = tuple(os.fspath(v) for v in value)
     except TypeError:
         raise SpecError(f"{what} must be a list of strings, got {value!r}") from None
+    for item in items:
+        if not isinstance(item, str):
+            raise SpecError(f"{what} must be a list of strings, got the bytes {item!r}; decode it")
+        # The core hands these to the compiler as C strings: a NUL would silently cut the flag.
+        if "\0" in item:
+            raise SpecError(f"{what} entry {item!r} contains a NUL character; remove it")
+        _require_utf8(item, what)
+    return items
+
+
+def _require_utf8(text: str, what: str) -> None:
+    """Lone surrogates (e.g. from os.fsdecode of undecodable bytes) cannot reach the core."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise SpecError(
+            f"{what} is not valid Unicode text: {e.reason} at position {e.start}; "
+            "pass text that encodes as UTF-8 (decode byte strings with errors='replace')"
+        ) from None
+
+
+def _check_sources(sources: list[tuple[str, str]], where: str) -> None:
+    """Sources must be text a compiler reads as written: UTF-8, no NUL, not all empty."""
+    for label, text in sources:
+        _require_utf8(text, f"{where}: source {label}")
+        nul = text.find("\0")
+        if nul >= 0:
+            line = text.count("\n", 0, nul) + 1
+            column = nul - (text.rfind("\n", 0, nul) + 1) + 1
+            raise SpecError(
+                f"{where}: source {label} contains a NUL character at line {line}, column "
+                f"{column}; C++ sources are text (a binary file or a bad concatenation?): "
+                "remove the NUL"
+            )
+    if all(not text.strip() for _, text in sources):
+        raise SpecError(
+            f"{where}: the C++ source is empty; pass the source text that defines the "
+            "functions to export"
+        )
+
+
+def _check_ninja_workers(ninja_workers, where: str) -> int:
+    if ninja_workers is None:
+        return 0
+    if isinstance(ninja_workers, bool) or not isinstance(ninja_workers, int) or ninja_workers < 1:
+        raise SpecError(
+            f"{where}: ninja_workers must be a positive integer or None (one job per core), "
+            f"got {ninja_workers!r}"
+        )
+    return ninja_workers
+
+
+def _check_build_directory(build_directory, where: str) -> str:
+    if not build_directory:
+        return ""
+    try:
+        path = os.fspath(build_directory)
+    except TypeError:
+        raise SpecError(
+            f"{where}: build_directory must be a path (str or os.PathLike), "
+            f"got {type(build_directory).__name__}"
+        ) from None
+    if not isinstance(path, str) or "\0" in path:
+        raise SpecError(f"{where}: build_directory must be a text path without NUL, got {path!r}")
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise SpecError(
+            f"{where}: build_directory {path} exists and is not a directory; pass a directory "
+            "path (it is created if missing)"
+        )
+    return path
 
 
 def _arch_list(compute_capability, where: str) -> tuple[str, ...]:
@@ -169,8 +244,19 @@ def load_module(
         raise SpecError(
             f"{where}: optimization_level must be 0, 1, 2 or 3, got {optimization_level!r}"
         )
+    # The name is checked as itself first, so a bad name is not reported as a bad prefix.
+    _require_utf8(name, f"{where}: name")
+    _core.validate_name(name, "module name")
+    if target_prefix is not None and not isinstance(target_prefix, str):
+        raise SpecError(
+            f"{where}: target_prefix must be a string or None, got {type(target_prefix).__name__}"
+        )
     prefix = name if target_prefix is None else target_prefix
-    _core.validate_name(prefix, "target_prefix")
+    if target_prefix is not None:
+        _require_utf8(prefix, f"{where}: target_prefix")
+        _core.validate_name(prefix, "target_prefix")
+    ninja_workers = _check_ninja_workers(ninja_workers, where)
+    build_directory = _check_build_directory(build_directory, where)
     cuda_options = ()
     if platform == "cuda":
         cuda_options = (
@@ -189,7 +275,7 @@ def load_module(
         tuple(os.path.abspath(p) for p in _string_list(extra_include_paths, "extra_include_paths")),
         tuple(source_dirs),
         optimization_level,
-        os.fspath(build_directory) if build_directory else "",
+        build_directory,
         prefix,
         auto_register,
         vmap_method,
@@ -200,6 +286,7 @@ def load_module(
         module = _loaded.get(request_key)
         if module is not None:
             return module
+    _check_sources(sources, where)  # O(size of the sources): after the in-process table
 
     import jax
 
@@ -218,7 +305,7 @@ def load_module(
         "build_directory": request_key[9],
         "verbose": bool(verbose),
         "force_rebuild": bool(force_rebuild),
-        "ninja_workers": int(ninja_workers or 0),
+        "ninja_workers": ninja_workers,
         "cache_dir": request_key[13],
         "jaxcc_include_dir": include_dir(),
         "ffi_include_dir": jax.ffi.include_dir(),

@@ -6,7 +6,7 @@ import functools
 from collections.abc import Sequence
 
 from ._attributes import convert_attribute
-from .errors import CallError, DeviceError
+from .errors import CallError, DeviceError, KernelError, SpecError
 
 
 @functools.lru_cache(maxsize=1)
@@ -37,6 +37,14 @@ class KernelFunction:
         self.spec = spec
         self.vmap_method = vmap_method
         params = spec["params"]
+        for p in params:
+            if p["kind"] == "attr" and p["name"] == "outs":
+                # fn(*arrays, outs=..., **attributes): the keyword cannot mean both.
+                raise SpecError(
+                    f"{module_name}.{self.name}: an attribute named 'outs' clashes with the "
+                    "outs= keyword of jaxcc callables; rename the C++ parameter (and its "
+                    "attr token), e.g. to 'num_outs'."
+                )
         self.num_args = sum(p["kind"] == "arg" for p in params)
         self.num_rets = sum(p["kind"] == "ret" for p in params)
         self.attribute_types = {p["name"]: p["type"] for p in params if p["kind"] == "attr"}
@@ -81,8 +89,40 @@ class KernelFunction:
                     f"{self.name}: each entry of outs needs .shape and .dtype "
                     f"(e.g. jax.ShapeDtypeStruct); got {type(item).__name__}."
                 )
-            types.append(jax.ShapeDtypeStruct(item.shape, item.dtype))
+            types.append(self._output_type(jax, item))
         return (types if as_list else types[0]), as_list
+
+    def _output_type(self, jax, item):
+        example = "e.g. jax.ShapeDtypeStruct((4,), jnp.float32)"
+        try:
+            shape = tuple(item.shape)
+        except TypeError:
+            raise CallError(
+                f"{self.name}: outs shape {item.shape!r} is not a tuple of sizes; {example}."
+            ) from None
+        for size in shape:
+            if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+                if hasattr(size, "dimension_as_value"):  # a symbolic size under jax.export
+                    continue
+                raise CallError(
+                    f"{self.name}: outs shape {shape!r} must hold non-negative integer sizes; "
+                    f"{example}."
+                )
+        try:
+            return jax.ShapeDtypeStruct(shape, item.dtype)
+        except (TypeError, ValueError) as e:
+            raise CallError(
+                f"{self.name}: outs dtype {item.dtype!r} is not a dtype JAX knows ({e}); "
+                f"{example}."
+            ) from None
+
+    def _check_arrays(self, arrays) -> None:
+        for i, array in enumerate(arrays):
+            if not hasattr(array, "shape") or not hasattr(array, "dtype"):
+                raise CallError(
+                    f"{self.name}: input {i + 1} must be an array (jax.Array or numpy.ndarray), "
+                    f"got {type(array).__name__}; convert it with jnp.asarray(...)."
+                )
 
     def _convert_attributes(self, attributes: dict) -> dict:
         expected = self.attribute_types
@@ -108,6 +148,7 @@ class KernelFunction:
                 f"{self.name}: expected {self.num_args} input array(s), got {len(arrays)} "
                 f"(signature: {self.signature()})."
             )
+        self._check_arrays(arrays)
         if self.platform == "cuda" and not _gpu_backend_present():
             raise DeviceError(
                 f"{self.name}: this is a CUDA kernel, but JAX has no GPU backend in this process "
@@ -118,7 +159,14 @@ class KernelFunction:
         result_types, _ = self._output_types(arrays, outs)
         converted = self._convert_attributes(attributes)
         call = jax.ffi.ffi_call(self.target, result_types, vmap_method=self.vmap_method)
-        return call(*arrays, **converted)
+        try:
+            return call(*arrays, **converted)
+        except jax.errors.JaxRuntimeError as e:
+            # An eager call runs the kernel here; under jit JAX raises at execution instead.
+            raise KernelError(
+                f"{e}\n(raised by the C++ kernel '{self.target}' during the call: the message "
+                "above is the kernel's own; fix the inputs it rejects or the kernel)"
+            ) from e
 
     def __repr__(self) -> str:
         return f"<jaxcc kernel {self.target}({self.signature()})>"
@@ -145,7 +193,9 @@ class CompiledModule:
                 name, f"{target_prefix}.{spec['name']}", spec, vmap_method, platform
             )
             self.functions[spec["name"]] = fn
-            if not hasattr(type(self), spec["name"]):
+            # A function called `path`, `key`, `name`, ... must not replace the module's own
+            # attribute (a silently wrong mod.path); it stays reachable as mod["path"].
+            if not hasattr(self, spec["name"]):
                 setattr(self, spec["name"], fn)
 
     @property

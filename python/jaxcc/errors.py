@@ -55,6 +55,13 @@ class CacheWarning(UserWarning):
     its housekeeping failed; the message says what to fix."""
 
 
+class KernelError(JaxccError, RuntimeError):
+    """The compiled kernel itself reported a failure (a failed JAXCC_CHECK/BE_CHECK, an unsupported
+    dtype in a dispatch macro, a C++ exception) during an eager call. The message is the kernel's;
+    `__cause__` is JAX's original error. Under `jax.jit` JAX raises its own
+    `jax.errors.JaxRuntimeError` with the same message (jaxcc does not run the compiled program)."""
+
+
 __all__ = [
     "CacheError",
     "CacheWarning",
@@ -62,6 +69,7 @@ __all__ = [
     "CompileError",
     "DeviceError",
     "JaxccError",
+    "KernelError",
     "LoadError",
     "RegistrationError",
     "SignatureError",

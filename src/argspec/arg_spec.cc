@@ -5,6 +5,7 @@
 
 #include "argspec/keywords.h"
 #include "argspec/suggest.h"
+#include "util/text.h"
 
 namespace jaxcc::argspec {
 namespace {
@@ -17,7 +18,9 @@ bool StartsWith(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;
 }
 
-std::string Quote(std::string_view text) { return "`" + std::string(text) + "`"; }
+// Tokens and names come from users (or fuzzers): control bytes are shown escaped and very long
+// text is cut, so every message stays readable.
+std::string Quote(std::string_view text) { return "`" + EscapeForMessage(text) + "`"; }
 
 bool IsIdentifierStart(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
@@ -74,6 +77,11 @@ Result<Param> ParseAttr(const std::string& function_name, std::string_view canon
     return SpecError(function_name, "attribute name " + Quote(name) + " in " + Quote(original) +
                                         " is not a C identifier; use letters, digits and `_`, "
                                         "not starting with a digit");
+  }
+  if (name.size() > kMaxNameLength) {
+    return SpecError(function_name, "attribute name " + Quote(name) + " is " +
+                                        std::to_string(name.size()) + " characters long; use a " +
+                                        "name of at most " + std::to_string(kMaxNameLength));
   }
   Param param{ParamKind::kAttr, name, std::nullopt};
   if (colon == std::string_view::npos) return param;
@@ -150,6 +158,14 @@ Status ValidateFunctionName(const std::string& function_name) {
                          " is not a valid function name: give the unqualified name of the C++ "
                          "function, a C identifier (letters, digits and `_`, not starting with "
                          "a digit; namespaces are found in the source, not written here)");
+  }
+  if (function_name.size() > kMaxNameLength) {
+    return MakeError(ErrorKind::kSpec,
+                     "the function name " + Quote(function_name) + " is " +
+                         std::to_string(function_name.size()) +
+                         " characters long; it names an FFI target and a symbol, so export a "
+                         "function whose name has at most " +
+                         std::to_string(kMaxNameLength) + " characters (e.g. a short wrapper)");
   }
   return OkStatus();
 }
@@ -230,7 +246,13 @@ std::vector<std::string> ToTokens(const FunctionSpec& spec) {
 
 std::string FormatTokenList(const std::vector<std::string>& tokens) {
   std::string text = "[";
-  for (size_t i = 0; i < tokens.size(); ++i) text += (i ? ", " : "") + tokens[i];
+  constexpr size_t kMaxShown = 32;  // a list of thousands of tokens is quoted by its start
+  for (size_t i = 0; i < tokens.size() && i < kMaxShown; ++i) {
+    text += (i ? ", " : "") + EscapeForMessage(tokens[i]);
+  }
+  if (tokens.size() > kMaxShown) {
+    text += ", ... (" + std::to_string(tokens.size()) + " tokens)";
+  }
   return text + "]";
 }
 

@@ -1,6 +1,8 @@
-// Parsing and validating the compact arg_spec token list ("arg", "ret", "stream", "attr.x:float32").
+// Parsing and validating the compact arg_spec token list ("arg", "ret", "stream",
+// "attr.x:float32").
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -9,6 +11,10 @@
 #include "util/result.h"
 
 namespace jaxcc::argspec {
+
+/// Longest function or attribute name accepted. Names become FFI target names, symbols and
+/// attribute keys; a longer one is almost surely a mistake and would make every message huge.
+inline constexpr size_t kMaxNameLength = 255;
 
 /// True for a plain C identifier ([A-Za-z_][A-Za-z0-9_]*) that is not a C++ keyword.
 bool IsCIdentifier(std::string_view text);

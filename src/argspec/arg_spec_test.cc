@@ -222,5 +222,28 @@ TEST(ValidateFunctionNameTest, AcceptsAndRejects) {
   EXPECT_EQ(ValidateFunctionName("int").error().kind, ErrorKind::kSpec);
 }
 
+TEST(HostileTokensTest, ControlBytesAreShownEscapedInMessages) {
+  std::string message = SpecErrorOf("f", {"arg", std::string("ret\0x", 5)});
+  EXPECT_NE(message.find("`ret\\x00x`"), std::string::npos) << message;
+  EXPECT_EQ(message.find('\0'), std::string::npos);
+}
+
+TEST(HostileTokensTest, OverlongNamesAreRefusedWithTheLimit) {
+  std::string long_name(kMaxNameLength + 1, 'a');
+  std::string message = SpecErrorOf("f", {"arg", "ret", "attr." + long_name + ":float32"});
+  EXPECT_NE(message.find("at most 255"), std::string::npos) << message;
+  EXPECT_LT(message.size(), 400u) << "the name is quoted cut, not in full";
+  message = SpecErrorOf(long_name, {"arg", "ret"});
+  EXPECT_NE(message.find("at most 255"), std::string::npos) << message;
+  EXPECT_TRUE(ParseArgSpec(std::string(kMaxNameLength, 'f'), {"arg", "ret"}).ok());
+}
+
+TEST(HostileTokensTest, AHugeTokenListIsQuotedByItsStart) {
+  Tokens many(5000, "arg");
+  std::string text = FormatTokenList(many);
+  EXPECT_NE(text.find("... (5000 tokens)]"), std::string::npos) << text;
+  EXPECT_LT(text.size(), 400u);
+}
+
 }  // namespace
 }  // namespace jaxcc::argspec

@@ -16,8 +16,24 @@ namespace nb = nanobind;
 namespace jaxcc::bindings {
 namespace {
 
+// The Python layer checks its arguments; this is the backstop for anything it let through (a
+// value of the wrong type, text that does not encode as UTF-8): a SpecError, not a bare
+// RuntimeError("std::bad_cast").
+pipeline::LoadRequest ReadRequest(const nb::dict& options) {
+  try {
+    return RequestFromPython(options);
+  } catch (const nb::python_error&) {
+    throw;
+  } catch (const std::exception& e) {
+    RaiseError(MakeError(ErrorKind::kSpec,
+                         std::string("the load options could not be read (") + e.what() +
+                             "): names, sources, flags and paths must be str that encode as "
+                             "UTF-8, lists must hold only str; check the arguments of the call"));
+  }
+}
+
 nb::dict LoadModulePy(const nb::dict& options, nb::object on_output) {
-  pipeline::LoadRequest request = RequestFromPython(options);
+  pipeline::LoadRequest request = ReadRequest(options);
   if (!on_output.is_none()) {
     request.on_output = [on_output](std::string_view chunk) {
       nb::gil_scoped_acquire acquire;
@@ -59,7 +75,7 @@ nb::dict LoadModulePy(const nb::dict& options, nb::object on_output) {
 }
 
 nb::list ResolveSpecsPy(const nb::dict& options) {
-  pipeline::LoadRequest request = RequestFromPython(options);
+  pipeline::LoadRequest request = ReadRequest(options);
   auto specs = signature::ResolveSpecs(request.sources, request.functions);
   if (!specs.ok()) RaiseError(specs.error());
   nb::list result;

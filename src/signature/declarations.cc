@@ -124,6 +124,18 @@ class Scanner {
     return code_.size();
   }
 
+  // Whether the bracket group opened at `open` ends exactly at `close` (SkipGroup also stops at a
+  // `;` or the end of input when the group is unbalanced).
+  bool GroupClosesAt(size_t open, size_t close) const {
+    if (close >= code_.size() || close <= open) return false;
+    int depth = 0;
+    for (size_t i = open; i <= close; ++i) {
+      if (Is(i, "(") || Is(i, "[")) ++depth;
+      if ((Is(i, ")") || Is(i, "]")) && --depth == 0) return i == close;
+    }
+    return false;
+  }
+
   size_t SkipBraces(size_t open) const {
     int depth = 0;
     for (size_t i = open; i < code_.size(); ++i) {
@@ -311,6 +323,7 @@ class Scanner {
       d.source_index = source_index_;
       d.name_token = code_[c.name];
       d.close_paren = code_[std::min(c.close, code_.size() - 1)];
+      d.params_closed = GroupClosesAt(c.open, c.close);
       size_t first = std::min(c.open + 1, code_.size());
       size_t last = std::max(first, std::min(c.close, code_.size()));
       std::vector<Token> inside(code_.begin() + static_cast<std::ptrdiff_t>(first),

@@ -19,6 +19,10 @@ struct Declaration {
   bool is_template = false;
   bool is_definition = false;
   bool is_cuda_kernel = false;  ///< declared `__global__`
+  /// False when the parameter list never reaches its `)` (cut-off or unbalanced source): the
+  /// parameters are then a guess, and exporting the function would fail in the compiler with a
+  /// message about jaxcc's generated code instead of the user's line.
+  bool params_closed = true;
   int source_index = 0;
   Token name_token;
   Token close_paren;  ///< the `)` ending the parameter list

@@ -76,10 +76,20 @@ Result<const Declaration*> FindFunction(const std::string& name, const Declarati
                               "` is a `__global__` CUDA kernel, which the host cannot "
                               "call directly; export a host function that launches it");
   }
+  const Declaration* chosen = found[0];
   for (const Declaration* d : found) {
-    if (d->is_definition) return d;
+    if (d->is_definition) {
+      chosen = d;
+      break;
+    }
   }
-  return found[0];
+  if (!chosen->params_closed) {
+    return SignatureError(sources[chosen->source_index], NameSpan(*chosen),
+                          "the parameter list of `" + name +
+                              "` is never closed: a `)` is missing (or a `(` too many) before "
+                              "the end of the declaration; balance the parentheses");
+  }
+  return chosen;
 }
 
 }  // namespace jaxcc::signature

@@ -381,7 +381,7 @@ TEST(ResolveSpecsRobustnessTest, EveryPrefixOfASourceIsHandled) {
       "// @BE f arg ret attr.s:float32 // note\n"
       "template <class T, int N = (1 > 0)> void t(T x) {}\n"
       "void f(const BE::Tensor x /* const, */, BE::Tensor& y [[maybe_unused]],\n"
-      "       float s = R\"d(a)\"d\"[0] + u8'c' + 1'000.5e-3f) {\n"
+      "       float s = R\"d(a)d\"[0] + u8'c' + 1'000.5e-3f) {\n"
       "  struct { int q; } w{};\n}\n} }\n"
       "extern \"C\" { int c(void (*cb)(int), ...); }\n";
   for (size_t n = 0; n <= text.size(); ++n) {
@@ -392,6 +392,18 @@ TEST(ResolveSpecsRobustnessTest, EveryPrefixOfASourceIsHandled) {
   auto full = ResolveSpecs({{"<module>", text}}, std::nullopt);
   ASSERT_TRUE(full.ok()) << full.error().message;
   EXPECT_EQ(full->at(0).namespaces, (std::vector<std::string>{"a"}));
+}
+
+TEST(HostileSourceTest, AnUnclosedParameterListIsASignatureErrorAtTheName) {
+  for (const char* text :
+       {"void f(const BE::Tensor& x, BE::Tensor& y", "void f(const BE::Tensor& x, BE::Tensor& y;",
+        "void f(const BE::Tensor& x, g(BE::Tensor& y)"}) {
+    Error error = ErrorOf(One(text), Infer("f"));
+    EXPECT_EQ(error.kind, ErrorKind::kSignature) << text;
+    EXPECT_NE(error.message.find("<module>:1:6: error: the parameter list of `f` is never closed"),
+              std::string::npos)
+        << error.message;
+  }
 }
 
 }  // namespace
