@@ -217,3 +217,17 @@ def test_directory_rebuild_recompiles_exactly_the_changed_file(tmp_path, unique_
     jaxcc.load_cuda_dir(str(src), verbose=True, target_prefix=unique_name + "_v3", **kwargs)
     third = _nvcc_lines(capfd.readouterr().err)
     assert len(third) == 3, third
+
+
+@pytest.mark.parametrize("form", ["list", "dict"])
+def test_functions_as_a_list_or_a_dict_work_for_cuda(unique_name, form):
+    src = SCALE_BY.replace("// @BE scale_by arg ret attr.scale_factor:float32 stream\n", "")
+    functions = (
+        ["scale_by"]
+        if form == "list"
+        else {"scale_by": ["arg", "ret", "attr.scale_factor:float32", "stream"]}
+    )
+    mod = jaxcc.load_cuda_inline(unique_name, src, functions, compute_capability="8.0")
+    params = mod.specs["scale_by"]["params"]
+    assert [p["kind"] for p in params] == ["arg", "ret", "attr", "stream"]
+    assert params[2]["type"] == "float32"
