@@ -45,11 +45,26 @@ class CallError(JaxccError, TypeError):
     """A kernel was called with the wrong number of arrays, attributes or outputs."""
 
 
+class BackendError(JaxccError, ValueError):
+    """An XLACustomKernel has no kernel for the requested backend or platform."""
+
+
+class KernelError(JaxccError, RuntimeError):
+    """A backend's kernel generator or kernel failed; the message names the other backends."""
+
+
+class BenchmarkDataFnNotProvidedError(JaxccError, LookupError):
+    """benchmark() was called on a primitive without def_benchmark_data()."""
+
+
 __all__ = [
+    "BackendError",
+    "BenchmarkDataFnNotProvidedError",
     "CacheError",
     "CallError",
     "CompileError",
     "JaxccError",
+    "KernelError",
     "LoadError",
     "RegistrationError",
     "SignatureError",

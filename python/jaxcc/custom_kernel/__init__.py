@@ -1,0 +1,23 @@
+"""XLACustomKernel: one JAX primitive over many kernel backends (jaxcc C++, Numba, Pallas, Warp,
+Triton, Numba-CUDA), with vmap, autodiff, a registry and benchmarking."""
+
+from .autodiff import defjvp
+from .batching import general_batching_rule, vectorized_batching_rule
+from .kernel_entry import KernelEntry
+from .primitive import XLACustomKernel
+from .registry import get_all_primitive_names, get_primitives_by_tags, get_registry
+from .selection import clear_backends, get_backend, set_backend
+
+__all__ = [
+    "KernelEntry",
+    "XLACustomKernel",
+    "clear_backends",
+    "defjvp",
+    "general_batching_rule",
+    "get_all_primitive_names",
+    "get_backend",
+    "get_primitives_by_tags",
+    "get_registry",
+    "set_backend",
+    "vectorized_batching_rule",
+]
