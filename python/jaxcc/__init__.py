@@ -11,8 +11,12 @@ from ._loading import include_dir, load_cpp_dir, load_cpp_file, load_cpp_inline
 from ._module import CompiledModule, KernelFunction
 from ._registry import registered_targets as list_registered_targets
 from .custom_kernel import (
+    BenchmarkConfig,
+    BenchmarkRecord,
+    BenchmarkResult,
     KernelEntry,
     XLACustomKernel,
+    benchmark_function,
     clear_backends,
     defjvp,
     general_batching_rule,
@@ -20,6 +24,7 @@ from .custom_kernel import (
     get_backend,
     get_primitives_by_tags,
     get_registry,
+    numba_kernel,
     set_backend,
     vectorized_batching_rule,
 )
@@ -42,7 +47,10 @@ __version__ = _core.version()
 
 __all__ = [
     "BackendError",
+    "BenchmarkConfig",
     "BenchmarkDataFnNotProvidedError",
+    "BenchmarkRecord",
+    "BenchmarkResult",
     "CacheError",
     "CallError",
     "CompileError",
@@ -58,6 +66,7 @@ __all__ = [
     "ToolchainError",
     "XLACustomKernel",
     "__version__",
+    "benchmark_function",
     "clear_backends",
     "clear_cache",
     "defjvp",
@@ -72,6 +81,7 @@ __all__ = [
     "load_cpp_dir",
     "load_cpp_file",
     "load_cpp_inline",
+    "numba_kernel",
     "set_backend",
     "set_cache_dir",
     "vectorized_batching_rule",
