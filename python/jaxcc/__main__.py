@@ -1,4 +1,4 @@
-"""`jaxcc` command line: version and cache maintenance."""
+"""`jaxcc` command line: version, cache maintenance and benchmarks."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import sys
 
 def main(argv: list[str] | None = None) -> int:
     from . import __version__, clear_cache, get_cache_dir
+    from ._cli_benchmark import add_benchmark_command, run_benchmark_command
 
     parser = argparse.ArgumentParser(prog="jaxcc", description=__doc__)
     parser.add_argument("--version", action="version", version=f"jaxcc {__version__}")
@@ -17,7 +18,10 @@ def main(argv: list[str] | None = None) -> int:
     cache_commands.add_parser("dir", help="print the cache directory")
     clear = cache_commands.add_parser("clear", help="remove entries (all, or one module's)")
     clear.add_argument("name", nargs="?")
+    add_benchmark_command(commands)
     args = parser.parse_args(argv)
+    if args.command == "benchmark":
+        return run_benchmark_command(args)
     if args.command != "cache":
         parser.print_help()
         return 0
