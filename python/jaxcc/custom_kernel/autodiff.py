@@ -22,6 +22,7 @@ def defjvp(primitive, *jvp_rules):
     returns that input's contribution to each output's tangent (a list, or one array when the
     primitive has one output); None marks an input with no contribution. Contributions are
     summed; inputs with symbolic-zero tangents are skipped."""
+    import jax
     from jax.interpreters import ad
 
     rules = list(jvp_rules)
@@ -48,7 +49,7 @@ def defjvp(primitive, *jvp_rules):
             )
             total = part if total is None else [ad.add_tangents(a, b) for a, b in zip(total, part)]
         if total is None:
-            total = [ad.Zero.from_primal_value(v) for v in outputs]
+            total = [ad.Zero(jax.typeof(v).to_tangent_aval()) for v in outputs]
         return outputs, total
 
     ad.primitive_jvps[primitive] = jvp
