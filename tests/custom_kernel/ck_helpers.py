@@ -53,7 +53,7 @@ def make_mul(prefix="mul", *, vectorized=False, offset_backend=False):
         lambda outs, **params: jaxcc.numba_kernel(mul_numba, outs), vectorized=vectorized
     )
     if offset_backend:
-        kernel.def_kernel("offset", "cpu", lambda **params: (lambda x, y: x * y + 100.0))
+        kernel.def_kernel("offset", "cpu", lambda **params: lambda x, y: x * y + 100.0)
     return kernel
 
 

@@ -18,7 +18,6 @@ def loop(kernel, xs, y):
     return np.stack([np.asarray(call(kernel, x, y)) for x in xs])
 
 
-
 @pytest.mark.parametrize("backend", ["cpp", "numba"])
 @pytest.mark.parametrize("vectorized", [False, True])
 def test_vmap_matches_a_python_loop(backend, vectorized):
@@ -63,7 +62,7 @@ def test_nested_vmap_merges_batch_axes_on_the_vectorised_path():
 
 def test_mixed_selection_falls_back_to_sequential():
     kernel = make_mul(vectorized=True)
-    kernel.def_kernel("plain", "cpu", lambda **p: (lambda x, y: x * y))  # not vectorised
+    kernel.def_kernel("plain", "cpu", lambda **p: lambda x, y: x * y)  # not vectorised
     xs, y = batch((4, 3), 9), batch((3,), 10)
     jaxpr = jax.make_jaxpr(jax.vmap(lambda x: call(kernel, x, y, backend="plain")))(xs).jaxpr
     assert any(e.primitive.name == "scan" for e in jaxpr.eqns)

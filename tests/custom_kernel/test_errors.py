@@ -19,15 +19,17 @@ def test_unknown_backend_names_the_registered_ones():
 
 def test_backend_not_registered_on_the_running_platform():
     kernel = make_mul()
-    kernel.def_kernel("gpu_only", "gpu", lambda **p: (lambda x, y: x))
+    kernel.def_kernel("gpu_only", "gpu", lambda **p: lambda x, y: x)
     with pytest.raises(jaxcc.BackendError, match="not registered for cpu; registered: cpp, numba"):
         call(kernel, X, X, backend="gpu_only")
 
 
 def test_platform_without_kernels():
     kernel = jaxcc.XLACustomKernel(unique("gpu_only"))
-    kernel.def_kernel("triton", "gpu", lambda **p: (lambda x: x))
-    with pytest.raises(jaxcc.BackendError, match=r"no kernel is registered for platform 'cpu'.*gpu"):
+    kernel.def_kernel("triton", "gpu", lambda **p: lambda x: x)
+    with pytest.raises(
+        jaxcc.BackendError, match=r"no kernel is registered for platform 'cpu'.*gpu"
+    ):
         kernel(X, outs=OUT)
     with pytest.raises(jaxcc.BackendError, match="no kernel is registered for platform 'cpu'"):
         jax.jit(lambda x: kernel(x, outs=OUT))(X)
@@ -70,7 +72,7 @@ def test_failing_kernel_names_the_alternatives():
         raise RuntimeError("no such device feature")
 
     kernel.def_kernel("broken", "cpu", broken)
-    kernel.def_kernel("plain", "cpu", lambda **p: (lambda x: x))
+    kernel.def_kernel("plain", "cpu", lambda **p: lambda x: x)
     with pytest.raises(jaxcc.KernelError) as info:
         kernel(X, outs=OUT)
     message = str(info.value)

@@ -55,11 +55,11 @@ def test_first_kernel_is_the_default_and_asdefault_overrides():
     kernel = jaxcc.XLACustomKernel("defaults_" + make_mul().name)
     assert kernel.defaults == {} and kernel.get_default("cpu") is None
     assert kernel.available_backends("cpu") == []
-    kernel.def_kernel("a", "cpu", lambda **p: (lambda x: x))
-    kernel.def_kernel("b", "cpu", lambda **p: (lambda x: x))
-    kernel.def_kernel("g", "gpu", lambda **p: (lambda x: x))
+    kernel.def_kernel("a", "cpu", lambda **p: lambda x: x)
+    kernel.def_kernel("b", "cpu", lambda **p: lambda x: x)
+    kernel.def_kernel("g", "gpu", lambda **p: lambda x: x)
     assert kernel.defaults == {"cpu": "a", "gpu": "g"}
-    kernel.def_kernel("c", "cpu", lambda **p: (lambda x: x), asdefault=True)
+    kernel.def_kernel("c", "cpu", lambda **p: lambda x: x, asdefault=True)
     assert kernel.get_default("cpu") == "c"
     assert kernel.available_backends("cpu") == ["a", "b", "c"]
     copy = kernel.defaults

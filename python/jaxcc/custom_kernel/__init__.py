@@ -2,10 +2,10 @@
 Triton, Numba-CUDA), with vmap, autodiff, a registry and benchmarking."""
 
 from .autodiff import defjvp
+from .batching import general_batching_rule, vectorized_batching_rule
 from .benchmark_config import BenchmarkConfig, BenchmarkRecord
 from .benchmark_result import BenchmarkResult
 from .benchmark_timing import benchmark_function
-from .batching import general_batching_rule, vectorized_batching_rule
 from .kernel_entry import KernelEntry
 from .numba_bridge import numba_kernel
 from .primitive import XLACustomKernel

@@ -41,13 +41,17 @@ def defjvp(primitive, *jvp_rules):
             )
         outputs = primitive.bind(*primals, **params)
         total = None
-        for index, (rule, tangent) in enumerate(zip(rules, tangents)):
+        for index, (rule, tangent) in enumerate(zip(rules, tangents, strict=True)):
             if rule is None or type(tangent) is ad.Zero:
                 continue
             part = _contribution_list(
                 primitive, index, rule(tangent, *primals, **params), len(outputs)
             )
-            total = part if total is None else [ad.add_tangents(a, b) for a, b in zip(total, part)]
+            total = (
+                part
+                if total is None
+                else [ad.add_tangents(a, b) for a, b in zip(total, part, strict=True)]
+            )
         if total is None:
             total = [ad.Zero(jax.typeof(v).to_tangent_aval()) for v in outputs]
         return outputs, total

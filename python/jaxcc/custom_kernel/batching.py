@@ -7,7 +7,7 @@ from .lowering import BATCH_PARAM
 
 
 def _batch_size(args, axes) -> int:
-    return next(x.shape[ax] for x, ax in zip(args, axes) if ax is not None)
+    return next(x.shape[ax] for x, ax in zip(args, axes, strict=True) if ax is not None)
 
 
 def general_batching_rule(prim, args, axes, **params):
@@ -20,11 +20,11 @@ def general_batching_rule(prim, args, axes, **params):
     if all(ax is None for ax in axes):
         return prim.bind(*args, **params), [None] * n_outs
     batched = [ax is not None for ax in axes]
-    sliced = [jnp.moveaxis(x, ax, 0) for x, ax in zip(args, axes) if ax is not None]
+    sliced = [jnp.moveaxis(x, ax, 0) for x, ax in zip(args, axes, strict=True) if ax is not None]
 
     def one_element(carry, elements):
         it = iter(elements)
-        call_args = [next(it) if b else x for x, b in zip(args, batched)]
+        call_args = [next(it) if b else x for x, b in zip(args, batched, strict=True)]
         return carry, list(prim.bind(*call_args, **params))
 
     _, results = jax.lax.scan(one_element, None, sliced)
@@ -44,7 +44,7 @@ def vectorized_batching_rule(prim, args, axes, **params):
     size = _batch_size(args, axes)
     moved = [
         jnp.moveaxis(x, ax, 0) if ax is not None else jnp.broadcast_to(x, (size, *x.shape))
-        for x, ax in zip(args, axes)
+        for x, ax in zip(args, axes, strict=True)
     ]
     inner = params.get(BATCH_PARAM, 0)
     if inner:

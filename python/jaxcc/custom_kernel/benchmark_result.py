@@ -82,9 +82,7 @@ class BenchmarkResult:
             baseline_name = speedup_vs or next(
                 (m.reference_backend for m in members if m.reference_backend), members[0].backend
             )
-            baseline = next(
-                (m for m in members if m.backend == baseline_name and m.success), None
-            )
+            baseline = next((m for m in members if m.backend == baseline_name and m.success), None)
             best = min(
                 (m for m in members if m.success and m.median_ms is not None),
                 key=lambda m: m.median_ms,
@@ -119,10 +117,13 @@ class BenchmarkResult:
                         verdict,
                     ]
                 )
-        widths = [max(len(str(x)) for x in col) for col in zip(header, *rows)]
-        lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths))]
+        widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=True)]
+        lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True))]
         lines.append("  ".join("-" * w for w in widths))
-        lines += ["  ".join(str(x).ljust(w) for x, w in zip(row, widths)).rstrip() for row in rows]
+        lines += [
+            "  ".join(str(x).ljust(w) for x, w in zip(row, widths, strict=True)).rstrip()
+            for row in rows
+        ]
         return "\n".join(lines)
 
     def print(self, speedup_vs: str | None = None, highlight_best: bool = True) -> None:

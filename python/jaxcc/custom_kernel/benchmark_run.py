@@ -15,7 +15,9 @@ def _check_counts(name: str, n_warmup, n_runs, n_batch_per_run) -> None:
         ("n_batch_per_run", n_batch_per_run, 1),
     ):
         if not isinstance(value, int) or isinstance(value, bool) or value < least:
-            raise SpecError(f"{name}.benchmark: {what} must be an integer >= {least}, got {value!r}")
+            raise SpecError(
+                f"{name}.benchmark: {what} must be an integer >= {least}, got {value!r}"
+            )
 
 
 def _device(name: str, platform: str):
@@ -39,7 +41,7 @@ def _compare(reference, output, rtol: float, atol: float) -> tuple[bool, float]:
     if len(ref_leaves) != len(out_leaves):
         return False, float("inf")
     correct, worst = True, 0.0
-    for r, o in zip(ref_leaves, out_leaves):
+    for r, o in zip(ref_leaves, out_leaves, strict=True):
         r, o = np.asarray(r), np.asarray(o)
         if r.shape != o.shape:
             return False, float("inf")
@@ -141,8 +143,8 @@ def run_benchmark(
                 print(f"[{name}] {config.name} / {backend}: {state}")
             group.append(record)
         if compare_results and outputs:
-            reference = preferred_reference if preferred_reference in outputs else next(
-                iter(outputs)
+            reference = (
+                preferred_reference if preferred_reference in outputs else next(iter(outputs))
             )
             for record in group:
                 record.reference_backend = reference

@@ -1,4 +1,4 @@
-"""From a bound primitive to traced kernel code: pick the entry, run its generator, check outputs."""
+"""From a bound primitive to traced code: pick the entry, run its generator, check the outputs."""
 
 from __future__ import annotations
 

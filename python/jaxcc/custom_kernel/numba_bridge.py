@@ -30,9 +30,7 @@ def _numba():
     try:
         import numba
     except ImportError:
-        raise CallError(
-            "numba_kernel needs the numba package: pip install numba"
-        ) from None
+        raise CallError("numba_kernel needs the numba package: pip install numba") from None
     return numba
 
 
@@ -119,7 +117,7 @@ def _callback_entry(kernel, specs):
     def call(buffers, dims):
         try:
             arrays, used = [], 0
-            for i, (dtype, rank) in enumerate(zip(dtypes, ranks)):
+            for i, (dtype, rank) in enumerate(zip(dtypes, ranks, strict=True)):
                 shape = tuple(dims[used + d] for d in range(rank))
                 used += rank
                 count = int(np.prod(shape, dtype=np.int64))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 from ..errors import SpecError
 from .autodiff import defjvp
 from .batching import general_batching_rule, vectorized_batching_rule
