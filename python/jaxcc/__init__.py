@@ -18,7 +18,27 @@ from ._loading import (
 )
 from ._module import CompiledModule, KernelFunction
 from ._registry import registered_targets as list_registered_targets
+from .custom_kernel import (
+    BenchmarkConfig,
+    BenchmarkRecord,
+    BenchmarkResult,
+    KernelEntry,
+    XLACustomKernel,
+    benchmark_function,
+    clear_backends,
+    defjvp,
+    general_batching_rule,
+    get_all_primitive_names,
+    get_backend,
+    get_primitives_by_tags,
+    get_registry,
+    numba_kernel,
+    set_backend,
+    vectorized_batching_rule,
+)
 from .errors import (
+    BackendError,
+    BenchmarkDataFnNotProvidedError,
     CacheError,
     CacheWarning,
     CallError,
@@ -36,6 +56,11 @@ from .errors import (
 __version__ = _core.version()
 
 __all__ = [
+    "BackendError",
+    "BenchmarkConfig",
+    "BenchmarkDataFnNotProvidedError",
+    "BenchmarkRecord",
+    "BenchmarkResult",
     "CacheError",
     "CacheWarning",
     "CallError",
@@ -43,6 +68,7 @@ __all__ = [
     "CompiledModule",
     "DeviceError",
     "JaxccError",
+    "KernelEntry",
     "KernelError",
     "KernelFunction",
     "LoadError",
@@ -50,9 +76,18 @@ __all__ = [
     "SignatureError",
     "SpecError",
     "ToolchainError",
+    "XLACustomKernel",
     "__version__",
+    "benchmark_function",
+    "clear_backends",
     "clear_cache",
+    "defjvp",
+    "general_batching_rule",
+    "get_all_primitive_names",
+    "get_backend",
     "get_cache_dir",
+    "get_primitives_by_tags",
+    "get_registry",
     "include_dir",
     "list_registered_targets",
     "load_cpp_dir",
@@ -61,5 +96,8 @@ __all__ = [
     "load_cuda_dir",
     "load_cuda_file",
     "load_cuda_inline",
+    "numba_kernel",
+    "set_backend",
     "set_cache_dir",
+    "vectorized_batching_rule",
 ]

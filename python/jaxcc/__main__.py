@@ -1,4 +1,4 @@
-"""`jaxcc` command line: version and cache maintenance."""
+"""`jaxcc` command line: version, cache maintenance and benchmarks."""
 
 from __future__ import annotations
 
@@ -72,6 +72,7 @@ def _cache_prune(max_bytes: str | None, older_than_days: float | None) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     from . import __version__, clear_cache, get_cache_dir
+    from ._cli_benchmark import add_benchmark_command, run_benchmark_command
     from .errors import JaxccError
 
     parser = argparse.ArgumentParser(prog="jaxcc", description=__doc__)
@@ -94,7 +95,10 @@ def main(argv: list[str] | None = None) -> int:
     prune.add_argument(
         "--older-than", type=float, metavar="DAYS", help="also evict entries unused this long"
     )
+    add_benchmark_command(commands)
     args = parser.parse_args(argv)
+    if args.command == "benchmark":
+        return run_benchmark_command(args)
     if args.command != "cache":
         parser.print_help()
         return 0

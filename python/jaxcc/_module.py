@@ -112,8 +112,7 @@ class KernelFunction:
             return jax.ShapeDtypeStruct(shape, item.dtype)
         except (TypeError, ValueError) as e:
             raise CallError(
-                f"{self.name}: outs dtype {item.dtype!r} is not a dtype JAX knows ({e}); "
-                f"{example}."
+                f"{self.name}: outs dtype {item.dtype!r} is not a dtype JAX knows ({e}); {example}."
             ) from None
 
     def _check_arrays(self, arrays) -> None:

@@ -55,14 +55,24 @@ class CacheWarning(UserWarning):
     its housekeeping failed; the message says what to fix."""
 
 
+class BackendError(JaxccError, ValueError):
+    """An XLACustomKernel has no kernel for the requested backend or platform."""
+
+
 class KernelError(JaxccError, RuntimeError):
-    """The compiled kernel itself reported a failure (a failed JAXCC_CHECK/BE_CHECK, an unsupported
-    dtype in a dispatch macro, a C++ exception) during an eager call. The message is the kernel's;
-    `__cause__` is JAX's original error. Under `jax.jit` JAX raises its own
-    `jax.errors.JaxRuntimeError` with the same message (jaxcc does not run the compiled program)."""
+    """A kernel reported a failure: a compiled kernel's JAXCC_CHECK/BE_CHECK, unsupported dtype or
+    C++ exception during an eager call (`__cause__` is JAX's original error; under `jax.jit` JAX
+    raises its own `JaxRuntimeError` with the same message), or an XLACustomKernel backend's
+    generator or kernel failing (the message then names the other backends)."""
+
+
+class BenchmarkDataFnNotProvidedError(JaxccError, LookupError):
+    """benchmark() was called on a primitive without def_benchmark_data()."""
 
 
 __all__ = [
+    "BackendError",
+    "BenchmarkDataFnNotProvidedError",
     "CacheError",
     "CacheWarning",
     "CallError",

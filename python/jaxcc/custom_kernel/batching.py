@@ -1,0 +1,61 @@
+"""vmap rules: a sequential one that is always correct, and a vectorised one for kernels that
+declare they take a leading batch axis."""
+
+from __future__ import annotations
+
+from .lowering import BATCH_PARAM
+
+
+def _batch_size(args, axes) -> int:
+    return next(x.shape[ax] for x, ax in zip(args, axes, strict=True) if ax is not None)
+
+
+def general_batching_rule(prim, args, axes, **params):
+    """Runs the primitive once per batch element with `jax.lax.scan` (batch axes moved to 0;
+    unbatched operands are shared). Correct for any kernel; B calls for a batch of B."""
+    import jax
+    import jax.numpy as jnp
+
+    n_outs = len(params["outs"])
+    if all(ax is None for ax in axes):
+        return prim.bind(*args, **params), [None] * n_outs
+    batched = [ax is not None for ax in axes]
+    sliced = [jnp.moveaxis(x, ax, 0) for x, ax in zip(args, axes, strict=True) if ax is not None]
+
+    def one_element(carry, elements):
+        it = iter(elements)
+        call_args = [next(it) if b else x for x, b in zip(args, batched, strict=True)]
+        return carry, list(prim.bind(*call_args, **params))
+
+    _, results = jax.lax.scan(one_element, None, sliced)
+    return list(results), [0] * n_outs
+
+
+def vectorized_batching_rule(prim, args, axes, **params):
+    """One call for the whole batch: every operand gets the batch axis first (unbatched ones are
+    broadcast) and every output is declared with a leading batch axis. Under nested vmaps the
+    batch axes are merged into one, so the kernel always sees exactly one leading batch axis."""
+    import jax.numpy as jnp
+    from jax.core import ShapedArray
+
+    n_outs = len(params["outs"])
+    if all(ax is None for ax in axes):
+        return prim.bind(*args, **params), [None] * n_outs
+    size = _batch_size(args, axes)
+    moved = [
+        jnp.moveaxis(x, ax, 0) if ax is not None else jnp.broadcast_to(x, (size, *x.shape))
+        for x, ax in zip(args, axes, strict=True)
+    ]
+    inner = params.get(BATCH_PARAM, 0)
+    if inner:
+        # Already vectorised by an inner vmap: every operand and output leads with `inner`.
+        total = size * inner
+        moved = [x.reshape((total, *x.shape[2:])) for x in moved]
+        outs = tuple(ShapedArray((total, *o.shape[1:]), o.dtype) for o in params["outs"])
+    else:
+        total = size
+        outs = tuple(ShapedArray((size, *o.shape), o.dtype) for o in params["outs"])
+    results = prim.bind(*moved, **{**params, "outs": outs, BATCH_PARAM: total})
+    if inner:
+        results = [r.reshape((size, inner, *r.shape[1:])) for r in results]
+    return list(results), [0] * n_outs

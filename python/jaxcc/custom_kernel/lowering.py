@@ -1,0 +1,101 @@
+"""From a bound primitive to traced code: pick the entry, run its generator, check the outputs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..errors import BackendError, CallError, JaxccError, KernelError
+from .kernel_entry import KernelEntry
+
+# Parameters jaxcc adds to every bind; kernel generators never see them.
+BACKEND_PARAM = "backend"
+SELECTION_PARAM = "jaxcc_backends"
+BATCH_PARAM = "jaxcc_batch"
+INTERNAL_PARAMS = (BACKEND_PARAM, SELECTION_PARAM, BATCH_PARAM)
+
+
+def switch_hint(name: str, platform: str, others: Sequence[str]) -> str:
+    if not others:
+        return f"No other backend is registered for {platform}."
+    example = others[0]
+    return (
+        f"Other backends for {platform}: {', '.join(others)}. Switch with "
+        f"{name}(..., backend={example!r}) for one call, .set_default({platform!r}, "
+        f"{example!r}) for this primitive, or jaxcc.set_backend({platform!r}, {example!r}) "
+        "for every primitive."
+    )
+
+
+def select_entry(
+    name: str, kernels: dict[str, dict[str, KernelEntry]], platform: str, explicit, selection
+) -> KernelEntry:
+    available = kernels.get(platform, {})
+    if not available:
+        having = sorted(p for p, k in kernels.items() if k)
+        raise BackendError(
+            f"{name}: no kernel is registered for platform {platform!r} (platforms with "
+            f"kernels: {', '.join(having) or 'none'}). Register one with def_kernel(backend, "
+            f"{platform!r}, kernel_generator), or run on a platform that has one "
+            "(e.g. jax.jit(..., device=jax.devices('cpu')[0]))."
+        )
+    if explicit is not None:
+        if explicit not in available:
+            raise BackendError(
+                f"{name}: backend {explicit!r} is not registered for {platform}; registered: "
+                f"{', '.join(available)}. Pass one of them as backend=..."
+            )
+        return available[explicit]
+    chosen = dict(selection).get(platform)
+    if chosen not in available:  # defensive: a selection made before the platform existed
+        chosen = next(iter(available))
+    return available[chosen]
+
+
+def _as_output_list(results) -> list:
+    if hasattr(results, "shape") and hasattr(results, "dtype"):
+        return [results]
+    if isinstance(results, (list, tuple)):
+        return list(results)
+    raise CallError(
+        f"a kernel must return an array or a list/tuple of arrays, got {type(results).__name__}"
+    )
+
+
+def check_outputs(name: str, entry: KernelEntry, results, outs) -> list:
+    results = _as_output_list(results)
+    declared = [f"{tuple(o.shape)}:{o.dtype}" for o in outs]
+    got = [f"{tuple(r.shape)}:{r.dtype}" for r in results]
+    if declared != got:
+        raise CallError(
+            f"{name}: the '{entry.backend}' kernel on {entry.platform} returned "
+            f"[{', '.join(got)}] but outs declares [{', '.join(declared)}]. Pass outs= with the "
+            "shapes and dtypes the kernel produces (or fix the kernel)."
+        )
+    return results
+
+
+def run_kernel(name: str, entry: KernelEntry, args, outs, params: dict, others: Sequence[str]):
+    """Calls the generator and traces its kernel; failures name the alternatives."""
+    from .._module import KernelFunction
+
+    try:
+        kernel = entry.kernel_generator(outs=outs, **params)
+        if not callable(kernel):
+            raise KernelError(
+                f"the kernel generator returned {type(kernel).__name__}, not a callable"
+            )
+        if isinstance(kernel, KernelFunction):
+            # A jaxcc C++/CUDA entry point: its attributes come from the primitive's parameters.
+            attributes = {k: v for k, v in params.items() if k in kernel.attribute_types}
+            results = kernel(*args, outs=list(outs), **attributes)
+        else:
+            results = kernel(*args)
+    except (CallError, BackendError):
+        raise
+    except Exception as exc:
+        detail = str(exc) if isinstance(exc, JaxccError) else f"{type(exc).__name__}: {exc}"
+        raise KernelError(
+            f"{name}: the '{entry.backend}' kernel for {entry.platform} failed: {detail}\n"
+            + switch_hint(name, entry.platform, others)
+        ) from exc
+    return check_outputs(name, entry, results, outs)

@@ -1,0 +1,96 @@
+"""The C++ side of the Numba CPU bridge: one small XLA FFI target per (inputs, outputs) arity,
+compiled and cached by jaxcc's own core, that calls a Numba `cfunc` by address.
+
+ABI between the trampoline and the cfunc (see docs/custom_kernel.md):
+    int32_t entry(void** buffers, const int64_t* dims)
+`buffers` holds the data pointers of the inputs then the outputs; `dims` holds their dimensions,
+concatenated in the same order (the cfunc knows every rank, it was compiled for them). A non-zero
+return means the Numba kernel raised. The trampoline receives the address as the int64 attribute
+`fn` and the process id it was taken in as `pid`: an address from another process (a serialised
+or persistently cached executable) is refused instead of called.
+"""
+
+from __future__ import annotations
+
+import threading
+
+_lock = threading.Lock()
+_modules: dict[tuple[int, int], object] = {}
+
+_PRELUDE = r"""
+#include <unistd.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "jaxcc/jaxcc.h"
+
+namespace {
+
+using NumbaEntry = int32_t (*)(void**, const int64_t*);
+
+constexpr int kMaxRank = 16;
+
+void CallNumbaEntry(const jaxcc::Tensor* const* tensors, int count, int64_t fn, int64_t pid) {
+  // The address is only meaningful in the process that compiled the cfunc.
+  if (pid != static_cast<int64_t>(getpid()) || fn == 0) {
+    throw std::invalid_argument(
+        "this numba kernel was compiled in another process (jax.export or a persistent "
+        "compilation cache); numba kernels are process-local: trace the function again here");
+  }
+  void* buffers[64];
+  int64_t dims[64 * kMaxRank];
+  int used = 0;
+  for (int i = 0; i < count; ++i) {
+    buffers[i] = tensors[i]->data_ptr();
+    for (int d = 0; d < tensors[i]->ndim(); ++d) dims[used++] = tensors[i]->size(d);
+  }
+  if (reinterpret_cast<NumbaEntry>(fn)(buffers, dims) != 0) {
+    throw std::runtime_error(
+        "the numba kernel raised an exception (call it on NumPy arrays, or use "
+        "numba_kernel(..., bridge='callback'), to see which)");
+  }
+}
+
+}  // namespace
+"""
+
+
+def function_name(n_in: int, n_out: int) -> str:
+    return f"numba_bridge_{n_in}_{n_out}"
+
+
+def trampoline_source(n_in: int, n_out: int) -> str:
+    params = [f"const jaxcc::Tensor a{i}" for i in range(n_in)]
+    params += [f"jaxcc::Tensor r{i}" for i in range(n_out)]
+    names = [f"&a{i}" for i in range(n_in)] + [f"&r{i}" for i in range(n_out)]
+    return (
+        _PRELUDE
+        + f"\nvoid {function_name(n_in, n_out)}({', '.join(params)}, int64_t fn, int64_t pid) {{\n"
+        + f"  const jaxcc::Tensor* tensors[] = {{{', '.join(names)}}};\n"
+        + f"  CallNumbaEntry(tensors, {n_in + n_out}, fn, pid);\n}}\n"
+    )
+
+
+def trampoline_target(n_in: int, n_out: int) -> str:
+    """The FFI target name of the trampoline for this arity (built and registered on first use)."""
+    from .._loading import load_cpp_inline
+    from ..errors import CallError
+
+    if n_out < 1 or n_in + n_out > 64:
+        raise CallError(
+            f"numba_kernel: needs 1 to 64 buffers with at least one output, got {n_in} "
+            f"input(s) and {n_out} output(s)"
+        )
+    key = (n_in, n_out)
+    with _lock:
+        module = _modules.get(key)
+        if module is None:
+            name = function_name(n_in, n_out)
+            tokens = ["arg"] * n_in + ["ret"] * n_out + ["attr.fn:int64", "attr.pid:int64"]
+            module = load_cpp_inline(
+                f"jaxcc_{name}", trampoline_source(n_in, n_out), {name: tokens}
+            )
+            _modules[key] = module
+    return module.target_name(function_name(n_in, n_out))

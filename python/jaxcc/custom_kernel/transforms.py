@@ -1,0 +1,65 @@
+"""Installing JAX transformation rules (vmap, jvp, transpose) on an XLACustomKernel."""
+
+from __future__ import annotations
+
+from ..errors import SpecError
+from .autodiff import defjvp
+from .batching import general_batching_rule, vectorized_batching_rule
+from .lowering import BACKEND_PARAM, SELECTION_PARAM
+
+
+def _require_callable(name: str, what: str, fun) -> None:
+    if not callable(fun):
+        raise SpecError(f"{name}: {what} must be callable, got {type(fun).__name__}")
+
+
+class TransformsMixin:
+    """def_batching_rule, register_general_batching, def_jvp_rule(2), def_transpose_rule."""
+
+    def def_batching_rule(self, fun) -> None:
+        """Replaces the vmap rule: `fun(args, axes, **params) -> (outputs, out_axes)`."""
+        from jax.interpreters import batching
+
+        _require_callable(self.name, "the batching rule", fun)
+        batching.primitive_batchers[self.primitive] = fun
+
+    def register_general_batching(self) -> None:
+        """Installs (or restores) the default vmap rule: one vectorised call when every selected
+        kernel declared `vectorized=True`, otherwise `general_batching_rule` (a `lax.scan`)."""
+        from jax.interpreters import batching
+
+        batching.primitive_batchers[self.primitive] = self._default_batching
+
+    def _selected_entries(self, params: dict):
+        explicit = params.get(BACKEND_PARAM)
+        if explicit is not None:
+            return [k[explicit] for k in self._kernels.values() if explicit in k]
+        return [self._kernels[p][b] for p, b in params.get(SELECTION_PARAM, ())]
+
+    def _default_batching(self, args, axes, **params):
+        entries = self._selected_entries(params)
+        if entries and all(e.vectorized for e in entries):
+            return vectorized_batching_rule(self.primitive, args, axes, **params)
+        return general_batching_rule(self.primitive, args, axes, **params)
+
+    def def_jvp_rule(self, fun) -> None:
+        """Installs a whole JVP rule: `fun(primals, tangents, **params) -> (outs, tangents)`."""
+        from jax.interpreters import ad
+
+        _require_callable(self.name, "the JVP rule", fun)
+        ad.primitive_jvps[self.primitive] = fun
+
+    def def_jvp_rule2(self, *jvp_rules) -> None:
+        """One JVP rule per input, `rule(tangent, *primals, **params)`, None for no contribution."""
+        defjvp(self.primitive, *jvp_rules)
+
+    def def_transpose_rule(self, fun) -> None:
+        """Installs the transpose rule: `fun(cotangents, *args, **params)` returns one cotangent
+        (or None) per input; inputs being transposed are `jax.interpreters.ad.UndefinedPrimal`."""
+        from jax.interpreters import ad
+
+        _require_callable(self.name, "the transpose rule", fun)
+        ad.primitive_transposes[self.primitive] = fun
+
+
+__all__ = ["TransformsMixin"]

@@ -1,0 +1,61 @@
+"""Kernels shared by the XLACustomKernel tests: `mul(x, y) = x * y` (float32, any shape) in C++
+(jaxcc) and in Numba, plus a deliberately different backend to see which one ran."""
+
+import functools
+import uuid
+
+import jax
+import numba
+
+import jaxcc
+
+CPP_SOURCE = r"""
+#include "jaxcc/jaxcc.h"
+
+// Elementwise, so it handles any leading batch axis as well.
+void mul(const jaxcc::Tensor x, const jaxcc::Tensor y, jaxcc::Tensor out) {
+  const float* a = x.data_ptr<float>();
+  const float* b = y.data_ptr<float>();
+  float* o = out.data_ptr<float>();
+  for (int64_t i = 0; i < out.numel(); ++i) o[i] = a[i] * b[i];
+}
+
+void scaled(const jaxcc::Tensor x, jaxcc::Tensor out, float factor) {
+  for (int64_t i = 0; i < out.numel(); ++i)
+    out.data_ptr<float>()[i] = x.data_ptr<float>()[i] * factor;
+}
+"""
+
+
+@functools.cache
+def cpp_module():
+    return jaxcc.load_cpp_inline("ck_test_ops", CPP_SOURCE, ["mul", "scaled"])
+
+
+@numba.njit
+def mul_numba(x, y, out):
+    a, b, o = x.reshape(-1), y.reshape(-1), out.reshape(-1)
+    for i in range(o.size):
+        o[i] = a[i] * b[i]
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:8]}"
+
+
+def make_mul(prefix="mul", *, vectorized=False, offset_backend=False):
+    """An XLACustomKernel with 'cpp' (default) and 'numba' CPU backends computing x * y, and
+    optionally an 'offset' backend computing x * y + 100 (to tell which backend ran)."""
+    kernel = jaxcc.XLACustomKernel(unique(prefix))
+    module = cpp_module()
+    kernel.def_cpp_kernel(lambda **params: module.mul, vectorized=vectorized)
+    kernel.def_numba_kernel(
+        lambda outs, **params: jaxcc.numba_kernel(mul_numba, outs), vectorized=vectorized
+    )
+    if offset_backend:
+        kernel.def_kernel("offset", "cpu", lambda **params: lambda x, y: x * y + 100.0)
+    return kernel
+
+
+def call(kernel, x, y, **kwargs):
+    return kernel(x, y, outs=jax.ShapeDtypeStruct(x.shape, x.dtype), **kwargs)

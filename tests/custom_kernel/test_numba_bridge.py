@@ -1,0 +1,121 @@
+"""The native Numba bridge (cfunc + jaxcc trampoline) and the ctypes callback bridge."""
+
+import threading
+
+import jax
+import jax.numpy as jnp
+import numba
+import numpy as np
+import pytest
+
+import jaxcc
+from jaxcc.custom_kernel import numba_trampoline
+
+
+@numba.njit
+def split_sum(x, w, total, scaled):
+    # Two outputs, a 2-D input and an int32 input.
+    for i in range(x.shape[0]):
+        acc = 0.0
+        for j in range(x.shape[1]):
+            acc += x[i, j]
+            scaled[i, j] = x[i, j] * w[j]
+        total[i] = acc
+
+
+@numba.njit
+def double_scalar(x, out):
+    out[()] = x[()] * 2
+
+
+@numba.njit
+def refuse_negative(x, out):
+    for i in range(x.size):
+        if x[i] < 0:
+            raise ValueError("negative input")
+        out[i] = x[i]
+
+
+def outs_for(x):
+    return [
+        jax.ShapeDtypeStruct((x.shape[0],), jnp.float32),
+        jax.ShapeDtypeStruct(x.shape, jnp.float32),
+    ]
+
+
+X = jnp.asarray(np.arange(12, dtype=np.float32).reshape(3, 4))
+W = jnp.asarray([1, -1, 2, 0], jnp.int32)
+
+
+@pytest.mark.parametrize("bridge", ["native", "callback"])
+def test_bridge_matches_numpy(bridge):
+    f = jaxcc.numba_kernel(split_sum, outs_for(X), bridge=bridge)
+    total, scaled = f(X, W)
+    np.testing.assert_allclose(total, np.asarray(X).sum(axis=1))
+    np.testing.assert_allclose(scaled, np.asarray(X) * np.asarray(W))
+    total_jit, _ = jax.jit(f)(X, W)
+    np.testing.assert_allclose(total_jit, total)
+
+
+def test_native_entry_is_a_numba_cfunc_not_a_python_callback():
+    from jaxcc.custom_kernel.numba_bridge import _entries, entry_address
+
+    address = entry_address(split_sum, [X, W], outs_for(X), "native")
+    (entry,) = [v[0] for k, v in _entries.items() if v[1] == address]
+    assert type(entry).__module__.startswith("numba")  # a compiled CFunc, no ctypes callback
+
+
+def test_rank_zero_and_shapes_differ_per_call():
+    f = jaxcc.numba_kernel(double_scalar, jax.ShapeDtypeStruct((), jnp.float32))
+    assert float(f(jnp.float32(3.5))) == 7.0
+    g = jaxcc.numba_kernel(refuse_negative, jax.ShapeDtypeStruct((7,), jnp.float32))
+    np.testing.assert_allclose(g(jnp.arange(7.0, dtype=jnp.float32)), np.arange(7.0))
+
+
+def test_kernel_exception_becomes_a_python_error_and_later_calls_work():
+    out = jax.ShapeDtypeStruct((3,), jnp.float32)
+    f = jaxcc.numba_kernel(refuse_negative, out)
+    with pytest.raises(Exception, match="numba kernel raised an exception"):
+        jax.block_until_ready(f(jnp.asarray([1.0, -1.0, 2.0], jnp.float32)))
+    np.testing.assert_allclose(f(jnp.ones(3, jnp.float32)), np.ones(3))
+
+
+def test_threads_share_the_native_bridge():
+    f = jax.jit(jaxcc.numba_kernel(split_sum, outs_for(X)))
+    expected = np.asarray(X).sum(axis=1)
+    errors = []
+
+    def work(k):
+        try:
+            for _ in range(20):
+                np.testing.assert_allclose(f(X + k, W)[0], expected + 4 * k)
+        except Exception as exc:  # collected and re-raised in the main thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+
+
+def test_trampoline_checks_the_process_id():
+    from jaxcc.custom_kernel.numba_bridge import entry_address
+
+    out = jax.ShapeDtypeStruct((3,), jnp.float32)
+    x = jnp.ones(3, jnp.float32)
+    address = entry_address(refuse_negative, [x], [out])
+    call = jax.ffi.ffi_call(numba_trampoline.trampoline_target(1, 1), out)
+    with pytest.raises(Exception, match="compiled in another process"):
+        jax.block_until_ready(call(x, fn=np.int64(address), pid=np.int64(1)))
+
+
+def test_bad_inputs():
+    with pytest.raises(jaxcc.CallError, match="numba.njit"):
+        jaxcc.numba_kernel(lambda x, out: None, jax.ShapeDtypeStruct((1,), jnp.float32))
+    with pytest.raises(jaxcc.CallError, match="bridge"):
+        jaxcc.numba_kernel(double_scalar, jax.ShapeDtypeStruct((), jnp.float32), bridge="gil")
+    f = jaxcc.numba_kernel(double_scalar, jax.ShapeDtypeStruct((), jnp.bfloat16))
+    with pytest.raises(jaxcc.CallError, match="bfloat16"):
+        f(jnp.float32(1))
