@@ -29,8 +29,11 @@ VMAP_METHODS = ("sequential", "sequential_unrolled", "expand_dims", "broadcast_a
 
 
 def include_dir() -> str:
-    """Directory holding jaxcc's kernel headers (jaxcc/jaxcc.h, brainevent/common.h)."""
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "include")
+    """Directory holding jaxcc's kernel headers (jaxcc/jaxcc.h, brainevent/common.h).
+
+    The headers are installed beside the compiled extension; in an editable install that is the
+    build's site-packages copy while the .py files stay in the checkout, so look there first."""
+    return os.path.join(os.path.dirname(os.path.abspath(_core.__file__)), "include")
 
 
 def _ninja_search_dirs() -> list[str]:
