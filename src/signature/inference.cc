@@ -1,6 +1,7 @@
 // Inference refuses rather than guesses: every parameter gets a role or the call is an error.
 #include "signature/inference.h"
 
+#include "argspec/arg_spec.h"
 #include "signature/cpp_types.h"
 #include "signature/signature_errors.h"
 
@@ -30,6 +31,33 @@ Error UnpassableParam(const Declaration& decl, const SourceFile& source, size_t 
                "` is an alias of one of them, spell the type out or give the tokens explicitly";
   }
   return SignatureError(source, ParamSpan(decl, i), message);
+}
+
+// A scalar parameter becomes an attribute named after it, so its name must be one the arg_spec
+// accepts, and unique. The lexer reads `$` and non-ASCII bytes as identifier characters and a
+// repeated parameter name is left to the compiler, so neither is ruled out before this point.
+Status CheckAttrName(const Declaration& decl, const SourceFile& source, const FunctionSpec& spec,
+                     size_t i, argspec::AttrType type) {
+  const ParsedParam& p = decl.params[i];
+  std::string subject = ParamLabel(p, i) + " of `" + decl.name + "`";
+  if (!argspec::IsCIdentifier(p.name) || p.name.size() > argspec::kMaxNameLength) {
+    return SignatureError(
+        source, ParamSpan(decl, i),
+        subject + " would become an attribute of that name, which is not a C identifier of at " +
+            "most " + std::to_string(argspec::kMaxNameLength) +
+            " characters (letters, digits and `_`): rename the parameter, or give the tokens " +
+            "explicitly with another attribute name, e.g. `attr.value:" +
+            argspec::AttrTypeName(type) + "`");
+  }
+  for (size_t j = 0; j < spec.params.size(); ++j) {
+    const Param& earlier = spec.params[j];
+    if (earlier.kind != ParamKind::kAttr || earlier.name != p.name) continue;
+    return SignatureError(source, ParamSpan(decl, i),
+                          subject + " has the name of parameter #" + std::to_string(j + 1) +
+                              "; each scalar parameter becomes an attribute named after it, and "
+                              "attribute names must be unique: rename one of them");
+  }
+  return OkStatus();
 }
 
 }  // namespace
@@ -81,6 +109,8 @@ Result<FunctionSpec> InferSpec(const Declaration& decl, const SourceFile& source
       param.kind = ParamKind::kArg;
     } else if (c.role == CppRole::kOutputTensor) {
       param.kind = ParamKind::kRet;
+    } else {
+      JAXCC_RETURN_IF_ERROR(CheckAttrName(decl, source, spec, i, *c.scalar));
     }
     spec.params.push_back(param);
   }

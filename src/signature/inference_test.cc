@@ -197,5 +197,30 @@ TEST(InferSpecTest, NoOutputTensor) {
   EXPECT_NE(ErrorOf("void f();").find("has no output tensor"), std::string::npos);
 }
 
+// Found by fuzz_signature: both used to give a spec the arg_spec parser rejects, which the code
+// generator would have turned into a broken wrapper instead of a message about the user's line.
+TEST(InferSpecTest, AttributeNamesMustBeUniqueIdentifiers) {
+  EXPECT_EQ(ErrorOf("void f(Tensor& y, float s, int n, double s);"),
+            "<module>:1:35: error: parameter `s` of `f` has the name of parameter #2; each scalar "
+            "parameter becomes an attribute named after it, and attribute names must be unique: "
+            "rename one of them\n"
+            "void f(Tensor& y, float s, int n, double s);\n"
+            "                                  ^~~~~~~~");
+  EXPECT_EQ(ErrorOf("void f(Tensor& y, float a$b);"),
+            "<module>:1:19: error: parameter `a$b` of `f` would become an attribute of that name, "
+            "which is not a C identifier of at most 255 characters (letters, digits and `_`): "
+            "rename the parameter, or give the tokens explicitly with another attribute name, "
+            "e.g. `attr.value:float32`\n"
+            "void f(Tensor& y, float a$b);\n"
+            "                  ^~~~~~~~~");
+  EXPECT_NE(ErrorOf("void f(Tensor& y, int caf\xc3\xa9);").find("parameter `caf\xc3\xa9` of `f`"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("void f(Tensor& y, int " + std::string(256, 'n') + ");").find("at most 255"),
+            std::string::npos);
+  // Tensors and the stream may share names with anything: only attributes are named after them.
+  EXPECT_EQ(Tokens("void f(const Tensor& s, Tensor& s, int64_t stream, float x);"),
+            (Strings{"arg", "ret", "stream", "attr.x:float32"}));
+}
+
 }  // namespace
 }  // namespace jaxcc::signature
