@@ -1,0 +1,3 @@
+// @BE f
+// @BE f
+void f(Tensor& y) {}

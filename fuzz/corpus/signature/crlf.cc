@@ -1,0 +1,3 @@
+// @BE f arg ret
+void f(const Tensor& x,
+       Tensor& y) {}

@@ -1,0 +1,4 @@
+typedef float real;
+using half_t = __half;
+void f(Tensor& y, __half h) {}
+void g(Tensor& y, real s) {}

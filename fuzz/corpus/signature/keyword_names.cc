@@ -1,0 +1,3 @@
+// @BE class arg ret
+void new_(Tensor& y) {}
+// @BE int

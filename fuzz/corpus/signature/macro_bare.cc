@@ -1,0 +1,2 @@
+// @BE f_f32
+GEN(_f32, float)

@@ -1,0 +1,7 @@
+// @BE f arg \
+ret
+void f(const Tensor& x, \
+ Tensor& y) {}
+#define LONG \
+  1
+void g(Tensor& y) {}

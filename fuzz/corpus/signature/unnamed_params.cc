@@ -1,0 +1,2 @@
+void f(const Tensor&, Tensor&, float) {}
+void g(const Tensor&, Tensor&);

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (clang, ASan+UBSan, build/fuzz) and runs each for
+# JAXCC_FUZZ_SECONDS (default 60), starting from a scratch copy of its corpus in fuzz/corpus/ so
+# the repository's corpus stays as committed. Exits non-zero if any target crashed, timed out or
+# broke an invariant; the input that did it is kept under build/fuzz/artifacts/<target>/.
+#   JAXCC_FUZZ_SECONDS=600 ./scripts/fuzz.sh              # longer run
+#   ./scripts/fuzz.sh fuzz_signature                      # one target
+#   build/fuzz/src/fuzz/fuzz_signature <crash file>       # replay one input
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+seconds=${JAXCC_FUZZ_SECONDS:-60}
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz_arg_spec fuzz_signature)
+CXX_FUZZ=${CXX_FUZZ:-clang++}
+if ! command -v "$CXX_FUZZ" >/dev/null; then
+  echo "fuzz: $CXX_FUZZ not found; run scripts/setup.sh (installs clang) or set CXX_FUZZ" >&2
+  exit 1
+fi
+
+build=build/fuzz
+cmake -S . -B "$build" -G Ninja -DJAXCC_FUZZ=ON -DJAXCC_BUILD_PYTHON=OFF \
+  -DCMAKE_CXX_COMPILER="$CXX_FUZZ" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g" >/dev/null
+cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
+
+# Per target: longest input tried (bytes), and its token dictionary.
+declare -A max_len=([fuzz_arg_spec]=1024 [fuzz_signature]=4096)
+declare -A dict=([fuzz_arg_spec]=fuzz/arg_spec.dict [fuzz_signature]=fuzz/signature.dict)
+
+failed=0
+summary=()
+for target in "${targets[@]}"; do
+  name=${target#fuzz_}
+  work=$build/run/$target
+  artifacts=$build/artifacts/$target
+  rm -rf "$work"
+  mkdir -p "$work/corpus" "$artifacts"
+  cp -R "fuzz/corpus/$name/." "$work/corpus/"
+  log=$work/fuzz.log
+  echo "fuzz: running $target for $seconds s (corpus fuzz/corpus/$name, log $log)"
+  rc=0
+  # -timeout: one input taking seconds is a hang worth a report; -rss_limit_mb: a blow-up too.
+  "$build/src/fuzz/$target" "$work/corpus" -dict="${dict[$target]}" \
+    -max_len="${max_len[$target]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+    -artifact_prefix="$artifacts/" -print_final_stats=1 >"$log" 2>&1 || rc=$?
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
+  added=$(sed -n 's/^stat::new_units_added: *//p' "$log" | tail -1)
+  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2 || true)
+  crash=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -1)
+  if [ "$rc" -ne 0 ]; then
+    failed=1
+    tail -n 40 "$log" >&2
+    line="fuzz: $target ${runs:-?} runs in $seconds s, CRASHED (exit $rc): input ${crash:-not written, see $log}"
+  else
+    line="fuzz: $target ${runs:-?} runs in $seconds s (${speed:-?} exec/s, coverage ${cov:-?}, ${added:-0} new units), 0 crashes"
+  fi
+  echo "$line"
+  summary+=("$line")
+done
+
+echo "fuzz: summary"
+printf '  %s\n' "${summary[@]}"
+exit "$failed"
