@@ -9,6 +9,12 @@ missing=()
 for pkg in "${apt_packages[@]}"; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
 done
+# clang brings libFuzzer for scripts/fuzz.sh; any clang++ on the PATH will do. Debian 12 ships
+# the fuzzer runtime in libclang-rt-dev (Ubuntu 22.04 inside clang's own packages).
+if ! command -v clang++ >/dev/null 2>&1; then
+  missing+=(clang)
+  apt-cache show libclang-rt-dev >/dev/null 2>&1 && missing+=(libclang-rt-dev)
+fi
 if [ ${#missing[@]} -gt 0 ]; then
   echo "setup: installing ${missing[*]} (apt-get)"
   SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
