@@ -66,6 +66,36 @@ TEST(FirstError, FallsBackToLinkerErrors) {
             "kernel_0.cc:(.text+0x5): undefined reference to `missing_symbol'");
 }
 
+TEST(FirstError, ReportsTheCompilerDriverInsteadOfNinjasChatter) {
+  std::string output =
+      "ninja: Entering directory `/tmp/b'\n[1/3] compile kernel_0.cc\nFAILED: kernel_0.o\n"
+      "/usr/bin/g++ -fbogus -c kernel_0.cc -o kernel_0.o\n"
+      "g++: error: unrecognized command-line option '-fbogus'\n"
+      "[2/3] compile ffi_wrapper.cc\nninja: build stopped: subcommand failed.\n";
+  EXPECT_EQ(FirstError(output), "g++: error: unrecognized command-line option '-fbogus'");
+  EXPECT_EQ(FirstError("nvcc fatal   : Unknown option '-fbogus'\n"),
+            "nvcc fatal   : Unknown option '-fbogus'");
+  // collect2's summary is no explanation: the tail of the output is kept instead.
+  EXPECT_NE(FirstError("weird linker text\ncollect2: error: ld returned 1 exit status\n")
+                .find("weird linker text"),
+            std::string::npos);
+}
+
+TEST(FixHint, NamesTheOptionThatFixesTheFailure) {
+  EXPECT_NE(
+      FixHint("<m>:1:10: fatal error: x.h: No such file or directory").find("extra_include_paths"),
+      std::string::npos);
+  EXPECT_NE(FixHint("/usr/bin/ld: cannot find -lfoo: No such file or directory").find("-L<dir>"),
+            std::string::npos);
+  EXPECT_NE(FixHint("k.cc:(.text+0x5): undefined reference to `gone()'").find("extra_ldflags"),
+            std::string::npos);
+  EXPECT_NE(FixHint("g++: error: unrecognized command-line option '-fx'").find("extra_cflags"),
+            std::string::npos);
+  EXPECT_NE(FixHint("nvcc fatal   : Unknown option '-fx'").find("extra_cuda_cflags"),
+            std::string::npos);
+  EXPECT_EQ(FixHint("<m>:3:9: error: expected primary-expression"), "");
+}
+
 TEST(NinjaFile, OneRulePerUnitAndEscapedPaths) {
   BuildGraph graph;
   graph.compiles.push_back(

@@ -102,7 +102,9 @@ Result<BuildOutcome> RunBuild(const BuildRequest& request) {
                      log_path);
   }
   if (run->exit_code != 0) {
-    return MakeError(ErrorKind::kCompile, FirstError(run->output), log_path);
+    std::string first = FirstError(run->output);
+    std::string hint = FixHint(first);
+    return MakeError(ErrorKind::kCompile, hint.empty() ? first : first + "\n" + hint, log_path);
   }
   BuildOutcome outcome;
   outcome.library_path = JoinPath(request.build_dir, request.graph.output);

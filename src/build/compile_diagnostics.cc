@@ -47,7 +47,49 @@ std::string NormalizeEdgLocation(const std::string& line) {
   return line;
 }
 
+// "g++: error: ..." or "cc1plus: fatal error: ...": the compiler driver itself, no location.
+bool IsDriverError(const std::string& line) {
+  if (line.rfind("nvcc fatal", 0) == 0) return true;
+  if (line.find("ld returned") != std::string::npos) return false;  // collect2 says only that
+  size_t pos = line.find(": error: ");
+  if (pos == std::string::npos) pos = line.find(": fatal error: ");
+  return pos != std::string::npos && pos > 0 && line.find(' ') > pos;
+}
+
+struct Hint {
+  const char* needle;
+  const char* advice;
+};
+
+// First match wins: newer linkers end "cannot find -lx" with "No such file or directory".
+constexpr Hint kHints[] = {
+    {"cannot find -l",
+     "How to fix: install the library, or pass its directory too: "
+     "extra_ldflags=['-L<dir>', '-l<name>']."},
+    {"undefined reference to",
+     "How to fix: define the symbol in the sources, or link the library that defines it with "
+     "extra_ldflags=['-l<name>'] (and '-L<dir>')."},
+    {"No such file or directory",
+     "How to fix: pass the header's directory in extra_include_paths=[...] (load_cpp_file and "
+     "load_cpp_dir also search the source file's own directory)."},
+    {"cannot open source file",
+     "How to fix: pass the header's directory in extra_include_paths=[...] (load_cuda_file and "
+     "load_cuda_dir also search the source file's own directory)."},
+    {"unrecognized command-line option",
+     "How to fix: remove or correct the flag in extra_cflags (extra_cuda_cflags for nvcc)."},
+    {"Unknown option",
+     "How to fix: remove or correct the flag in extra_cuda_cflags (extra_cflags for the host "
+     "compiler)."},
+};
+
 }  // namespace
+
+std::string FixHint(const std::string& first_error) {
+  for (const Hint& hint : kHints) {
+    if (first_error.find(hint.needle) != std::string::npos) return hint.advice;
+  }
+  return "";
+}
 
 std::string FirstError(const std::string& output) {
   std::vector<std::string> lines = SplitLines(output);
@@ -76,6 +118,9 @@ std::string FirstError(const std::string& output) {
   }
   for (const std::string& line : lines) {
     if (line.find("ld: ") != std::string::npos) return line;
+  }
+  for (const std::string& line : lines) {
+    if (IsDriverError(line)) return line;
   }
   size_t start = lines.size() > 40 ? lines.size() - 40 : 0;
   std::string tail;

@@ -24,6 +24,7 @@
 #include "toolchain/cuda_arch_resolve.h"
 #include "toolchain/host_compiler.h"
 #include "toolchain/ninja.h"
+#include "util/clip_lines.h"
 #include "util/fault_point.h"
 #include "util/fs.h"
 #include "util/sha256.h"
@@ -138,6 +139,16 @@ Result<build::BuildOutcome> RunBuildIn(const std::string& build_dir, const LoadR
                                        const BuildPlan& plan,
                                        const std::vector<FunctionSpec>& specs,
                                        const std::string& ninja) {
+  if (!request.build_directory.empty()) {
+    // The user's directory: a failure to create it is theirs to fix, not a cache problem.
+    Status made = MakeDirs(build_dir, 0700);
+    if (!made.ok()) {
+      return MakeError(ErrorKind::kSpec,
+                       "build_directory " + build_dir + " cannot be used: " + made.error().message +
+                           "; pass a directory this process can create and write, or leave "
+                           "build_directory unset to build in the cache");
+    }
+  }
   build::BuildRequest build_request;
   build_request.build_dir = build_dir;
   build_request.files = GenerateSources(request, specs);
@@ -152,7 +163,7 @@ Result<build::BuildOutcome> RunBuildIn(const std::string& build_dir, const LoadR
   if (!outcome.ok()) {
     Error error = outcome.error();
     if (error.kind == ErrorKind::kCompile) {
-      error.message = AddSourceExcerpt(error.message, request.sources);
+      error.message = ClipLongLines(AddSourceExcerpt(error.message, request.sources));
     }
     return error;
   }

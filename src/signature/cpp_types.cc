@@ -141,9 +141,15 @@ bool IsJaxccTensor(const std::string& core_type) {
 
 CppParamClass ClassifyParam(const ParsedParam& p) {
   if (p.is_variadic) {
-    return Unsupported("a variadic parameter list cannot be called with a fixed set of buffers");
+    return Unsupported(
+        "a variadic parameter list cannot be called with a fixed set of buffers; export a "
+        "wrapper with a fixed parameter list");
   }
-  if (p.is_function_pointer) return Unsupported("function pointers cannot come from JAX");
+  if (p.is_function_pointer) {
+    return Unsupported(
+        "function pointers cannot come from JAX; choose the function inside the kernel (e.g. "
+        "from an integer attribute)");
+  }
   if (p.is_array) return Unsupported("an array parameter is a pointer; pass a tensor instead");
   const std::string& core = p.core_type;
   if (core.empty()) return Unsupported("the parameter has no type");

@@ -35,6 +35,15 @@ std::string Describe(const ParsedParam& p, const CppParamClass& c) {
   return "";
 }
 
+constexpr const char* kMatchAdvice =
+    "; give the token in parentheses (the tokens follow the C++ parameters, in order), or "
+    "change the C++ parameter";
+
+// Describe() names the fitting token in parentheses for these.
+bool Describable(const CppParamClass& c) {
+  return c.role != CppRole::kUnknown && c.role != CppRole::kUnsupported;
+}
+
 bool IsHalfBits(AttrType t) { return t == AttrType::kFloat16 || t == AttrType::kBFloat16; }
 
 class Checker {
@@ -106,7 +115,7 @@ class Checker {
                           ParamLabel(p, i) + " of `" + decl_.name +
                               "` does not match the spec: the spec says `" + tokens_[i] +
                               "` but the C++ declares `" + Declared(p) + "`, " + Describe(p, c) +
-                              advice);
+                              (advice.empty() && Describable(c) ? kMatchAdvice : advice));
   }
 
   Status CheckAttr(size_t i, const ParsedParam& p, const CppParamClass& c, Param* param) const {

@@ -95,7 +95,7 @@ TEST(CheckSpecTest, KindMismatch) {
             "       ^~~~~~~~~~~~~~~");
   EXPECT_NE(ErrorOf("void f(Tensor& y, float s);", {"ret", "arg"})
                 .find("the spec says `arg` but the C++ declares `float s`, a scalar "
-                      "(`attr.s:float32`)"),
+                      "(`attr.s:float32`); give the token in parentheses"),
             std::string::npos);
   EXPECT_NE(ErrorOf("void f(Tensor& y, float s);", {"ret", "stream"})
                 .find("the stream is a `cudaStream_t` or an `int64_t`"),

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 
+#include "util/clip_lines.h"
+
 namespace jaxcc::signature {
 namespace {
 
@@ -56,7 +58,7 @@ std::string FormatDiagnostic(std::string_view label, std::string_view text, cons
   for (size_t i = column + 1; i < end; ++i) {
     if (!IsContinuationByte(line[i])) out += '~';
   }
-  return out;
+  return ClipLongLines(out);  // a generated one-line source must not make a huge message
 }
 
 }  // namespace jaxcc::signature

@@ -34,7 +34,8 @@ std::string_view SourceLine(std::string_view text, int line);
 ///     <blanks up to the column>^~~~
 ///
 /// `severity` is "error" or "note". Tabs before the column are kept in the caret line so the
-/// caret stays aligned in a terminal; UTF-8 continuation bytes take no room there.
+/// caret stays aligned in a terminal; UTF-8 continuation bytes take no room there. A source line
+/// longer than about 200 bytes is shown as a window around the caret (ClipLongLines).
 std::string FormatDiagnostic(std::string_view label, std::string_view text, const Span& span,
                              std::string_view severity, std::string_view message);
 

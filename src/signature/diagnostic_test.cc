@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "util/text.h"
+
 namespace jaxcc::signature {
 namespace {
 
@@ -45,6 +47,16 @@ TEST(FormatDiagnosticTest, Utf8TakesOneColumnPerCharacter) {
 
 TEST(FormatDiagnosticTest, UnderlineStopsAtLineEnd) {
   EXPECT_EQ(FormatDiagnostic("m", "ab", Span{1, 1, 10}, "error", "x"), "m:1:1: error: x\nab\n^~");
+}
+
+TEST(FormatDiagnosticTest, AHugeLineIsQuotedAsAWindowAroundTheCaret) {
+  std::string line = "void f(" + std::string(100000, '(') + "int* p) {}";
+  std::string text = FormatDiagnostic("m", line, Span{1, 100008, 4}, "error", "pointer");
+  EXPECT_LT(text.size(), 600u);
+  std::vector<std::string> lines = SplitLines(text);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0], "m:1:100008: error: pointer");
+  EXPECT_EQ(lines[1].substr(lines[2].find('^'), 4), "int*");
 }
 
 TEST(SpanOfTest, SameLineAndMultiLine) {

@@ -79,7 +79,12 @@ Result<std::vector<std::string>> ParseArchList(const std::vector<std::string>& i
     }
     JAXCC_RETURN_IF_ERROR(flush());
   }
-  if (arches.empty()) return MakeError(ErrorKind::kSpec, "no GPU architecture given");
+  if (arches.empty()) {
+    return MakeError(ErrorKind::kSpec,
+                     "no GPU architecture given; write one such as \"8.0\", \"86\" or "
+                     "\"sm_90a\" (several separated by commas), or pass None to build for the "
+                     "GPUs JAX sees");
+  }
   std::sort(arches.begin(), arches.end(), [](const std::string& a, const std::string& b) {
     int na = ArchNumber(a), nb = ArchNumber(b);
     return na != nb ? na < nb : a.size() < b.size();
