@@ -44,10 +44,18 @@ def convert_attribute(function: str, name: str, declared: str, value):
         )
     if declared == "bool":
         if not isinstance(value, (bool, np.bool_, numbers.Integral)) or value not in (0, 1):
-            raise CallError(f"{function}: attribute '{name}' is bool; got {value!r}.")
+            raise CallError(
+                f"{function}: attribute '{name}' is bool; got {value!r}. Pass True or False "
+                "(or 0 / 1)."
+            )
         return np.bool_(bool(value))
     if declared in _INTEGER_TYPES:
-        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        if isinstance(value, (bool, np.bool_)):
+            raise CallError(
+                f"{function}: attribute '{name}' is {declared}; got the bool {value!r}. Pass an "
+                "integer (int(flag)), or declare the C++ parameter as bool."
+            )
+        if not isinstance(value, numbers.Integral):
             if isinstance(value, numbers.Real) and float(value).is_integer():
                 value = int(value)
             else:
@@ -59,7 +67,8 @@ def convert_attribute(function: str, name: str, declared: str, value):
         if not info.min <= int(value) <= info.max:
             raise CallError(
                 f"{function}: attribute '{name}' = {value} does not fit {declared} "
-                f"[{info.min}, {info.max}]."
+                f"[{info.min}, {info.max}]. Pass a value in that range, or declare a wider C++ "
+                "type."
             )
         if declared == "uint64" and int(value) > np.iinfo(np.int64).max:
             # JAX builds integer attributes through a signed 64-bit path and fails on these.

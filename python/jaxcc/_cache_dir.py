@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 
 from . import _core
+from .errors import SpecError
 
 _explicit_cache_dir: str | None = None
 
@@ -13,7 +14,13 @@ _explicit_cache_dir: str | None = None
 def set_cache_dir(path: str | os.PathLike) -> None:
     """Use `path` for every later load in this process (existing entries are not moved)."""
     global _explicit_cache_dir
-    _explicit_cache_dir = os.path.abspath(os.fspath(path))
+    try:
+        path = os.fspath(path)
+    except TypeError:
+        raise SpecError(
+            f"set_cache_dir: path must be a str or os.PathLike, got {type(path).__name__}"
+        ) from None
+    _explicit_cache_dir = os.path.abspath(os.fsdecode(path))
 
 
 def get_cache_dir() -> str:
@@ -35,6 +42,11 @@ def clear_cache(name: str | None = None) -> int:
     """
     from . import _loading
 
+    if name is not None and not isinstance(name, str):
+        raise SpecError(
+            f"clear_cache: name must be a module name (str) or None for every entry, "
+            f"got {type(name).__name__}"
+        )
     removed = _core.clear_cache(get_cache_dir(), name)
     _loading.forget_loaded(name)
     return removed

@@ -79,9 +79,10 @@ def _normalize_functions(functions, where: str):
         for n in functions:
             _require_utf8(n, f"{where}: function name {n!r}")
         return tuple((n, None) for n in functions)
+    hint = f"; for one function write [{functions!r}]" if isinstance(functions, str) else ""
     raise SpecError(
         f"{where}: functions must be a dict of arg_specs, a list of names or None, "
-        f"got {type(functions).__name__}"
+        f"got {type(functions).__name__}{hint}"
     )
 
 
@@ -166,6 +167,20 @@ def _check_build_directory(build_directory, where: str) -> str:
     return path
 
 
+def _build_timeout() -> float:
+    text = os.environ.get("JAXCC_BUILD_TIMEOUT", "600")
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = float("nan")
+    if not 0 < seconds <= 1e6:  # NaN fails too
+        raise SpecError(
+            f"JAXCC_BUILD_TIMEOUT={text!r} is not a build time limit: set it to a number of "
+            "seconds between 0 and 1e6 (default 600), or unset it"
+        )
+    return seconds
+
+
 def _arch_list(compute_capability, where: str) -> tuple[str, ...]:
     """compute_capability: None, "8.0", "sm_90a", "80,90" or a list of those (parsed in C++)."""
     if compute_capability is None:
@@ -243,7 +258,11 @@ def load_module(
         raise SpecError(f"{where}: name must be a string, got {type(name).__name__}")
     if vmap_method not in VMAP_METHODS:
         raise SpecError(f"{where}: vmap_method must be one of {VMAP_METHODS}, got {vmap_method!r}")
-    if not isinstance(optimization_level, int) or not 0 <= optimization_level <= 3:
+    if (
+        isinstance(optimization_level, bool)
+        or not isinstance(optimization_level, int)
+        or not 0 <= optimization_level <= 3
+    ):
         raise SpecError(
             f"{where}: optimization_level must be 0, 1, 2 or 3, got {optimization_level!r}"
         )
@@ -313,7 +332,7 @@ def load_module(
         "jaxcc_include_dir": include_dir(),
         "ffi_include_dir": jax.ffi.include_dir(),
         "ninja_search_dirs": _ninja_search_dirs(),
-        "build_timeout_seconds": float(os.environ.get("JAXCC_BUILD_TIMEOUT", "600")),
+        "build_timeout_seconds": _build_timeout(),
     }
     if platform == "cuda":
         archs, cuda_cflags, fast_math, cuda_graph = cuda_options
@@ -376,7 +395,15 @@ def _join_sources(sources, what: str) -> str:
         return sources
     if isinstance(sources, (list, tuple)) and all(isinstance(s, str) for s in sources):
         return "\n".join(sources)
-    raise SpecError(f"{what} must be a string or a list of strings")
+    hint = ""
+    if isinstance(sources, (bytes, bytearray)) or (
+        isinstance(sources, (list, tuple))
+        and any(isinstance(s, (bytes, bytearray)) for s in sources)
+    ):
+        hint = "; decode byte strings first (source.decode('utf-8'))"
+    raise SpecError(
+        f"{what} must be a string or a list of strings, got {type(sources).__name__}{hint}"
+    )
 
 
 def load_cpp_inline(
@@ -422,6 +449,18 @@ def load_cpp_inline(
     )
 
 
+def _abspath(path, what: str) -> str:
+    try:
+        path = os.fspath(path)
+    except TypeError:
+        raise SpecError(
+            f"{what} must be a path (str or os.PathLike), got {type(path).__name__}"
+        ) from None
+    if isinstance(path, bytes):
+        path = os.fsdecode(path)
+    return os.path.abspath(path)
+
+
 def _read_source(path: str) -> str:
     try:
         with open(path, encoding="utf-8") as f:
@@ -429,18 +468,24 @@ def _read_source(path: str) -> str:
     except UnicodeDecodeError as e:
         raise SpecError(f"{path} is not valid UTF-8 ({e}); save it as UTF-8") from None
     except OSError as e:
-        raise SpecError(f"cannot read {path}: {e.strerror}") from None
+        raise SpecError(
+            f"cannot read {path}: {e.strerror}; pass the path of a readable source file"
+        ) from None
 
 
 def _module_name_from_path(path: str) -> str:
     stem = os.path.splitext(os.path.basename(path))[0]
-    return "".join(c if c.isalnum() or c in "_-." else "_" for c in stem) or "module"
+    name = "".join(c if c.isascii() and (c.isalnum() or c in "_-.") else "_" for c in stem)
+    name = name or "module"
+    if not name[:1].isalpha():  # "2024_ops.cc", ".hidden.cc": a name must start with a letter or _
+        name = "_" + name
+    return name[:128]
 
 
 def load_cpp_file(filepath, functions=None, *, name: str | None = None, **kwargs) -> CompiledModule:
     """Compile a C++ file. `name` defaults to the file's stem; the file's directory is on the
     include path; diagnostics name the file by its real path."""
-    path = os.path.abspath(os.fspath(filepath))
+    path = _abspath(filepath, "load_cpp_file: filepath")
     source = _read_source(path)
     return load_module(
         name=name or _module_name_from_path(path),
@@ -448,16 +493,18 @@ def load_cpp_file(filepath, functions=None, *, name: str | None = None, **kwargs
         functions=functions,
         source_dirs=(os.path.dirname(path),),
         where="load_cpp_file",
-        **kwargs,
+        **_check_kwargs(kwargs, _CPP_OPTIONS, "load_cpp_file"),
     )
 
 
 def _collect_dir(directory, file_patterns, default_patterns, where: str):
     import glob
 
-    root = os.path.abspath(os.fspath(directory))
+    root = _abspath(directory, f"{where}: directory")
     if not os.path.isdir(root):
-        raise SpecError(f"{where}: {root} is not a directory")
+        raise SpecError(f"{where}: {root} is not a directory; pass the directory of the sources")
+    if isinstance(file_patterns, str):
+        file_patterns = [file_patterns]  # one pattern, not one per character
     patterns = list(file_patterns) if file_patterns else default_patterns
     paths = sorted({p for pattern in patterns for p in glob.glob(os.path.join(root, pattern))})
     paths = [p for p in paths if os.path.isfile(p)]
@@ -485,7 +532,7 @@ def load_cpp_dir(
         functions=functions,
         source_dirs=(root,),
         where="load_cpp_dir",
-        **kwargs,
+        **_check_kwargs(kwargs, _CPP_OPTIONS, "load_cpp_dir"),
     )
 
 
@@ -543,17 +590,28 @@ def load_cuda_inline(
     )
 
 
-def _cuda_kwargs(kwargs: dict, where: str) -> dict:
-    allowed = {
-        "extra_cuda_cflags", "extra_cflags", "extra_ldflags", "extra_include_paths",
-        "build_directory", "verbose", "compute_capability", "force_rebuild", "auto_register",
-        "target_prefix", "ninja_workers", "optimization_level", "use_fast_math",
-        "allow_cuda_graph", "vmap_method",
-    }  # fmt: skip
+_CPP_OPTIONS = {
+    "extra_cflags", "extra_ldflags", "extra_include_paths", "build_directory", "verbose",
+    "force_rebuild", "auto_register", "target_prefix", "optimization_level", "ninja_workers",
+    "vmap_method",
+}  # fmt: skip
+_CUDA_OPTIONS = _CPP_OPTIONS | {
+    "extra_cuda_cflags", "compute_capability", "use_fast_math", "allow_cuda_graph",
+}  # fmt: skip
+
+
+def _check_kwargs(kwargs: dict, allowed: set, where: str) -> dict:
     unknown = sorted(set(kwargs) - allowed)
     if unknown:
-        raise SpecError(f"{where}: unknown argument(s) {', '.join(unknown)}")
+        raise SpecError(
+            f"{where}: unknown argument(s) {', '.join(unknown)}; it takes "
+            f"{', '.join(sorted(allowed))}"
+        )
     return kwargs
+
+
+def _cuda_kwargs(kwargs: dict, where: str) -> dict:
+    return _check_kwargs(kwargs, _CUDA_OPTIONS, where)
 
 
 def load_cuda_file(
@@ -561,7 +619,7 @@ def load_cuda_file(
 ) -> CompiledModule:
     """Compile a .cu file (keyword arguments as load_cuda_inline). `name` defaults to the file's
     stem; the file's directory is on the include path; diagnostics name the real file."""
-    path = os.path.abspath(os.fspath(filepath))
+    path = _abspath(filepath, "load_cuda_file: filepath")
     return load_module(
         name=name or _module_name_from_path(path),
         sources=[(path, _read_source(path))],

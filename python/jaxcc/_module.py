@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from ._attributes import convert_attribute
 from .errors import CallError, DeviceError, KernelError, SpecError
 
+MAX_RANK = 8  # jaxcc::kMaxDim in include/jaxcc/tensor.h
+
 
 @functools.lru_cache(maxsize=1)
 def _gpu_backend_present() -> bool:
@@ -83,13 +85,14 @@ class KernelFunction:
                 f"got {len(items)}."
             )
         types = []
-        for item in items:
+        for i, item in enumerate(items):
             if not hasattr(item, "shape") or not hasattr(item, "dtype"):
                 raise CallError(
                     f"{self.name}: each entry of outs needs .shape and .dtype "
                     f"(e.g. jax.ShapeDtypeStruct); got {type(item).__name__}."
                 )
             types.append(self._output_type(jax, item))
+            self._check_rank(f"output {i + 1}", types[-1].shape)
         return (types if as_list else types[0]), as_list
 
     def _output_type(self, jax, item):
@@ -122,6 +125,16 @@ class KernelFunction:
                     f"{self.name}: input {i + 1} must be an array (jax.Array or numpy.ndarray), "
                     f"got {type(array).__name__}; convert it with jnp.asarray(...)."
                 )
+            self._check_rank(f"input {i + 1}", array.shape)
+
+    def _check_rank(self, what: str, shape) -> None:
+        # The generated wrapper would reject it too, but as a kernel failure after dispatch.
+        if len(shape) > MAX_RANK:
+            raise CallError(
+                f"{self.name}: {what} has rank {len(shape)}, above the jaxcc::Tensor limit of "
+                f"{MAX_RANK} dimensions; reshape it to at most {MAX_RANK} dimensions (and back "
+                "afterwards)."
+            )
 
     def _convert_attributes(self, attributes: dict) -> dict:
         expected = self.attribute_types

@@ -6,6 +6,7 @@ from ..errors import BackendError, BenchmarkDataFnNotProvidedError, SpecError
 from .benchmark_config import BenchmarkConfig, BenchmarkRecord
 from .benchmark_result import BenchmarkResult
 from .benchmark_timing import benchmark_function
+from .kernel_entry import PLATFORMS
 
 
 def _check_counts(name: str, n_warmup, n_runs, n_batch_per_run) -> None:
@@ -90,7 +91,11 @@ def run_benchmark(
         raise SpecError(f"{name}: no call function to benchmark; register one with def_call(fn)")
     available = kernel.available_backends(platform)
     if not available:
-        raise BackendError(f"{name}: no backends are registered for platform {platform!r}")
+        having = [p for p in PLATFORMS if kernel.available_backends(p)]
+        raise BackendError(
+            f"{name}.benchmark: no backends are registered for platform {platform!r}; benchmark "
+            f"a platform that has kernels ({', '.join(having) or 'none: use def_kernel first'})"
+        )
     chosen = list(available if backends is None else backends)
     unknown = [b for b in chosen if b not in available]
     if unknown or not chosen:

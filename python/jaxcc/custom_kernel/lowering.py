@@ -51,18 +51,20 @@ def select_entry(
     return available[chosen]
 
 
-def _as_output_list(results) -> list:
+def _as_output_list(name: str, entry: KernelEntry, results) -> list:
     if hasattr(results, "shape") and hasattr(results, "dtype"):
         return [results]
     if isinstance(results, (list, tuple)):
         return list(results)
     raise CallError(
-        f"a kernel must return an array or a list/tuple of arrays, got {type(results).__name__}"
+        f"{name}: the '{entry.backend}' kernel on {entry.platform} returned "
+        f"{type(results).__name__}; a kernel must return an array or a list/tuple of arrays, "
+        "one per entry of outs"
     )
 
 
 def check_outputs(name: str, entry: KernelEntry, results, outs) -> list:
-    results = _as_output_list(results)
+    results = _as_output_list(name, entry, results)
     declared = [f"{tuple(o.shape)}:{o.dtype}" for o in outs]
     got = [f"{tuple(r.shape)}:{r.dtype}" for r in results]
     if declared != got:

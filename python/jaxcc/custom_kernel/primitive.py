@@ -34,6 +34,21 @@ def _shaped_array(item, where: str):
         raise CallError(f"{where}: cannot read the shape/dtype of an outs entry: {exc}") from None
 
 
+def _as_array(x, index: int, where: str):
+    import jax
+    import jax.numpy as jnp
+
+    if isinstance(x, (jax.Array, jax.core.Tracer)):
+        return x
+    try:
+        return jnp.asarray(x)
+    except (TypeError, ValueError) as exc:
+        raise CallError(
+            f"{where}: input {index + 1} is not an array JAX can use ({type(x).__name__}: {exc}); "
+            "pass a jax.Array or a numeric numpy array"
+        ) from None
+
+
 class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
     """A JAX primitive with per-platform, per-backend kernel implementations.
 
@@ -138,7 +153,10 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
     def _check_params(self, params: dict):
         for key, value in params.items():
             if key in lowering.INTERNAL_PARAMS or key == "outs":
-                raise CallError(f"{self.name}: the parameter name {key!r} is reserved by jaxcc")
+                raise CallError(
+                    f"{self.name}: the parameter name {key!r} is reserved by jaxcc; rename the "
+                    "parameter"
+                )
             try:
                 hash(value)
             except TypeError:
@@ -153,7 +171,6 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
         """Binds the primitive: `outs` (a pytree of objects with .shape and .dtype) describes the
         outputs; the result has the same structure. `params` reach the kernel generators."""
         import jax
-        import jax.numpy as jnp
 
         leaves, tree = jax.tree.flatten(outs)
         if not leaves:
@@ -169,7 +186,7 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
                 f"{self.name}: no kernel is registered on any platform; use def_kernel(backend, "
                 "platform, kernel_generator) (or def_numba_kernel, def_cpp_kernel, ...) first"
             )
-        arrays = [x if isinstance(x, (jax.Array, jax.core.Tracer)) else jnp.asarray(x) for x in ins]
+        arrays = [_as_array(x, i, self.name) for i, x in enumerate(ins)]
         results = self.primitive.bind(
             *arrays,
             outs=avals,

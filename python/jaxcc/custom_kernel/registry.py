@@ -5,6 +5,8 @@ from __future__ import annotations
 import threading
 import warnings
 
+from ..errors import SpecError
+
 _lock = threading.Lock()
 _primitives: dict[str, object] = {}
 
@@ -38,7 +40,10 @@ def get_primitives_by_tags(tags, match: str = "all") -> list:
         tags = [tags]
     wanted = set(tags)
     if match not in ("all", "any"):
-        raise ValueError(f"match must be 'all' or 'any', got {match!r}")
+        raise SpecError(
+            f"get_primitives_by_tags: match must be 'all' (every tag) or 'any' (at least one), "
+            f"got {match!r}"
+        )
     with _lock:
         kernels = list(_primitives.values())
     if not wanted:
