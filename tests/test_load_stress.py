@@ -33,7 +33,7 @@ def test_16_processes_of_16_threads_compile_a_new_module_exactly_once():
 
 @pytest.mark.slow
 def test_many_distinct_modules_in_one_process():
-    # 200 modules take ~15 min of g++ on two cores, so CI builds 16 (all distinct targets, called
+    # 200 modules take ~7 min of g++ on two cores, so CI builds 16 (all distinct targets, called
     # from one jitted program, then reloaded warm); the 200-module figures come from the script
     # itself and are in docs/reliability.md.
     modules = os.environ.get("JAXCC_STRESS_MODULES", "16")
