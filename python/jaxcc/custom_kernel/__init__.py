@@ -8,6 +8,7 @@ from .benchmark_result import BenchmarkResult
 from .benchmark_timing import benchmark_function
 from .kernel_entry import KernelEntry
 from .numba_bridge import numba_kernel
+from .numba_cuda_bridge import numba_cuda_kernel
 from .primitive import XLACustomKernel
 from .registry import get_all_primitive_names, get_primitives_by_tags, get_registry
 from .selection import clear_backends, get_backend, set_backend
@@ -26,6 +27,7 @@ __all__ = [
     "get_backend",
     "get_primitives_by_tags",
     "get_registry",
+    "numba_cuda_kernel",
     "numba_kernel",
     "set_backend",
     "vectorized_batching_rule",

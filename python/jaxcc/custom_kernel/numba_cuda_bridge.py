@@ -1,0 +1,200 @@
+"""numba_cuda_kernel: a Numba-CUDA kernel as an XLA FFI call on the GPU, launched natively on
+XLA's stream.
+
+Numba-CUDA compiles the kernel to PTX for the buffers' dtypes and ranks (once per combination);
+a launcher compiled by jaxcc's CUDA path loads that PTX with the CUDA runtime and launches it on
+the stream XLA gives the custom call. No Python runs per call, the data never leaves the GPU, and
+the launch can be captured in a CUDA graph.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+
+import numpy as np
+
+from ..errors import CallError
+from .numba_cuda_launcher import function_name, launcher_module
+
+_lock = threading.Lock()
+# (kernel, buffer specs, cc) -> (ptx buffer, name buffer): kept for the life of the process,
+# compiled executables hold their addresses.
+_compiled: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+_ENTRY = re.compile(r"\.entry\s+([A-Za-z_$][\w$]*)\s*\(")
+
+
+def _numba_cuda():
+    try:
+        from numba import cuda, types
+    except ImportError:
+        raise CallError(
+            "numba_cuda_kernel needs Numba's CUDA target: pip install numba-cuda"
+        ) from None
+    return cuda, types
+
+
+def _dims(value, what: str) -> tuple[int, int, int]:
+    items = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+    if not 1 <= len(items) <= 3 or not all(
+        isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1 for v in items
+    ):
+        raise CallError(
+            f"numba_cuda_kernel: {what} must be a positive int or a tuple of 1 to 3 positive "
+            f"ints, got {value!r}"
+        )
+    return tuple(int(v) for v in items) + (1,) * (3 - len(items))
+
+
+def _parse_cc(value) -> tuple[int, int]:
+    """ "8.0", "80", "sm_80" or 8.0 as (major, minor)."""
+    text = str(value).strip().lower().removeprefix("sm_").removeprefix("compute_")
+    major, dot, minor = text.partition(".")
+    if not dot and text.isdigit() and len(text) >= 2:
+        major, minor = text[:-1], text[-1]
+    if not (major.isdigit() and (minor or "0").isdigit()):
+        raise CallError(
+            f"numba_cuda_kernel: compute_capability must look like '8.0', '80' or 'sm_80', got "
+            f"{value!r}"
+        )
+    return int(major), int(minor or 0)
+
+
+def _specs(arrays, outs) -> tuple[tuple[str, int], ...]:
+    specs = []
+    for what, items in (("input", arrays), ("output", outs)):
+        for i, item in enumerate(items):
+            dtype = np.dtype(item.dtype)
+            if dtype.kind not in "biufc" or dtype.name == "bfloat16":
+                raise CallError(
+                    f"numba_cuda_kernel: {what} {i} has dtype {dtype}, which numba lacks; cast it "
+                    "(for example to float32) before the call"
+                )
+            specs.append((dtype.str, len(item.shape)))
+    return tuple(specs)
+
+
+def _default_cc() -> tuple[int, int]:
+    """PTX for the oldest GPU JAX sees runs on all of them (the driver JITs it forward)."""
+    from .._loading import _jax_gpu_archs
+
+    archs = _jax_gpu_archs()
+    if not archs:
+        from ..errors import DeviceError
+
+        raise DeviceError(
+            "numba_cuda_kernel: JAX sees no GPU, so there is nothing to compile the kernel for; "
+            "run on a machine with an NVIDIA GPU and a CUDA-enabled jaxlib (pip install "
+            "'jax[cuda13]'), or pass compute_capability= to only build"
+        )
+    major, minor = min(tuple(int(p) for p in a.split(".")) for a in archs)
+    return major, minor
+
+
+def compile_ptx(kernel, specs, cc: tuple[int, int]) -> tuple[str, str]:
+    """The PTX of `kernel` for these (dtype, rank) buffers, and its entry's name."""
+    cuda, types = _numba_cuda()
+    from numba import from_dtype
+
+    signature = tuple(types.Array(from_dtype(np.dtype(d)), rank, "C") for d, rank in specs)
+    py_func = getattr(kernel, "py_func", kernel)
+    try:
+        ptx, _ = cuda.compile_ptx(py_func, signature, device=False, cc=cc)
+    except Exception as e:
+        raise CallError(
+            f"numba_cuda_kernel: Numba could not compile {getattr(py_func, '__name__', py_func)} "
+            f"for {[f'{np.dtype(d).name}[{r}d]' for d, r in specs]} (it is called as "
+            f"kernel(*inputs, *outputs)): {e}"
+        ) from e
+    found = _ENTRY.findall(ptx)
+    if len(found) != 1:
+        raise CallError(
+            f"numba_cuda_kernel: expected one kernel entry in Numba's PTX, found {len(found)}"
+        )
+    return ptx, found[0]
+
+
+def _buffers(kernel, specs, cc) -> tuple[int, int]:
+    key = (kernel, specs, cc)
+    with _lock:
+        found = _compiled.get(key)
+        if found is None:
+            ptx, entry = compile_ptx(kernel, specs, cc)
+            found = (
+                np.frombuffer(ptx.encode() + b"\0", np.uint8).copy(),
+                np.frombuffer(entry.encode() + b"\0", np.uint8).copy(),
+            )
+            _compiled[key] = found
+    return found[0].ctypes.data, found[1].ctypes.data
+
+
+def numba_cuda_kernel(
+    kernel,
+    outs,
+    *,
+    grid,
+    block,
+    shared_mem: int = 0,
+    vmap_method=None,
+    input_output_aliases=None,
+    compute_capability=None,
+):
+    """Wraps a Numba-CUDA kernel `kernel(*inputs, *outputs)` (a `numba.cuda.jit` function, or
+    the plain Python function) as a function of the inputs that returns the outputs described by
+    `outs`, launched with `grid` blocks of `block` threads on XLA's stream.
+
+    Usable on its own or returned from a kernel generator given to `def_numba_cuda_kernel`.
+    `compute_capability` ("8.0") fixes the PTX target; by default the oldest GPU JAX sees.
+    """
+    import jax
+
+    if not callable(kernel):
+        raise CallError(f"numba_cuda_kernel: kernel must be a function, got {type(kernel)}")
+    grid3, block3 = _dims(grid, "grid"), _dims(block, "block")
+    if not isinstance(shared_mem, (int, np.integer)) or shared_mem < 0:
+        raise CallError(f"numba_cuda_kernel: shared_mem must be an int >= 0, got {shared_mem!r}")
+    single = hasattr(outs, "shape") and hasattr(outs, "dtype")
+    out_list = [outs] if single else list(outs)
+    for item in out_list:
+        if not hasattr(item, "shape") or not hasattr(item, "dtype"):
+            raise CallError(
+                f"numba_cuda_kernel: outs entries need .shape and .dtype, got {type(item).__name__}"
+            )
+    result_types = [jax.ShapeDtypeStruct(tuple(o.shape), o.dtype) for o in out_list]
+    arch = None if compute_capability is None else _parse_cc(compute_capability)
+
+    def call(*ins):
+        specs = _specs(ins, result_types)
+        cc = arch or _default_cc()
+        ptx, name = _buffers(kernel, specs, cc)
+        module = launcher_module(len(ins), len(result_types), f"{cc[0]}.{cc[1]}")
+        ffi = jax.ffi.ffi_call(
+            module.target_name(function_name(len(ins), len(result_types))),
+            result_types,
+            vmap_method=vmap_method or "sequential",
+            input_output_aliases=input_output_aliases,
+        )
+        attrs = dict(zip(("gx", "gy", "gz"), grid3, strict=True))
+        attrs.update(zip(("bx", "by", "bz"), block3, strict=True))
+        from .._module import _gpu_backend_present
+
+        if not _gpu_backend_present():
+            from ..errors import DeviceError
+
+            raise DeviceError(
+                "numba_cuda_kernel: the kernel is built, but this process has no GPU backend to "
+                "run it on; install a CUDA-enabled jaxlib (pip install 'jax[cuda13]') on a "
+                "machine with an NVIDIA GPU"
+            )
+        results = ffi(
+            *ins,
+            ptx=np.int64(ptx),
+            name=np.int64(name),
+            pid=np.int64(os.getpid()),
+            shared_mem=np.int64(shared_mem),
+            **{k: np.int64(v) for k, v in attrs.items()},
+        )
+        return results[0] if single else results
+
+    return call

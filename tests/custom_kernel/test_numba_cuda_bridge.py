@@ -1,0 +1,142 @@
+"""The Numba-CUDA bridge: PTX from numba-cuda launched by a jaxcc-compiled FFI target on XLA's
+stream. Without a GPU (CI) the PTX, its parameter layout, the launcher's build and the errors are
+checked; the launches themselves run in the `gpu`-marked tests."""
+
+import re
+import shutil
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from ck_helpers import call, make_mul
+
+import jaxcc
+from jaxcc.custom_kernel.numba_cuda_bridge import compile_ptx
+from jaxcc.custom_kernel.numba_cuda_launcher import launcher_module
+
+cuda = pytest.importorskip("numba.cuda")
+if not hasattr(cuda, "compile_ptx"):
+    pytest.skip("numba-cuda is not installed", allow_module_level=True)
+
+X = jnp.linspace(-1, 1, 1000, dtype=jnp.float32)
+Y = jnp.linspace(2, 3, 1000, dtype=jnp.float32)
+
+
+def has_jax_gpu() -> bool:
+    try:
+        return bool(jax.devices("gpu"))
+    except RuntimeError:
+        return False
+
+
+@cuda.jit
+def mul_cuda(x, y, out):
+    i = cuda.grid(1)
+    if i < out.shape[0]:
+        out[i] = x[i] * y[i]
+
+
+@cuda.jit
+def add_rows(m, v, out):  # rank 2 and rank 1 together: exercises the per-rank layout
+    i, j = cuda.grid(2)
+    if i < out.shape[0] and j < out.shape[1]:
+        out[i, j] = m[i, j] + v[j]
+
+
+def entry_params(ptx: str) -> int:
+    body = ptx[ptx.index(".entry") :]
+    return body[: body.index(")")].count(".param")
+
+
+@pytest.mark.parametrize("rank", [0, 1, 2, 3])
+def test_numba_ptx_has_the_array_layout_the_launcher_passes(rank):
+    # The launcher passes meminfo, parent, nitems, itemsize, data, `rank` extents and `rank`
+    # strides per array: if numba-cuda ever changes its kernel ABI, this fails before a GPU does.
+    def fill(out):
+        pass
+
+    ptx, name = compile_ptx(fill, (("<f4", rank),), (8, 0))
+    assert entry_params(ptx) == 5 + 2 * rank
+    assert re.search(rf"\.entry\s+{re.escape(name)}\s*\(", ptx)
+
+
+def test_ptx_of_a_real_kernel_for_three_buffers():
+    ptx, _ = compile_ptx(mul_cuda, (("<f4", 1),) * 3, (9, 0))
+    assert entry_params(ptx) == 3 * 7
+    assert ".target sm_90" in ptx
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_the_launcher_builds_without_a_gpu_and_the_call_says_no_gpu():
+    module = launcher_module(2, 1, "8.0")
+    assert module.platform == "cuda"
+    assert len(module.function_names) == 1
+    if has_jax_gpu():
+        return
+    wrapped = jaxcc.numba_cuda_kernel(
+        mul_cuda, jax.ShapeDtypeStruct(X.shape, X.dtype), grid=4, block=256,
+        compute_capability="8.0",
+    )  # fmt: skip
+    with pytest.raises(jaxcc.DeviceError, match="no GPU backend"):
+        wrapped(X, Y)
+
+
+def test_bad_launch_configuration_and_dtypes_are_typed_errors():
+    out = jax.ShapeDtypeStruct((4,), jnp.float32)
+    for bad in (0, (1, 2, 3, 4), "8", 1.5, True):
+        with pytest.raises(jaxcc.CallError, match="grid must be"):
+            jaxcc.numba_cuda_kernel(mul_cuda, out, grid=bad, block=1)
+    with pytest.raises(jaxcc.CallError, match="shared_mem"):
+        jaxcc.numba_cuda_kernel(mul_cuda, out, grid=1, block=1, shared_mem=-1)
+    with pytest.raises(jaxcc.CallError, match="compute_capability"):
+        jaxcc.numba_cuda_kernel(mul_cuda, out, grid=1, block=1, compute_capability="sm_xx")
+    bf16 = jaxcc.numba_cuda_kernel(mul_cuda, out, grid=1, block=4, compute_capability="8.0")
+    with pytest.raises(jaxcc.CallError, match="numba lacks"):
+        bf16(jnp.ones(4, jnp.bfloat16), jnp.ones(4, jnp.bfloat16))
+
+
+def test_a_kernel_numba_cannot_compile_names_the_kernel_and_the_buffers():
+    def broken(x, out):
+        out[0] = undefined_name  # noqa: F821
+
+    with pytest.raises(jaxcc.CallError, match=r"could not compile broken for \['float32\[1d\]'"):
+        compile_ptx(broken, (("<f4", 1), ("<f4", 1)), (8, 0))
+
+
+# --- on a GPU ----------------------------------------------------------------------------------
+
+
+def numba_cuda_mul(outs, **params):
+    n = outs[0].size
+    return jaxcc.numba_cuda_kernel(mul_cuda, outs[0], grid=(n + 255) // 256, block=256)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not has_jax_gpu(), reason="needs a JAX GPU device")
+def test_numba_cuda_backend_through_one_primitive_on_gpu():
+    from test_other_backends import pallas_mul
+
+    kernel = make_mul("numba_cuda")
+    kernel.def_numba_cuda_kernel(numba_cuda_mul)
+    kernel.def_pallas_kernel("gpu", pallas_mul)
+    gpu = jax.devices("gpu")[0]
+    x, y = jax.device_put(X, gpu), jax.device_put(Y, gpu)
+    expected = np.asarray(X) * np.asarray(Y)
+    np.testing.assert_allclose(call(kernel, x, y, backend="numba_cuda"), expected, rtol=1e-6)
+    np.testing.assert_allclose(call(kernel, x, y, backend="pallas"), expected, rtol=1e-6)
+    jitted = jax.jit(lambda a, b: call(kernel, a, b, backend="numba_cuda"))
+    np.testing.assert_allclose(jitted(x, y), expected, rtol=1e-6)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not has_jax_gpu(), reason="needs a JAX GPU device")
+def test_numba_cuda_kernel_alone_rank_2_and_inside_fori_loop():
+    m = jnp.arange(12, dtype=jnp.float32).reshape(3, 4)
+    v = jnp.arange(4, dtype=jnp.float32)
+    add = jaxcc.numba_cuda_kernel(
+        add_rows, jax.ShapeDtypeStruct(m.shape, m.dtype), grid=(1, 1), block=(4, 4)
+    )
+    np.testing.assert_array_equal(add(m, v), np.asarray(m) + np.asarray(v))
+    looped = jax.jit(lambda a: jax.lax.fori_loop(0, 10, lambda i, acc: add(acc, v), a))
+    np.testing.assert_array_equal(looped(m), np.asarray(m) + 10 * np.asarray(v))
