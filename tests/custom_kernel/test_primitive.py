@@ -41,6 +41,19 @@ def test_two_cpu_backends_agree_eagerly_and_under_jit():
         np.testing.assert_allclose(jitted(x, y), expected, rtol=1e-6)
 
 
+def test_eager_calls_work_under_disable_jit():
+    # The eager implementation compiles through jax.jit; under disable_jit that used to re-enter
+    # bind and recurse until RecursionError.
+    kernel = make_mul()
+    x, y = inputs()
+    expected = np.asarray(x) * np.asarray(y)
+    with jax.disable_jit():
+        for backend in ("cpp", "numba"):
+            np.testing.assert_allclose(call(kernel, x, y, backend=backend), expected, rtol=1e-6)
+        batched = jax.vmap(lambda a, b: call(kernel, a, b))(x, y)
+        np.testing.assert_allclose(batched, expected, rtol=1e-6)
+
+
 def test_outs_structure_is_kept():
     kernel = make_mul()
     x, y = inputs((4,))

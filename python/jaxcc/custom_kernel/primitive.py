@@ -111,7 +111,10 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
             if fn is None:
                 fn = jax.jit(functools.partial(self.primitive.bind, **params))
                 self._eager_cache[key] = fn
-        return fn(*args)
+        # Under jax.disable_jit() the jit above would call bind again, which lands here again:
+        # JAX's own primitives compile their eager call with jit re-enabled, and so does this.
+        with jax.disable_jit(False):
+            return fn(*args)
 
     # -- lowering ------------------------------------------------------------------------
 
