@@ -35,6 +35,7 @@ from .custom_kernel import (
     numba_cuda_kernel,
     numba_kernel,
     set_backend,
+    triton_kernel,
     vectorized_batching_rule,
 )
 from .errors import (
@@ -98,6 +99,7 @@ __all__ = [
     "load_cuda_file",
     "load_cuda_inline",
     "numba_cuda_kernel",
+    "triton_kernel",
     "numba_kernel",
     "set_backend",
     "set_cache_dir",

@@ -1,5 +1,5 @@
-"""Pallas (interpret mode on the CPU), Warp (CPU) and Triton (GPU) behind one primitive. GPU
-tests skip cleanly without a GPU."""
+"""Pallas (interpret mode on the CPU) and Warp (CPU) behind one primitive. Triton and Numba-CUDA
+have bridges of their own, tested in test_triton_bridge.py and test_numba_cuda_bridge.py."""
 
 import jax
 import jax.numpy as jnp
@@ -9,13 +9,6 @@ from ck_helpers import call, make_mul
 
 X = jnp.linspace(-1, 1, 16, dtype=jnp.float32)
 Y = jnp.linspace(2, 3, 16, dtype=jnp.float32)
-
-
-def has_jax_gpu() -> bool:
-    try:
-        return bool(jax.devices("gpu"))
-    except RuntimeError:
-        return False
 
 
 def pallas_mul(outs, **params):
@@ -51,33 +44,3 @@ def test_warp_on_cpu_agrees_with_cpp():
     kernel.def_warp_kernel(lambda **params: launcher, platform="cpu")
     expected = np.asarray(call(kernel, X, Y, backend="cpp"))
     np.testing.assert_allclose(call(kernel, X, Y, backend="warp"), expected, rtol=1e-6)
-
-
-@pytest.mark.gpu
-@pytest.mark.skipif(not has_jax_gpu(), reason="needs a JAX GPU device")
-def test_triton_on_gpu():
-    jt = pytest.importorskip("jax_triton")
-    triton = pytest.importorskip("triton")
-    tl = pytest.importorskip("triton.language")
-
-    @triton.jit
-    def triton_mul(x_ptr, y_ptr, o_ptr, n, BLOCK: tl.constexpr):
-        offsets = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
-        mask = offsets < n
-        x = tl.load(x_ptr + offsets, mask=mask)
-        y = tl.load(y_ptr + offsets, mask=mask)
-        tl.store(o_ptr + offsets, x * y, mask=mask)
-
-    def generator(outs, **params):
-        n = outs[0].size
-        return lambda x, y: jt.triton_call(
-            x, y, kernel=triton_mul, out_shape=outs[0], grid=((n + 127) // 128,), n=n, BLOCK=128
-        )
-
-    kernel = make_mul("triton")
-    kernel.def_triton_kernel(generator)
-    kernel.def_pallas_kernel("gpu", pallas_mul)
-    gpu = jax.devices("gpu")[0]
-    x, y = jax.device_put(X, gpu), jax.device_put(Y, gpu)
-    np.testing.assert_allclose(call(kernel, x, y), np.asarray(X) * np.asarray(Y), rtol=1e-6)
-    np.testing.assert_allclose(call(kernel, x, y, backend="pallas"), call(kernel, x, y))

@@ -12,6 +12,7 @@ from .numba_cuda_bridge import numba_cuda_kernel
 from .primitive import XLACustomKernel
 from .registry import get_all_primitive_names, get_primitives_by_tags, get_registry
 from .selection import clear_backends, get_backend, set_backend
+from .triton_bridge import triton_kernel
 
 __all__ = [
     "BenchmarkConfig",
@@ -28,6 +29,7 @@ __all__ = [
     "get_primitives_by_tags",
     "get_registry",
     "numba_cuda_kernel",
+    "triton_kernel",
     "numba_kernel",
     "set_backend",
     "vectorized_batching_rule",

@@ -16,7 +16,10 @@ import threading
 import numpy as np
 
 from ..errors import CallError
+from .gpu_bridge_common import c_buffer, launch_dims, oldest_gpu_cc, parse_cc, require_gpu_backend
 from .numba_cuda_launcher import function_name, launcher_module
+
+_WHO = "numba_cuda_kernel"
 
 _lock = threading.Lock()
 # (kernel, buffer specs, cc) -> (ptx buffer, name buffer): kept for the life of the process,
@@ -35,32 +38,6 @@ def _numba_cuda():
     return cuda, types
 
 
-def _dims(value, what: str) -> tuple[int, int, int]:
-    items = tuple(value) if isinstance(value, (tuple, list)) else (value,)
-    if not 1 <= len(items) <= 3 or not all(
-        isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1 for v in items
-    ):
-        raise CallError(
-            f"numba_cuda_kernel: {what} must be a positive int or a tuple of 1 to 3 positive "
-            f"ints, got {value!r}"
-        )
-    return tuple(int(v) for v in items) + (1,) * (3 - len(items))
-
-
-def _parse_cc(value) -> tuple[int, int]:
-    """ "8.0", "80", "sm_80" or 8.0 as (major, minor)."""
-    text = str(value).strip().lower().removeprefix("sm_").removeprefix("compute_")
-    major, dot, minor = text.partition(".")
-    if not dot and text.isdigit() and len(text) >= 2:
-        major, minor = text[:-1], text[-1]
-    if not (major.isdigit() and (minor or "0").isdigit()):
-        raise CallError(
-            f"numba_cuda_kernel: compute_capability must look like '8.0', '80' or 'sm_80', got "
-            f"{value!r}"
-        )
-    return int(major), int(minor or 0)
-
-
 def _specs(arrays, outs) -> tuple[tuple[str, int], ...]:
     specs = []
     for what, items in (("input", arrays), ("output", outs)):
@@ -73,23 +50,6 @@ def _specs(arrays, outs) -> tuple[tuple[str, int], ...]:
                 )
             specs.append((dtype.str, len(item.shape)))
     return tuple(specs)
-
-
-def _default_cc() -> tuple[int, int]:
-    """PTX for the oldest GPU JAX sees runs on all of them (the driver JITs it forward)."""
-    from .._loading import _jax_gpu_archs
-
-    archs = _jax_gpu_archs()
-    if not archs:
-        from ..errors import DeviceError
-
-        raise DeviceError(
-            "numba_cuda_kernel: JAX sees no GPU, so there is nothing to compile the kernel for; "
-            "run on a machine with an NVIDIA GPU and a CUDA-enabled jaxlib (pip install "
-            "'jax[cuda13]'), or pass compute_capability= to only build"
-        )
-    major, minor = min(tuple(int(p) for p in a.split(".")) for a in archs)
-    return major, minor
 
 
 def compile_ptx(kernel, specs, cc: tuple[int, int]) -> tuple[str, str]:
@@ -121,10 +81,7 @@ def _buffers(kernel, specs, cc) -> tuple[int, int]:
         found = _compiled.get(key)
         if found is None:
             ptx, entry = compile_ptx(kernel, specs, cc)
-            found = (
-                np.frombuffer(ptx.encode() + b"\0", np.uint8).copy(),
-                np.frombuffer(entry.encode() + b"\0", np.uint8).copy(),
-            )
+            found = (c_buffer(ptx.encode()), c_buffer(entry.encode()))
             _compiled[key] = found
     return found[0].ctypes.data, found[1].ctypes.data
 
@@ -151,7 +108,11 @@ def numba_cuda_kernel(
 
     if not callable(kernel):
         raise CallError(f"numba_cuda_kernel: kernel must be a function, got {type(kernel)}")
-    grid3, block3 = _dims(grid, "grid"), _dims(block, "block")
+    grid3, block3 = launch_dims(grid, "grid", _WHO), launch_dims(block, "block", _WHO)
+    if block3[0] * block3[1] * block3[2] > 1024 or block3[2] > 64:
+        raise CallError(
+            f"{_WHO}: block {block3} exceeds CUDA's limits (at most 1024 threads, z <= 64)"
+        )
     if not isinstance(shared_mem, (int, np.integer)) or shared_mem < 0:
         raise CallError(f"numba_cuda_kernel: shared_mem must be an int >= 0, got {shared_mem!r}")
     single = hasattr(outs, "shape") and hasattr(outs, "dtype")
@@ -162,11 +123,11 @@ def numba_cuda_kernel(
                 f"numba_cuda_kernel: outs entries need .shape and .dtype, got {type(item).__name__}"
             )
     result_types = [jax.ShapeDtypeStruct(tuple(o.shape), o.dtype) for o in out_list]
-    arch = None if compute_capability is None else _parse_cc(compute_capability)
+    arch = None if compute_capability is None else parse_cc(compute_capability, _WHO)
 
     def call(*ins):
         specs = _specs(ins, result_types)
-        cc = arch or _default_cc()
+        cc = arch or oldest_gpu_cc(_WHO)
         ptx, name = _buffers(kernel, specs, cc)
         module = launcher_module(len(ins), len(result_types), f"{cc[0]}.{cc[1]}")
         ffi = jax.ffi.ffi_call(
@@ -177,16 +138,7 @@ def numba_cuda_kernel(
         )
         attrs = dict(zip(("gx", "gy", "gz"), grid3, strict=True))
         attrs.update(zip(("bx", "by", "bz"), block3, strict=True))
-        from .._module import _gpu_backend_present
-
-        if not _gpu_backend_present():
-            from ..errors import DeviceError
-
-            raise DeviceError(
-                "numba_cuda_kernel: the kernel is built, but this process has no GPU backend to "
-                "run it on; install a CUDA-enabled jaxlib (pip install 'jax[cuda13]') on a "
-                "machine with an NVIDIA GPU"
-            )
+        require_gpu_backend(_WHO)
         results = ffi(
             *ins,
             ptx=np.int64(ptx),

@@ -1,0 +1,400 @@
+"""triton_kernel: a Triton kernel as an XLA FFI call on the GPU, launched natively on XLA's stream.
+
+Triton compiles the kernel ahead of time (`triton.compile` with an explicit target, which needs
+no GPU) for the buffers' dtypes, the scalar parameters' types and the constexpr values, once per
+combination and process (Triton's own disk cache makes the next process fast too). A launcher
+compiled by jaxcc's CUDA path loads the cubin and launches it on the stream XLA gives the custom
+call: no Python per call, no jax-triton, and the launch can be captured in a CUDA graph.
+
+Calling convention (the one jax-triton users know): the kernel's first parameters are the input
+buffers and then the output buffers, in order; every later parameter is taken by name from the
+keyword arguments (or its default), as a compile-time constant if it is a `tl.constexpr` and as a
+runtime scalar otherwise. Scalars are static: they are fixed when the call is traced.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+
+import numpy as np
+
+from ..errors import CallError
+from .gpu_bridge_common import (
+    c_buffer,
+    gpu_capabilities,
+    launch_dims,
+    oldest_gpu_cc,
+    parse_cc,
+    require_gpu_backend,
+)
+from .triton_launcher import (
+    PLAN_BUFFER,
+    PLAN_GLOBAL_SCRATCH,
+    PLAN_PROFILE_SCRATCH,
+    PLAN_SCALAR,
+    function_name,
+    launcher_module,
+)
+
+_WHO = "triton_kernel"
+_lock = threading.Lock()
+# Compiled kernels and launch plans, kept for the life of the process: compiled executables hold
+# their addresses.
+_compiled: dict[tuple, CompiledTriton] = {}
+_plans: dict[tuple, np.ndarray] = {}
+
+_POINTER_TYPES = {
+    "bool": "i1",
+    "int8": "i8",
+    "int16": "i16",
+    "int32": "i32",
+    "int64": "i64",
+    "uint8": "u8",
+    "uint16": "u16",
+    "uint32": "u32",
+    "uint64": "u64",
+    "float16": "fp16",
+    "bfloat16": "bf16",
+    "float32": "fp32",
+    "float64": "fp64",
+    "float8_e4m3fn": "fp8e4nv",
+    "float8_e5m2": "fp8e5",
+}
+# Bytes of a scalar parameter of each Triton type, as the launcher passes it.
+_SCALAR_BYTES = {
+    "i1": 1, "i8": 1, "u8": 1, "i16": 2, "u16": 2, "fp16": 2, "bf16": 2,
+    "i32": 4, "u32": 4, "fp32": 4, "i64": 8, "u64": 8, "fp64": 8,
+}  # fmt: skip
+_SCALAR_NUMPY = {
+    "i1": np.uint8, "i8": np.int8, "u8": np.uint8, "i16": np.int16, "u16": np.uint16,
+    "fp16": np.float16, "i32": np.int32, "u32": np.uint32, "fp32": np.float32,
+    "i64": np.int64, "u64": np.uint64, "fp64": np.float64,
+}  # fmt: skip
+# `.param .u32 name`, or `.param .align 2 .b8 name[2]` for types PTX passes as byte arrays (fp16).
+_PTX_PARAM = re.compile(
+    r"\.param\s+(?:\.align\s+\d+\s+)?\.[usbf](8|16|32|64)\b[^,\[]*(?:\[(\d+)\])?"
+)
+
+
+class CompiledTriton:
+    """One compiled kernel: the binary the launcher loads and what the launch needs to know."""
+
+    def __init__(self, binary: bytes, name: str, shared: int, scratch: tuple[int, int], ptx: str):
+        self.binary = c_buffer(binary)
+        self.name = c_buffer(name.encode())
+        self.shared = int(shared)
+        self.global_scratch, self.profile_scratch = (int(s) for s in scratch)
+        self.ptx_param_bytes = ptx_param_bytes(ptx)
+
+
+def ptx_param_bytes(ptx: str) -> list[int]:
+    """Byte sizes of the parameters of the PTX's (single) kernel entry, in order."""
+    start = ptx.find(".entry")
+    if start < 0:
+        raise CallError(f"{_WHO}: Triton's PTX has no kernel entry")
+    body = ptx[start : ptx.index(")", start)]
+    return [int(bits) // 8 * int(count or 1) for bits, count in _PTX_PARAM.findall(body)]
+
+
+def _triton():
+    try:
+        import triton
+        from triton.backends.compiler import GPUTarget
+        from triton.compiler import ASTSource
+    except ImportError:
+        raise CallError(f"{_WHO} needs Triton: pip install triton") from None
+    major_minor = tuple(int(p) for p in re.findall(r"\d+", triton.__version__)[:2])
+    if major_minor < (3, 3):
+        raise CallError(
+            f"{_WHO} needs Triton 3.3 or newer (named-parameter ASTSource), found "
+            f"{triton.__version__}: pip install -U triton"
+        )
+    return triton, ASTSource, GPUTarget
+
+
+def _jit_function(kernel):
+    """The @triton.jit function itself; autotuners and heuristics wrap one but choose configs
+    at launch time, which an ahead-of-time launch cannot do."""
+    from triton.runtime.jit import JITFunction
+
+    if isinstance(kernel, JITFunction):
+        return kernel
+    if type(kernel).__name__ in ("Autotuner", "Heuristics") and hasattr(kernel, "fn"):
+        raise CallError(
+            f"{_WHO}: {type(kernel).__name__} chooses its configuration at launch time; pass the "
+            "@triton.jit function (kernel.fn) and its meta-parameters (BLOCK=..., num_warps=...) "
+            "explicitly, for example the configuration the autotuner picked on this GPU"
+        )
+    raise CallError(f"{_WHO}: kernel must be a @triton.jit function, got {type(kernel).__name__}")
+
+
+def _pointer_type(dtype, what: str) -> str:
+    name = np.dtype(dtype).name
+    if name not in _POINTER_TYPES:
+        raise CallError(
+            f"{_WHO}: {what} has dtype {name}, which Triton kernels do not take; cast it first "
+            f"(supported: {', '.join(_POINTER_TYPES)})"
+        )
+    return "*" + _POINTER_TYPES[name]
+
+
+def _scalar_type(name: str, value, annotation: str) -> str:
+    if annotation in _SCALAR_BYTES:
+        return annotation
+    if isinstance(value, (bool, np.bool_)):
+        return "i1"
+    if isinstance(value, np.integer):
+        return _POINTER_TYPES[np.dtype(type(value)).name]
+    if isinstance(value, int):  # Triton's own rule for Python ints
+        if -(2**31) <= value < 2**31:
+            return "i32"
+        if -(2**63) <= value < 2**63:
+            return "i64"
+        if value < 2**64:
+            return "u64"
+        raise CallError(f"{_WHO}: scalar {name}={value} does not fit in 64 bits")
+    if isinstance(value, np.floating) and np.dtype(type(value)).name in _POINTER_TYPES:
+        return _POINTER_TYPES[np.dtype(type(value)).name]
+    if isinstance(value, float):
+        return "fp32"
+    raise CallError(
+        f"{_WHO}: parameter {name} is a runtime scalar of the kernel, so it needs a Python or "
+        f"NumPy number, got {type(value).__name__}; pass arrays as inputs, or mark the parameter "
+        "tl.constexpr to make it a compile-time constant"
+    )
+
+
+def _scalar_word(type_name: str, value) -> int:
+    """The int64 whose little-endian bytes start with the scalar's bytes."""
+    word = np.zeros(1, np.int64)
+    if type_name == "bf16":
+        bits = np.array([value], np.float32).view(np.uint32)[0] >> 16  # truncation, as Triton
+        word.view(np.uint16)[0] = bits
+    else:
+        item = np.array([value]).astype(_SCALAR_NUMPY[type_name])
+        word.view(np.uint8)[: item.itemsize] = item.view(np.uint8)
+    return int(word[0])
+
+
+def bind_parameters(fn, n_buffers: int, buffer_types: list[str], params: dict):
+    """(signature, constexprs, scalars, meta) for the kernel's parameters: buffers first, then
+    the rest by name from `params` or their defaults."""
+    kernel_params = fn.params
+    if len(kernel_params) < n_buffers:
+        raise CallError(
+            f"{_WHO}: {fn.__name__} takes {len(kernel_params)} parameter(s) but is called with "
+            f"{n_buffers} buffer(s) (its inputs, then its outputs)"
+        )
+    signature, constexprs, scalars, meta = {}, {}, [], {}
+    remaining = dict(params)
+    for index, param in enumerate(kernel_params):
+        if index < n_buffers:
+            if param.is_constexpr:
+                raise CallError(
+                    f"{_WHO}: parameter {param.name} of {fn.__name__} is a tl.constexpr, but "
+                    f"position {index} receives a buffer (inputs, then outputs, come first)"
+                )
+            signature[param.name] = buffer_types[index]
+            continue
+        if param.name in remaining:
+            value = remaining.pop(param.name)
+        elif param.has_default:
+            value = param.default
+        else:
+            raise CallError(
+                f"{_WHO}: {fn.__name__} needs a value for parameter {param.name}; pass it as "
+                f"{param.name}=... (buffers fill the first {n_buffers} parameters)"
+            )
+        meta[param.name] = value
+        if param.is_constexpr:
+            signature[param.name] = "constexpr"
+            constexprs[(index,)] = value
+        else:
+            type_name = _scalar_type(param.name, value, param.annotation)
+            signature[param.name] = type_name
+            scalars.append((type_name, value))
+    if remaining:
+        raise CallError(
+            f"{_WHO}: {fn.__name__} has no parameter(s) {', '.join(sorted(remaining))}; its "
+            f"parameters are {', '.join(p.name for p in kernel_params)}"
+        )
+    return signature, constexprs, scalars, meta
+
+
+def compile_kernel(
+    fn, signature, constexprs, n_buffers, num_warps, num_stages, cc, use_ptx, fp_fusion=None
+):
+    """Compiles (or finds) the kernel for this signature and target."""
+    key = (
+        fn, tuple(signature.items()), tuple(sorted(constexprs.items(), key=repr)),
+        num_warps, num_stages, cc, use_ptx, fp_fusion,
+    )  # fmt: skip
+    with _lock:
+        found = _compiled.get(key)
+        if found is not None:
+            return found
+        triton, ast_source, gpu_target = _triton()
+        # XLA's buffers are at least 16-byte aligned; telling Triton lets it vectorise accesses.
+        attrs = {(i,): [["tt.divisibility", 16]] for i in range(n_buffers)}
+        options = {"num_warps": num_warps, "num_stages": num_stages, "num_ctas": 1}
+        if fp_fusion is not None:
+            options["enable_fp_fusion"] = bool(fp_fusion)
+        try:
+            source = ast_source(fn=fn, signature=signature, constexprs=constexprs, attrs=attrs)
+            compiled = triton.compile(
+                source,
+                target=gpu_target("cuda", cc[0] * 10 + cc[1], 32),
+                options=options,
+            )
+        except CallError:
+            raise
+        except Exception as e:
+            raise CallError(
+                f"{_WHO}: Triton could not compile {fn.__name__} with signature {signature} for "
+                f"sm_{cc[0]}{cc[1]}: {e}"
+            ) from e
+        meta = compiled.metadata
+        scratch = (
+            getattr(meta, "global_scratch_size", 0) or 0,
+            getattr(meta, "profile_scratch_size", 0) or 0,
+        )
+        ptx = compiled.asm["ptx"]
+        binary = ptx.encode() if use_ptx else compiled.asm["cubin"]
+        found = CompiledTriton(binary, meta.name, meta.shared, scratch, ptx)
+        _compiled[key] = found
+        return found
+
+
+def build_plan(compiled: CompiledTriton, n_buffers: int, scalars, fn_name: str) -> np.ndarray:
+    """The launcher's plan, checked against the parameter list of the PTX Triton produced."""
+    entries = [(PLAN_BUFFER, i) for i in range(n_buffers)]
+    expected = [8] * n_buffers
+    for type_name, value in scalars:
+        entries.append((PLAN_SCALAR, _scalar_word(type_name, value)))
+        expected.append(_SCALAR_BYTES[type_name])
+    actual = compiled.ptx_param_bytes
+    extra = len(actual) - len(expected)
+    # Triton appends its scratch pointers (global, then profile in newer versions).
+    if (
+        actual[: len(expected)] != expected
+        or extra not in (0, 1, 2)
+        or any(b != 8 for b in actual[len(expected) :])
+    ):
+        raise CallError(
+            f"{_WHO}: the compiled {fn_name} takes parameters of {actual} bytes, but the launch "
+            f"would pass {expected} (+ scratch pointers); this Triton version's kernel ABI is "
+            "not one jaxcc knows, please report it with `triton.__version__`"
+        )
+    for kind in (PLAN_GLOBAL_SCRATCH, PLAN_PROFILE_SCRATCH)[:extra]:
+        entries.append((kind, 0))
+    plan = np.zeros(1 + 2 * len(entries), np.int64)
+    plan[0] = len(entries)
+    for i, (kind, value) in enumerate(entries):
+        plan[1 + 2 * i], plan[2 + 2 * i] = kind, value
+    return plan
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
+def _check_config(num_warps, num_stages) -> None:
+    if not _is_int(num_warps) or num_warps not in (1, 2, 4, 8, 16, 32):
+        raise CallError(f"{_WHO}: num_warps must be a power of two from 1 to 32, got {num_warps!r}")
+    if not _is_int(num_stages) or num_stages < 1:
+        raise CallError(f"{_WHO}: num_stages must be an int >= 1, got {num_stages!r}")
+
+
+def triton_kernel(
+    kernel,
+    outs,
+    *,
+    grid,
+    num_warps: int = 4,
+    num_stages: int = 3,
+    enable_fp_fusion: bool | None = None,
+    compute_capability=None,
+    vmap_method=None,
+    input_output_aliases=None,
+    **params,
+):
+    """Wraps a `@triton.jit` kernel as a function of the input arrays that returns the outputs
+    described by `outs` (one ShapeDtypeStruct-like or a sequence of them).
+
+    The kernel is called as `kernel(*input_ptrs, *output_ptrs, **params)`; `grid` is a tuple of
+    1 to 3 program counts, or a function of the parameters (constexprs included) returning one.
+    `enable_fp_fusion` (None: Triton's default) allows fused multiply-adds.
+    `compute_capability` ("9.0") fixes the target; by default the GPUs JAX sees (the oldest, as
+    PTX, when they differ). Usable on its own or returned from a generator given to
+    `def_triton_kernel`.
+    """
+    import jax
+
+    _triton()
+    fn = _jit_function(kernel)
+    _check_config(num_warps, num_stages)
+    single = hasattr(outs, "shape") and hasattr(outs, "dtype")
+    out_list = [outs] if single else list(outs)
+    for item in out_list:
+        if not hasattr(item, "shape") or not hasattr(item, "dtype"):
+            raise CallError(
+                f"{_WHO}: outs entries need .shape and .dtype, got {type(item).__name__}"
+            )
+    result_types = [jax.ShapeDtypeStruct(tuple(o.shape), o.dtype) for o in out_list]
+    arch = None if compute_capability is None else parse_cc(compute_capability, _WHO)
+
+    def call(*ins):
+        buffers = list(ins) + result_types
+        buffer_types = [
+            _pointer_type(b.dtype, f"{'input' if i < len(ins) else 'output'} {i}")
+            for i, b in enumerate(buffers)
+        ]
+        signature, constexprs, scalars, meta = bind_parameters(
+            fn, len(buffers), buffer_types, params
+        )
+        try:
+            chosen_grid = grid(dict(meta)) if callable(grid) else grid
+        except Exception as e:
+            raise CallError(f"{_WHO}: the grid function raised {type(e).__name__}: {e}") from e
+        grid3 = launch_dims(chosen_grid, "grid", _WHO, allow_zero=True)
+        if arch is not None:
+            cc, use_ptx = arch, False
+        else:
+            cc = oldest_gpu_cc(_WHO)
+            use_ptx = len(gpu_capabilities()) > 1  # mixed GPUs: let the driver JIT forward
+        compiled = compile_kernel(
+            fn, signature, constexprs, len(buffers), int(num_warps), int(num_stages), cc,
+            use_ptx, enable_fp_fusion,
+        )  # fmt: skip
+        plan_key = (id(compiled), tuple(scalars), len(buffers))
+        with _lock:
+            plan = _plans.get(plan_key)
+            if plan is None:
+                plan = _plans[plan_key] = build_plan(compiled, len(buffers), scalars, fn.__name__)
+        module = launcher_module(len(ins), len(result_types), f"{cc[0]}.{cc[1]}")
+        require_gpu_backend(_WHO)
+        ffi = jax.ffi.ffi_call(
+            module.target_name(function_name(len(ins), len(result_types))),
+            result_types,
+            vmap_method=vmap_method or "sequential",
+            input_output_aliases=input_output_aliases,
+        )
+        results = ffi(
+            *ins,
+            binary=np.int64(compiled.binary.ctypes.data),
+            name=np.int64(compiled.name.ctypes.data),
+            pid=np.int64(os.getpid()),
+            gx=np.int64(grid3[0]),
+            gy=np.int64(grid3[1]),
+            gz=np.int64(grid3[2]),
+            num_warps=np.int64(num_warps),
+            shared_bytes=np.int64(compiled.shared),
+            plan=np.int64(plan.ctypes.data),
+            global_scratch=np.int64(compiled.global_scratch),
+            profile_scratch=np.int64(compiled.profile_scratch),
+        )
+        return results[0] if single else results
+
+    return call

@@ -1,0 +1,229 @@
+"""The C++ side of the Triton bridge: one XLA FFI target per (inputs, outputs) arity, compiled by
+jaxcc's CUDA path, that launches a Triton kernel's cubin (or PTX) on XLA's stream.
+
+The binary is loaded once per process with the CUDA runtime's library API (`cudaLibraryLoadData`,
+context-independent) and launched with `cudaLaunchKernel`, `32 * num_warps` threads per program.
+How the kernel's parameters are filled is described by a "plan", an int64 array built at trace
+time: the parameter count, then per parameter a (kind, value) pair: a buffer index, a scalar whose
+bytes sit in the value word itself (little-endian, so a 4-byte int or float is its low half), or
+one of Triton's trailing scratch pointers (global and profile scratch), allocated stream-ordered
+when the kernel asks for scratch memory and null otherwise. The binary, its name and the plan are
+buffers Python keeps alive for the life of the process; their addresses arrive as int64
+attributes together with the process id they belong to, so an executable serialised in another
+process is refused instead of dereferencing a stale address.
+"""
+
+from __future__ import annotations
+
+import threading
+
+_lock = threading.Lock()
+_modules: dict[tuple, object] = {}
+
+# Kinds of plan entries; triton_bridge.py builds plans with the same numbers.
+PLAN_BUFFER, PLAN_SCALAR, PLAN_GLOBAL_SCRATCH, PLAN_PROFILE_SCRATCH = 0, 1, 2, 3
+
+_PRELUDE = r"""
+#include <cuda_runtime.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "jaxcc/jaxcc.h"
+
+namespace {
+
+@PLAN_KINDS@
+
+void ThrowCuda(cudaError_t status, const std::string& what) {
+  throw std::runtime_error("triton_kernel: " + what + " failed: " + cudaGetErrorName(status) +
+                           ": " + cudaGetErrorString(status));
+}
+
+// One loaded library per binary buffer; the buffers live as long as the process, so their
+// addresses are stable keys. Loading is rare, launching is the hot path: a mutex suffices.
+cudaKernel_t KernelFor(std::int64_t binary, std::int64_t name, std::int64_t shared_bytes) {
+  static std::mutex mutex;
+  static std::unordered_map<std::int64_t, cudaKernel_t> kernels;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto found = kernels.find(binary);
+  if (found != kernels.end()) return found->second;
+  cudaLibrary_t library = nullptr;
+  cudaError_t status = cudaLibraryLoadData(&library, reinterpret_cast<const void*>(binary),
+                                           nullptr, nullptr, 0, nullptr, nullptr, 0);
+  if (status != cudaSuccess) ThrowCuda(status, "loading the kernel's binary (cudaLibraryLoadData)");
+  cudaKernel_t kernel = nullptr;
+  status = cudaLibraryGetKernel(&kernel, library, reinterpret_cast<const char*>(name));
+  if (status != cudaSuccess) {
+    ThrowCuda(status, std::string("finding kernel ") + reinterpret_cast<const char*>(name));
+  }
+  // Triton's shared memory is all dynamic; above 48 KiB the kernel has to opt in.
+  if (shared_bytes > 48 * 1024) {
+    status = cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel),
+                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  static_cast<int>(shared_bytes));
+    if (status != cudaSuccess) {
+      ThrowCuda(status, "allowing " + std::to_string(shared_bytes) +
+                            " bytes of shared memory (the GPU has less; use fewer num_stages "
+                            "or smaller blocks)");
+    }
+  }
+  kernels.emplace(binary, kernel);
+  return kernel;
+}
+
+// Stream-ordered scratch for one launch: allocated before it, freed after it on the same
+// stream, so it is safe inside CUDA graphs and never outlives the kernel.
+struct StreamScratch {
+  void* pointer = nullptr;
+  cudaStream_t stream = nullptr;
+  StreamScratch(std::int64_t bytes, cudaStream_t on) : stream(on) {
+    if (bytes <= 0) return;
+    cudaError_t status = cudaMallocAsync(&pointer, static_cast<std::size_t>(bytes), stream);
+    if (status != cudaSuccess) ThrowCuda(status, "allocating Triton scratch memory");
+  }
+  ~StreamScratch() {
+    if (pointer != nullptr) cudaFreeAsync(pointer, stream);
+  }
+  StreamScratch(const StreamScratch&) = delete;
+  StreamScratch& operator=(const StreamScratch&) = delete;
+};
+
+void LaunchTriton(const jaxcc::Tensor* const* tensors, int count, std::int64_t binary,
+                  std::int64_t name, std::int64_t pid, std::int64_t gx, std::int64_t gy,
+                  std::int64_t gz, std::int64_t num_warps, std::int64_t shared_bytes,
+                  std::int64_t plan_address, std::int64_t global_scratch,
+                  std::int64_t profile_scratch, std::int64_t stream_address) {
+  if (pid != static_cast<std::int64_t>(getpid()) || binary == 0 || name == 0 ||
+      plan_address == 0) {
+    throw std::invalid_argument(
+        "this triton kernel was compiled in another process (jax.export or a persistent "
+        "compilation cache); triton_kernel launches are process-local: trace the function "
+        "again here");
+  }
+  if (gx == 0 || gy == 0 || gz == 0) return;  // an empty grid launches nothing, as in Triton
+  auto* stream = reinterpret_cast<cudaStream_t>(stream_address);
+  cudaKernel_t kernel = KernelFor(binary, name, shared_bytes);
+  const std::int64_t programs = gx * gy * gz;
+  StreamScratch global(global_scratch * programs, stream);
+  StreamScratch profile(profile_scratch * programs, stream);
+
+  auto* plan = reinterpret_cast<std::int64_t*>(plan_address);
+  const std::int64_t params = plan[0];
+  std::vector<void*> pointers(static_cast<std::size_t>(params));
+  std::vector<void*> args(static_cast<std::size_t>(params));
+  for (std::int64_t p = 0; p < params; ++p) {
+    const std::int64_t kind = plan[1 + 2 * p];
+    std::int64_t* value = &plan[2 + 2 * p];
+    switch (kind) {
+      case kPlanBuffer: {
+        if (*value < 0 || *value >= count) {
+          throw std::invalid_argument("triton_kernel: the launch plan names buffer " +
+                                      std::to_string(*value) + " of " + std::to_string(count));
+        }
+        const jaxcc::Tensor& t = *tensors[*value];
+        pointers[p] = t.data_ptr();
+        // The kernel was compiled assuming 16-byte aligned buffers (as XLA allocates them).
+        if (reinterpret_cast<std::uintptr_t>(pointers[p]) % 16 != 0) {
+          throw std::invalid_argument("triton_kernel: buffer " + std::to_string(*value) +
+                                      " is not 16-byte aligned, which the kernel was compiled "
+                                      "to assume");
+        }
+        args[p] = &pointers[p];
+        break;
+      }
+      case kPlanScalar:  // its bytes are the value word
+        args[p] = value;
+        break;
+      case kPlanGlobalScratch:
+        pointers[p] = global.pointer;
+        args[p] = &pointers[p];
+        break;
+      case kPlanProfileScratch:
+        pointers[p] = profile.pointer;
+        args[p] = &pointers[p];
+        break;
+      default:
+        throw std::invalid_argument("triton_kernel: unknown launch plan entry " +
+                                    std::to_string(kind));
+    }
+  }
+  cudaError_t status = cudaLaunchKernel(
+      reinterpret_cast<const void*>(kernel),
+      dim3(static_cast<unsigned>(gx), static_cast<unsigned>(gy), static_cast<unsigned>(gz)),
+      dim3(static_cast<unsigned>(32 * num_warps), 1, 1), args.data(),
+      static_cast<std::size_t>(shared_bytes), stream);
+  if (status != cudaSuccess) ThrowCuda(status, "launching the kernel (cudaLaunchKernel)");
+}
+
+}  // namespace
+"""
+
+_ATTRIBUTES = [
+    "binary",
+    "name",
+    "pid",
+    "gx",
+    "gy",
+    "gz",
+    "num_warps",
+    "shared_bytes",
+    "plan",
+    "global_scratch",
+    "profile_scratch",
+]
+
+
+def function_name(n_in: int, n_out: int) -> str:
+    return f"triton_bridge_{n_in}_{n_out}"
+
+
+def launcher_source(n_in: int, n_out: int) -> str:
+    params = [f"const jaxcc::Tensor a{i}" for i in range(n_in)]
+    params += [f"jaxcc::Tensor r{i}" for i in range(n_out)]
+    params += [f"int64_t {a}" for a in _ATTRIBUTES] + ["int64_t stream"]
+    names = [f"&a{i}" for i in range(n_in)] + [f"&r{i}" for i in range(n_out)]
+    kinds = (
+        f"constexpr std::int64_t kPlanBuffer = {PLAN_BUFFER}, kPlanScalar = {PLAN_SCALAR},\n"
+        f"    kPlanGlobalScratch = {PLAN_GLOBAL_SCRATCH}, kPlanProfileScratch = "
+        f"{PLAN_PROFILE_SCRATCH};"
+    )
+    return (
+        _PRELUDE.replace("@PLAN_KINDS@", kinds)
+        + f"\nvoid {function_name(n_in, n_out)}({', '.join(params)}) {{\n"
+        + f"  const jaxcc::Tensor* tensors[] = {{{', '.join(names)}}};\n"
+        + f"  LaunchTriton(tensors, {n_in + n_out}, {', '.join(_ATTRIBUTES)}, stream);\n}}\n"
+    )
+
+
+def launcher_module(n_in: int, n_out: int, compute_capability=None):
+    """The compiled launcher for this arity (built, cached and registered on first use).
+    `compute_capability` only matters without a GPU (tests that build but cannot run)."""
+    from .._loading import load_cuda_inline
+    from ..errors import CallError
+
+    if n_out < 1 or n_in + n_out > 64:
+        raise CallError(
+            f"triton_kernel: needs 1 to 64 buffers with at least one output, got {n_in} "
+            f"input(s) and {n_out} output(s)"
+        )
+    key = (n_in, n_out, compute_capability)
+    with _lock:
+        module = _modules.get(key)
+        if module is None:
+            name = function_name(n_in, n_out)
+            tokens = ["arg"] * n_in + ["ret"] * n_out
+            tokens += [f"attr.{a}:int64" for a in _ATTRIBUTES] + ["stream"]
+            module = load_cuda_inline(
+                f"jaxcc_{name}",
+                launcher_source(n_in, n_out),
+                {name: tokens},
+                compute_capability=compute_capability,
+            )
+            _modules[key] = module
+    return module
