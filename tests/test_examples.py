@@ -1,0 +1,33 @@
+"""The examples keep working: the GPU-backends example compiles everything a GPU run needs
+(`--build-only`) on any machine with nvcc, Triton and numba-cuda."""
+
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+@pytest.mark.skipif(
+    importlib.util.find_spec("triton") is None or importlib.util.find_spec("numba_cuda") is None,
+    reason="needs triton and numba-cuda",
+)
+def test_gpu_backends_example_builds_every_backend_without_a_gpu():
+    result = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "examples", "gpu_backends.py"), "--build-only",
+         "--arch", "8.0", "--n", "4096"],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    for line in (
+        "jaxcc CUDA module for sm_80: built and cached",
+        "launch plan checked",
+        "Numba-CUDA kernel:",
+        "launchers (Triton, Numba-CUDA) for 2 inputs and 1 output: built and cached",
+    ):
+        assert line in result.stdout, result.stdout
