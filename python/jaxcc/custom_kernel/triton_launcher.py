@@ -50,30 +50,52 @@ void ThrowCuda(cudaError_t status, const std::string& what) {
 cudaKernel_t KernelFor(std::int64_t binary, std::int64_t name, std::int64_t shared_bytes) {
   static std::mutex mutex;
   static std::unordered_map<std::int64_t, cudaKernel_t> kernels;
+  // (binary, device) pairs whose shared-memory limit was raised: the attribute is per device.
+  static std::unordered_map<std::int64_t, std::vector<int>> opted_in;
   std::lock_guard<std::mutex> lock(mutex);
-  auto found = kernels.find(binary);
-  if (found != kernels.end()) return found->second;
-  cudaLibrary_t library = nullptr;
-  cudaError_t status = cudaLibraryLoadData(&library, reinterpret_cast<const void*>(binary),
-                                           nullptr, nullptr, 0, nullptr, nullptr, 0);
-  if (status != cudaSuccess) ThrowCuda(status, "loading the kernel's binary (cudaLibraryLoadData)");
   cudaKernel_t kernel = nullptr;
-  status = cudaLibraryGetKernel(&kernel, library, reinterpret_cast<const char*>(name));
-  if (status != cudaSuccess) {
-    ThrowCuda(status, std::string("finding kernel ") + reinterpret_cast<const char*>(name));
-  }
-  // Triton's shared memory is all dynamic; above 48 KiB the kernel has to opt in.
-  if (shared_bytes > 48 * 1024) {
-    status = cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel),
-                                  cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                  static_cast<int>(shared_bytes));
+  auto found = kernels.find(binary);
+  if (found != kernels.end()) {
+    kernel = found->second;
+  } else {
+    cudaLibrary_t library = nullptr;
+    cudaError_t status = cudaLibraryLoadData(&library, reinterpret_cast<const void*>(binary),
+                                             nullptr, nullptr, 0, nullptr, nullptr, 0);
     if (status != cudaSuccess) {
-      ThrowCuda(status, "allowing " + std::to_string(shared_bytes) +
-                            " bytes of shared memory (the GPU has less; use fewer num_stages "
-                            "or smaller blocks)");
+      ThrowCuda(status, "loading the kernel's binary (cudaLibraryLoadData)");
+    }
+    status = cudaLibraryGetKernel(&kernel, library, reinterpret_cast<const char*>(name));
+    if (status != cudaSuccess) {
+      ThrowCuda(status, std::string("finding kernel ") + reinterpret_cast<const char*>(name));
+    }
+    kernels.emplace(binary, kernel);
+  }
+  // Triton's shared memory is all dynamic; above 48 KiB the kernel has to opt in, per device.
+  if (shared_bytes > 48 * 1024) {
+    int device = 0;
+    cudaError_t status = cudaGetDevice(&device);
+    if (status != cudaSuccess) ThrowCuda(status, "finding the current device (cudaGetDevice)");
+    std::vector<int>& devices = opted_in[binary];
+    bool done = false;
+    for (int d : devices) done = done || d == device;
+    if (!done) {
+#if CUDART_VERSION >= 12050
+      status = cudaKernelSetAttributeForDevice(
+          kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes),
+          device);
+#else  // older runtimes: the function form, which applies to the current device
+      status = cudaFuncSetAttribute(reinterpret_cast<const void*>(kernel),
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(shared_bytes));
+#endif
+      if (status != cudaSuccess) {
+        ThrowCuda(status, "allowing " + std::to_string(shared_bytes) +
+                              " bytes of shared memory (the GPU has less; use fewer num_stages "
+                              "or smaller blocks)");
+      }
+      devices.push_back(device);
     }
   }
-  kernels.emplace(binary, kernel);
   return kernel;
 }
 
