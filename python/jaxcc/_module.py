@@ -198,6 +198,9 @@ class CompiledModule:
         self.key = loaded["key"]
         self.cache_hit = loaded["cache_hit"]
         self.build_seconds = loaded["build_seconds"]
+        # A fresh build that linked an earlier build's FFI wrapper object (same signatures, flags
+        # and headers; only kernel bodies changed) instead of compiling it again.
+        self.wrapper_reused = bool(loaded.get("wrapper_reused", False))
         self.specs = {spec["name"]: spec for spec in loaded["specs"]}
         self.functions: dict[str, KernelFunction] = {}
         for spec in loaded["specs"]:

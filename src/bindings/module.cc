@@ -60,6 +60,7 @@ nb::dict LoadModulePy(const nb::dict& options, nb::object on_output) {
   result["build_log"] = loaded->build_log;
   result["warning"] = loaded->warning;
   result["evicted_entries"] = loaded->evicted_entries;
+  result["wrapper_reused"] = loaded->wrapper_reused;
   result["cuda_archs"] = loaded->cuda_archs;
   result["cuda_archs_source"] = loaded->cuda_archs_source;
   nb::list specs;

@@ -51,6 +51,7 @@ std::string RenderNinjaFile(const BuildGraph& graph) {
             EscapeNinjaPath(step.source) + "\n";
     objects += " " + EscapeNinjaPath(step.object);
   }
+  for (const std::string& object : graph.prebuilt_objects) objects += " " + EscapeNinjaPath(object);
   text += "build " + EscapeNinjaPath(graph.output) + ": link" + objects + "\n";
   text += "default " + EscapeNinjaPath(graph.output) + "\n";
   return text;

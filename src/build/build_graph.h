@@ -15,6 +15,8 @@ struct CompileStep {
 
 struct BuildGraph {
   std::vector<CompileStep> compiles;
+  /// Objects already in the build directory (a reused wrapper object): linked, never compiled.
+  std::vector<std::string> prebuilt_objects;
   std::vector<std::string> link_command;  ///< linker driver and flags placed before the objects
   std::vector<std::string> link_flags;    ///< placed after the objects (libraries, -Wl,...)
   std::string output;                     ///< library file name relative to the build directory

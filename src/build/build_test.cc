@@ -114,5 +114,17 @@ TEST(NinjaFile, OneRulePerUnitAndEscapedPaths) {
   EXPECT_NE(text.find("command = /usr/bin/g++ -shared $in -o $out -lm\n"), std::string::npos);
 }
 
+TEST(NinjaFile, PrebuiltObjectsAreLinkedButNeverCompiled) {
+  BuildGraph graph;
+  graph.compiles.push_back({"kernel_0.cc", "kernel_0.o", {"/usr/bin/g++"}});
+  graph.prebuilt_objects = {"ffi_wrapper.o"};
+  graph.link_command = {"/usr/bin/g++", "-shared"};
+  graph.output = "m.so";
+  std::string text = RenderNinjaFile(graph);
+  EXPECT_NE(text.find("build m.so: link kernel_0.o ffi_wrapper.o\n"), std::string::npos) << text;
+  EXPECT_EQ(text.find("ffi_wrapper.cc"), std::string::npos) << text;
+  EXPECT_EQ(text.find("rule compile_1"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace jaxcc::build

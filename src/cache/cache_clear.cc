@@ -91,6 +91,8 @@ Result<int> CacheDir::Clear(const std::optional<std::string>& name) const {
     if (*outcome == EntryRemoval::kRemoved) ++removed;
   }
   RemoveOrphans(name, /*failed_builds_too=*/true);
+  // Shared wrapper objects belong to no module: clearing everything clears them too.
+  if (!name) (void)RemoveTree(JoinPath(root_, ".objects"));
   return removed;
 }
 

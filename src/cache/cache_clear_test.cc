@@ -97,6 +97,16 @@ TEST_F(CacheClearTest, LeavesHiddenAndUnrelatedNamesAlone) {
                                       "add-" + kKey2.substr(0, 24), "notes"}));
 }
 
+TEST_F(CacheClearTest, ClearingEverythingRemovesSharedWrapperObjectsNamingAModuleDoesNot) {
+  Publish("add", kKey1);
+  ASSERT_TRUE(MakeDirs(cache_.root() + "/.objects").ok());
+  ASSERT_TRUE(WriteFile(cache_.root() + "/.objects/k.o", "object").ok());
+  ASSERT_TRUE(cache_.Clear(std::string("add")).ok());
+  EXPECT_TRUE(StatPath(cache_.root() + "/.objects/k.o").exists);
+  ASSERT_TRUE(cache_.Clear(std::nullopt).ok());
+  EXPECT_FALSE(StatPath(cache_.root() + "/.objects").exists);
+}
+
 TEST_F(CacheClearTest, RemovesDeadBuildDirsAndKeepsLiveOnes) {
   std::string dead = BuildDir("add", DeadPid());
   std::string live = BuildDir("add", ::getppid());

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstdio>
@@ -16,6 +17,7 @@
 #include "cache/cache_usage.h"
 #include "cache/file_lock.h"
 #include "cache/header_digest.h"
+#include "cache/object_cache.h"
 #include "cache/ownership.h"
 #include "codegen/ffi_wrapper.h"
 #include "loader/library.h"
@@ -135,9 +137,10 @@ std::optional<Result<LoadedModule>> LoadFromCache(const cache::CacheDir& cache,
   return module;
 }
 
+using GeneratedFiles = std::vector<std::pair<std::string, std::string>>;
+
 Result<build::BuildOutcome> RunBuildIn(const std::string& build_dir, const LoadRequest& request,
-                                       const BuildPlan& plan,
-                                       const std::vector<FunctionSpec>& specs,
+                                       const build::BuildGraph& graph, GeneratedFiles files,
                                        const std::string& ninja) {
   if (!request.build_directory.empty()) {
     // The user's directory: a failure to create it is theirs to fix, not a cache problem.
@@ -151,8 +154,8 @@ Result<build::BuildOutcome> RunBuildIn(const std::string& build_dir, const LoadR
   }
   build::BuildRequest build_request;
   build_request.build_dir = build_dir;
-  build_request.files = GenerateSources(request, specs);
-  build_request.graph = plan.graph;
+  build_request.files = std::move(files);
+  build_request.graph = graph;
   build_request.ninja = ninja;
   build_request.workers = request.ninja_workers;
   build_request.timeout_seconds = request.build_timeout_seconds;
@@ -214,7 +217,8 @@ Result<LoadedModule> BuildUncached(const LoadRequest& request, const BuildPlan& 
   }
   std::string build_dir =
       request.build_directory.empty() ? *temp_dir : AbsolutePath(request.build_directory);
-  auto outcome = RunBuildIn(build_dir, request, plan, specs, *ninja);
+  auto outcome =
+      RunBuildIn(build_dir, request, plan.graph, GenerateSources(request, specs), *ninja);
   if (!outcome.ok()) {
     (void)RemoveTree(*temp_dir);
     Error error = outcome.error();
@@ -235,6 +239,35 @@ Result<LoadedModule> BuildUncached(const LoadRequest& request, const BuildPlan& 
   module->warning =
       "not cached, built in a private temporary directory instead: " + cache_failure.message;
   return module;
+}
+
+// The wrapper unit depends on the signatures, flags, compiler and headers, not on kernel bodies,
+// and it is the slowest unit to compile: when an earlier build (of any module) compiled the same
+// wrapper, its object is copied in and linked instead (cache/object_cache.h).
+struct WrapperReuse {
+  std::string key;
+  std::string object_path;  ///< ffi_wrapper.o in the build directory
+  bool reused = false;
+};
+
+WrapperReuse ReuseWrapperObject(const cache::ObjectCache& objects, const LoadRequest& request,
+                                const GeneratedFiles& files, const std::string& compiler_version,
+                                const std::string& header_digest, const std::string& build_dir,
+                                build::BuildGraph& graph) {
+  WrapperReuse reuse;
+  auto step =
+      std::find_if(graph.compiles.begin(), graph.compiles.end(),
+                   [](const build::CompileStep& s) { return s.source == "ffi_wrapper.cc"; });
+  auto text = std::find_if(files.begin(), files.end(),
+                           [](const auto& file) { return file.first == "ffi_wrapper.cc"; });
+  if (step == graph.compiles.end() || text == files.end()) return reuse;
+  reuse.key = cache::ObjectCache::Key(text->second, step->command, compiler_version, header_digest);
+  reuse.object_path = JoinPath(build_dir, step->object);
+  if (request.force_rebuild || !objects.Fetch(reuse.key, reuse.object_path)) return reuse;
+  graph.prebuilt_objects.push_back(step->object);
+  graph.compiles.erase(step);
+  reuse.reused = true;
+  return reuse;
 }
 
 // Size cap after each publish (least recently used first, never the entry just loaded). A
@@ -383,7 +416,19 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& request, std::vector<std
     build_dir = *made;
   }
 
-  auto outcome = RunBuildIn(build_dir, request, plan, *specs, *ninja);
+  GeneratedFiles files = GenerateSources(request, *specs);
+  build::BuildGraph graph = plan.graph;
+  cache::ObjectCache objects(request.cache_dir);
+  WrapperReuse wrapper;
+  if (private_build_dir) {
+    // A user's build_directory is incremental already: ninja skips an unchanged wrapper there.
+    wrapper = ReuseWrapperObject(objects, request, files, compiler->version, *header_digest,
+                                 build_dir, graph);
+  }
+  auto outcome = RunBuildIn(build_dir, request, graph, std::move(files), *ninja);
+  if (outcome.ok() && private_build_dir && !wrapper.reused && !wrapper.key.empty()) {
+    objects.Store(wrapper.key, wrapper.object_path);
+  }
   if (!outcome.ok()) {
     Error error = outcome.error();
     if (private_build_dir && MentionsFullDisk(error)) {
@@ -423,6 +468,7 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& request, std::vector<std
   auto module = LoadEntry(*entry, *specs);
   if (!module.ok()) return module.error();
   FillBuildDetails(*module, *outcome, request.force_rebuild ? "forced" : MissName(miss));
+  module->wrapper_reused = wrapper.reused;
   EnforceSizeCap(cache, entry->dir, *module);
   return module;
 }

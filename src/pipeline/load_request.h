@@ -54,12 +54,14 @@ struct LoadedModule {
   std::string
       miss_reason;  ///< "absent", "damaged", "stale-dependency", "forced", "uncached" on a miss
   double build_seconds = 0;
-  std::string build_log;  ///< compiler output of a fresh build (warnings), "" on a hit
-  std::string warning;    ///< something the user should hear about that did not stop the load
-  int evicted_entries = 0;
+  std::string build_log;    ///< compiler output of a fresh build (warnings), "" on a hit
+  std::string warning;      ///< something the user should hear about that did not stop the load
+  int evicted_entries = 0;  ///< entries the size cap removed after this build was published
+  /// A fresh build linked the FFI wrapper object of an earlier build (same signatures, flags,
+  /// compiler and headers) instead of compiling it.
+  bool wrapper_reused = false;
   std::vector<std::string> cuda_archs;  ///< architectures built for (CUDA), e.g. {"80", "90a"}
-  std::string cuda_archs_source;  ///< where they came from  ///< entries the size cap removed after
-                                  ///< this build was published
+  std::string cuda_archs_source;        ///< where they came from
 };
 
 }  // namespace jaxcc::pipeline

@@ -1,0 +1,86 @@
+#include "cache/object_cache.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include "cache/test_scratch_dir.h"
+#include "util/fs.h"
+
+namespace jaxcc::cache {
+namespace {
+
+using testing_util::ScratchDir;
+
+class ObjectCacheTest : public testing::Test {
+ protected:
+  std::string WriteObject(const std::string& name, const std::string& contents) {
+    std::string path = scratch_ / name;
+    EXPECT_TRUE(WriteFile(path, contents).ok());
+    return path;
+  }
+  ScratchDir scratch_;
+};
+
+TEST_F(ObjectCacheTest, KeyChangesWithEveryInput) {
+  std::string base = ObjectCache::Key("src", {"g++", "-O1"}, "g++ 12", "d1");
+  EXPECT_EQ(base, ObjectCache::Key("src", {"g++", "-O1"}, "g++ 12", "d1"));
+  EXPECT_NE(base, ObjectCache::Key("src2", {"g++", "-O1"}, "g++ 12", "d1"));
+  EXPECT_NE(base, ObjectCache::Key("src", {"g++", "-O2"}, "g++ 12", "d1"));
+  EXPECT_NE(base, ObjectCache::Key("src", {"g++", "-O1"}, "g++ 13", "d1"));
+  EXPECT_NE(base, ObjectCache::Key("src", {"g++", "-O1"}, "g++ 12", "d2"));
+  // Word boundaries count: {"a b"} is not {"a", "b"}.
+  EXPECT_NE(ObjectCache::Key("s", {"a b"}, "v", "d"), ObjectCache::Key("s", {"a", "b"}, "v", "d"));
+}
+
+TEST_F(ObjectCacheTest, StoredObjectsComeBackByteForByte) {
+  ObjectCache cache(scratch_.path());
+  std::string key = ObjectCache::Key("src", {"g++"}, "v", "d");
+  EXPECT_FALSE(cache.Fetch(key, scratch_ / "out.o"));
+  cache.Store(key, WriteObject("built.o", std::string("\x7f"
+                                                      "ELF object",
+                                                      11)));
+  ASSERT_TRUE(cache.Fetch(key, scratch_ / "out.o"));
+  EXPECT_EQ(*ReadFile(scratch_ / "out.o"), std::string("\x7f"
+                                                       "ELF object",
+                                                       11));
+  EXPECT_EQ(StatPath(cache.dir()).mode & 0777, 0700u);
+}
+
+TEST_F(ObjectCacheTest, ADamagedObjectIsAMissAndIsRemoved) {
+  ObjectCache cache(scratch_.path());
+  cache.Store("k1", WriteObject("built.o", "object bytes"));
+  ASSERT_TRUE(WriteFile(JoinPath(cache.dir(), "k1.o"), "object byteZ").ok());
+  EXPECT_FALSE(cache.Fetch("k1", scratch_ / "out.o"));
+  EXPECT_FALSE(StatPath(JoinPath(cache.dir(), "k1.o")).exists);
+  EXPECT_FALSE(StatPath(scratch_ / "out.o").exists);
+  // Without its digest an object never verifies.
+  cache.Store("k2", WriteObject("built2.o", "more bytes"));
+  ASSERT_EQ(::unlink(JoinPath(cache.dir(), "k2.sha256").c_str()), 0);
+  EXPECT_FALSE(cache.Fetch("k2", scratch_ / "out.o"));
+}
+
+TEST_F(ObjectCacheTest, EmptyObjectsAreNotStored) {
+  ObjectCache cache(scratch_.path());
+  cache.Store("k", WriteObject("empty.o", ""));
+  EXPECT_FALSE(cache.Fetch("k", scratch_ / "out.o"));
+}
+
+TEST_F(ObjectCacheTest, KeepsOnlyTheMostRecentlyUsed) {
+  ObjectCache cache(scratch_.path(), /*max_objects=*/2);
+  std::string object = WriteObject("built.o", "bytes");
+  cache.Store("old", object);
+  // Age "old" so that eviction order does not depend on timestamp granularity.
+  struct timespec times[2] = {{1000, 0}, {1000, 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, JoinPath(cache.dir(), "old.o").c_str(), times, 0), 0);
+  cache.Store("middle", object);
+  ASSERT_EQ(::utimensat(AT_FDCWD, JoinPath(cache.dir(), "middle.o").c_str(), times, 0), 0);
+  ASSERT_TRUE(cache.Fetch("old", scratch_ / "out.o"));  // used now: the newest of the two
+  cache.Store("new", object);
+  EXPECT_TRUE(cache.Fetch("old", scratch_ / "out.o"));
+  EXPECT_TRUE(cache.Fetch("new", scratch_ / "out.o"));
+  EXPECT_FALSE(cache.Fetch("middle", scratch_ / "out.o"));
+}
+
+}  // namespace
+}  // namespace jaxcc::cache
