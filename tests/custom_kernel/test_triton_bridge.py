@@ -165,6 +165,22 @@ def test_compiling_twice_reuses_the_first_result_and_ptx_mode_gives_ptx():
     assert as_ptx is not first and b".entry scaled_mul" in bytes(as_ptx.binary)
 
 
+@triton.jit
+def mul_add(x_ptr, o_ptr, BLOCK: tl.constexpr):
+    offsets = tl.arange(0, BLOCK)
+    x = tl.load(x_ptr + offsets)
+    tl.store(o_ptr + offsets, x * x + 1.0)
+
+
+def test_fp_fusion_is_on_by_default_and_can_be_turned_off():
+    signature, constexprs, _, _ = bind(mul_add, 2, BLOCK=32)
+    fused = tb.compile_kernel(mul_add, signature, constexprs, 2, 1, 1, (8, 0), True, True)
+    strict = tb.compile_kernel(mul_add, signature, constexprs, 2, 1, 1, (8, 0), True, False)
+    assert "fma.rn.f32" in bytes(fused.binary).decode()
+    assert "fma.rn.f32" not in bytes(strict.binary).decode()
+    assert jaxcc.triton_kernel.__kwdefaults__["enable_fp_fusion"] is True
+
+
 def test_a_kernel_triton_cannot_compile_names_the_kernel_and_the_source():
     @triton.jit
     def broken(x_ptr, o_ptr, BLOCK: tl.constexpr):

@@ -224,7 +224,7 @@ def bind_parameters(fn, n_buffers: int, buffer_types: list[str], params: dict):
 
 
 def compile_kernel(
-    fn, signature, constexprs, n_buffers, num_warps, num_stages, cc, use_ptx, fp_fusion=None
+    fn, signature, constexprs, n_buffers, num_warps, num_stages, cc, use_ptx, fp_fusion=True
 ):
     """Compiles (or finds) the kernel for this signature and target."""
     key = (
@@ -238,9 +238,10 @@ def compile_kernel(
         triton, ast_source, gpu_target = _triton()
         # XLA's buffers are at least 16-byte aligned; telling Triton lets it vectorise accesses.
         attrs = {(i,): [["tt.divisibility", 16]] for i in range(n_buffers)}
-        options = {"num_warps": num_warps, "num_stages": num_stages, "num_ctas": 1}
-        if fp_fusion is not None:
-            options["enable_fp_fusion"] = bool(fp_fusion)
+        options = {
+            "num_warps": num_warps, "num_stages": num_stages, "num_ctas": 1,
+            "enable_fp_fusion": bool(fp_fusion),
+        }  # fmt: skip
         try:
             source = ast_source(fn=fn, signature=signature, constexprs=constexprs, attrs=attrs)
             compiled = triton.compile(
@@ -314,7 +315,7 @@ def triton_kernel(
     grid,
     num_warps: int = 4,
     num_stages: int = 3,
-    enable_fp_fusion: bool | None = None,
+    enable_fp_fusion: bool = True,
     compute_capability=None,
     vmap_method=None,
     input_output_aliases=None,
@@ -325,7 +326,9 @@ def triton_kernel(
 
     The kernel is called as `kernel(*input_ptrs, *output_ptrs, **params)`; `grid` is a tuple of
     1 to 3 program counts, or a function of the parameters (constexprs included) returning one.
-    `enable_fp_fusion` (None: Triton's default) allows fused multiply-adds.
+    `enable_fp_fusion` allows fused multiply-adds (on by default, as in Triton up to 3.9 and
+    jax-triton, so results do not change when Triton's own default does; False rounds every
+    multiply and add separately).
     `compute_capability` ("9.0") fixes the target; by default the GPUs JAX sees (the oldest, as
     PTX, when they differ). Usable on its own or returned from a generator given to
     `def_triton_kernel`.
