@@ -110,7 +110,7 @@ BuildPlan MakeBuildPlan(const LoadRequest& request, const toolchain::HostCompile
     plan.graph.compiles.push_back(std::move(step));
   }
 
-  build::CompileStep wrapper{"ffi_wrapper.cc", "ffi_wrapper.o", compiler.command};
+  build::CompileStep wrapper{kWrapperSource, "ffi_wrapper.o", compiler.command};
   Append(wrapper.command, plan.wrapper_flags);
   plan.graph.compiles.push_back(std::move(wrapper));
 
@@ -139,7 +139,7 @@ std::vector<std::pair<std::string, std::string>> GenerateSources(
   options.module_name = request.name;
   options.platform = request.platform;
   options.allow_cuda_graph = request.allow_cuda_graph;
-  files.emplace_back("ffi_wrapper.cc", codegen::GenerateFfiWrapper(specs, options));
+  files.emplace_back(kWrapperSource, codegen::GenerateFfiWrapper(specs, options));
   return files;
 }
 

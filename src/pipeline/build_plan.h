@@ -13,6 +13,9 @@
 
 namespace jaxcc::pipeline {
 
+/// The generated FFI wrapper unit's file name in every build directory.
+inline constexpr char kWrapperSource[] = "ffi_wrapper.cc";
+
 struct BuildPlan {
   build::BuildGraph graph;
   std::vector<std::string> user_flags;     ///< flags of the user's translation units

@@ -255,11 +255,10 @@ WrapperReuse ReuseWrapperObject(const cache::ObjectCache& objects, const LoadReq
                                 const std::string& header_digest, const std::string& build_dir,
                                 build::BuildGraph& graph) {
   WrapperReuse reuse;
-  auto step =
-      std::find_if(graph.compiles.begin(), graph.compiles.end(),
-                   [](const build::CompileStep& s) { return s.source == "ffi_wrapper.cc"; });
+  auto step = std::find_if(graph.compiles.begin(), graph.compiles.end(),
+                           [](const build::CompileStep& s) { return s.source == kWrapperSource; });
   auto text = std::find_if(files.begin(), files.end(),
-                           [](const auto& file) { return file.first == "ffi_wrapper.cc"; });
+                           [](const auto& file) { return file.first == kWrapperSource; });
   if (step == graph.compiles.end() || text == files.end()) return reuse;
   reuse.key = cache::ObjectCache::Key(text->second, step->command, compiler_version, header_digest);
   reuse.object_path = JoinPath(build_dir, step->object);

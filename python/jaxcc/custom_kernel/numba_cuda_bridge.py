@@ -16,7 +16,14 @@ import threading
 import numpy as np
 
 from ..errors import CallError
-from .gpu_bridge_common import c_buffer, launch_dims, oldest_gpu_cc, parse_cc, require_gpu_backend
+from .gpu_bridge_common import (
+    c_buffer,
+    launch_dims,
+    oldest_gpu_cc,
+    output_types,
+    parse_cc,
+    require_gpu_backend,
+)
 from .numba_cuda_launcher import function_name, launcher_module
 
 _WHO = "numba_cuda_kernel"
@@ -115,14 +122,7 @@ def numba_cuda_kernel(
         )
     if not isinstance(shared_mem, (int, np.integer)) or shared_mem < 0:
         raise CallError(f"numba_cuda_kernel: shared_mem must be an int >= 0, got {shared_mem!r}")
-    single = hasattr(outs, "shape") and hasattr(outs, "dtype")
-    out_list = [outs] if single else list(outs)
-    for item in out_list:
-        if not hasattr(item, "shape") or not hasattr(item, "dtype"):
-            raise CallError(
-                f"numba_cuda_kernel: outs entries need .shape and .dtype, got {type(item).__name__}"
-            )
-    result_types = [jax.ShapeDtypeStruct(tuple(o.shape), o.dtype) for o in out_list]
+    single, result_types = output_types(outs, _WHO)
     arch = None if compute_capability is None else parse_cc(compute_capability, _WHO)
 
     def call(*ins):

@@ -13,10 +13,7 @@ address.
 
 from __future__ import annotations
 
-import threading
-
-_lock = threading.Lock()
-_modules: dict[tuple, object] = {}
+from .gpu_bridge_common import arity_function_name, arity_launcher
 
 _PRELUDE = r"""
 #include <cuda_runtime.h>
@@ -112,45 +109,12 @@ _ATTRIBUTES = ["ptx", "name", "pid", "gx", "gy", "gz", "bx", "by", "bz", "shared
 
 
 def function_name(n_in: int, n_out: int) -> str:
-    return f"numba_cuda_bridge_{n_in}_{n_out}"
-
-
-def launcher_source(n_in: int, n_out: int) -> str:
-    params = [f"const jaxcc::Tensor a{i}" for i in range(n_in)]
-    params += [f"jaxcc::Tensor r{i}" for i in range(n_out)]
-    params += [f"int64_t {a}" for a in _ATTRIBUTES] + ["int64_t stream"]
-    names = [f"&a{i}" for i in range(n_in)] + [f"&r{i}" for i in range(n_out)]
-    return (
-        _PRELUDE
-        + f"\nvoid {function_name(n_in, n_out)}({', '.join(params)}) {{\n"
-        + f"  const jaxcc::Tensor* tensors[] = {{{', '.join(names)}}};\n"
-        + f"  LaunchNumbaCuda(tensors, {n_in + n_out}, {', '.join(_ATTRIBUTES)}, stream);\n}}\n"
-    )
+    return arity_function_name("numba_cuda", n_in, n_out)
 
 
 def launcher_module(n_in: int, n_out: int, compute_capability=None):
-    """The compiled launcher for this arity (built, cached and registered on first use).
-    `compute_capability` only matters without a GPU (tests that build but cannot run)."""
-    from .._loading import load_cuda_inline
-    from ..errors import CallError
-
-    if n_out < 1 or n_in + n_out > 64:
-        raise CallError(
-            f"numba_cuda_kernel: needs 1 to 64 buffers with at least one output, got {n_in} "
-            f"input(s) and {n_out} output(s)"
-        )
-    key = (n_in, n_out, compute_capability)
-    with _lock:
-        module = _modules.get(key)
-        if module is None:
-            name = function_name(n_in, n_out)
-            tokens = ["arg"] * n_in + ["ret"] * n_out
-            tokens += [f"attr.{a}:int64" for a in _ATTRIBUTES] + ["stream"]
-            module = load_cuda_inline(
-                f"jaxcc_{name}",
-                launcher_source(n_in, n_out),
-                {name: tokens},
-                compute_capability=compute_capability,
-            )
-            _modules[key] = module
-    return module
+    """The compiled launcher for this arity (built, cached and registered on first use)."""
+    return arity_launcher(
+        "numba_cuda", _PRELUDE, "LaunchNumbaCuda", _ATTRIBUTES, n_in, n_out, compute_capability,
+        "numba_cuda_kernel",
+    )  # fmt: skip

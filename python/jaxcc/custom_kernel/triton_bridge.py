@@ -26,6 +26,7 @@ from .gpu_bridge_common import (
     gpu_capabilities,
     launch_dims,
     oldest_gpu_cc,
+    output_types,
     parse_cc,
     require_gpu_backend,
 )
@@ -62,16 +63,14 @@ _POINTER_TYPES = {
     "float8_e4m3fn": "fp8e4nv",
     "float8_e5m2": "fp8e5",
 }
-# Bytes of a scalar parameter of each Triton type, as the launcher passes it.
-_SCALAR_BYTES = {
-    "i1": 1, "i8": 1, "u8": 1, "i16": 2, "u16": 2, "fp16": 2, "bf16": 2,
-    "i32": 4, "u32": 4, "fp32": 4, "i64": 8, "u64": 8, "fp64": 8,
-}  # fmt: skip
 _SCALAR_NUMPY = {
     "i1": np.uint8, "i8": np.int8, "u8": np.uint8, "i16": np.int16, "u16": np.uint16,
     "fp16": np.float16, "i32": np.int32, "u32": np.uint32, "fp32": np.float32,
     "i64": np.int64, "u64": np.uint64, "fp64": np.float64,
 }  # fmt: skip
+# Bytes of a scalar parameter of each Triton type, as the launcher passes it (bf16 is packed by
+# hand: NumPy has no bfloat16).
+_SCALAR_BYTES = {t: np.dtype(n).itemsize for t, n in _SCALAR_NUMPY.items()} | {"bf16": 2}
 # `.param .u32 name`, or `.param .align 2 .b8 name[2]` for types PTX passes as byte arrays (fp16).
 _PTX_PARAM = re.compile(
     r"\.param\s+(?:\.align\s+\d+\s+)?\.[usbf](8|16|32|64)\b[^,\[]*(?:\[(\d+)\])?"
@@ -338,14 +337,7 @@ def triton_kernel(
     _triton()
     fn = _jit_function(kernel)
     _check_config(num_warps, num_stages)
-    single = hasattr(outs, "shape") and hasattr(outs, "dtype")
-    out_list = [outs] if single else list(outs)
-    for item in out_list:
-        if not hasattr(item, "shape") or not hasattr(item, "dtype"):
-            raise CallError(
-                f"{_WHO}: outs entries need .shape and .dtype, got {type(item).__name__}"
-            )
-    result_types = [jax.ShapeDtypeStruct(tuple(o.shape), o.dtype) for o in out_list]
+    single, result_types = output_types(outs, _WHO)
     arch = None if compute_capability is None else parse_cc(compute_capability, _WHO)
 
     def call(*ins):
