@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import jaxcc
-from jaxcc.custom_kernel import numba_trampoline
+from jaxcc.custom_kernel.bridges import numba_cpu_trampoline as numba_trampoline
 
 
 @numba.njit
@@ -58,7 +58,7 @@ def test_bridge_matches_numpy(bridge):
 
 
 def test_native_entry_is_a_numba_cfunc_not_a_python_callback():
-    from jaxcc.custom_kernel.numba_bridge import _entries, entry_address
+    from jaxcc.custom_kernel.bridges.numba_cpu import _entries, entry_address
 
     address = entry_address(split_sum, [X, W], outs_for(X), "native")
     (entry,) = [v[0] for k, v in _entries.items() if v[1] == address]
@@ -101,7 +101,7 @@ def test_threads_share_the_native_bridge():
 
 
 def test_trampoline_checks_the_process_id():
-    from jaxcc.custom_kernel.numba_bridge import entry_address
+    from jaxcc.custom_kernel.bridges.numba_cpu import entry_address
 
     out = jax.ShapeDtypeStruct((3,), jnp.float32)
     x = jnp.ones(3, jnp.float32)

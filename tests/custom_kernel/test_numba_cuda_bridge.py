@@ -12,8 +12,8 @@ import pytest
 from ck_helpers import call, make_mul
 
 import jaxcc
-from jaxcc.custom_kernel.numba_cuda_bridge import compile_ptx
-from jaxcc.custom_kernel.numba_cuda_launcher import launcher_module
+from jaxcc.custom_kernel.bridges.numba_cuda import compile_ptx
+from jaxcc.custom_kernel.bridges.numba_cuda_launcher import launcher_module
 
 cuda = pytest.importorskip("numba.cuda")
 if not hasattr(cuda, "compile_ptx"):

@@ -12,8 +12,8 @@ import pytest
 from ck_helpers import call, make_mul
 
 import jaxcc
-from jaxcc.custom_kernel import triton_bridge as tb
-from jaxcc.custom_kernel.triton_launcher import PLAN_BUFFER, PLAN_SCALAR, launcher_module
+from jaxcc.custom_kernel.bridges import triton as tb
+from jaxcc.custom_kernel.bridges.triton_launcher import PLAN_BUFFER, PLAN_SCALAR, launcher_module
 
 triton = pytest.importorskip("triton")
 tl = pytest.importorskip("triton.language")

@@ -9,7 +9,7 @@ import numpy as np
 
 from ..errors import BackendError, CallError, SpecError
 from . import lowering, registry
-from .benchmarking import BenchmarkingMixin
+from .benchmark.mixin import BenchmarkingMixin
 from .kernel_entry import KernelEntry
 from .registration import RegistrationMixin
 from .selection import global_backends

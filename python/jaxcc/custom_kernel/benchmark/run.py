@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from ..errors import BackendError, BenchmarkDataFnNotProvidedError, SpecError
-from .benchmark_config import BenchmarkConfig, BenchmarkRecord
-from .benchmark_result import BenchmarkResult
-from .benchmark_timing import benchmark_function
-from .kernel_entry import PLATFORMS
+from ...errors import BackendError, BenchmarkDataFnNotProvidedError, SpecError
+from .config import BenchmarkConfig, BenchmarkRecord
+from .result import BenchmarkResult
+from .timing import benchmark_function
+from ..kernel_entry import PLATFORMS
 
 
 def _check_counts(name: str, n_warmup, n_runs, n_batch_per_run) -> None:

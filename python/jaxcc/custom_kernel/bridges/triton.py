@@ -20,8 +20,8 @@ import threading
 
 import numpy as np
 
-from ..errors import CallError
-from .gpu_bridge_common import (
+from ...errors import CallError
+from .gpu_common import (
     c_buffer,
     gpu_capabilities,
     launch_dims,

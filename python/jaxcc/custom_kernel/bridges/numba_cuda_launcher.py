@@ -13,7 +13,7 @@ address.
 
 from __future__ import annotations
 
-from .gpu_bridge_common import arity_function_name, arity_launcher
+from .gpu_common import arity_function_name, arity_launcher
 
 _PRELUDE = r"""
 #include <cuda_runtime.h>

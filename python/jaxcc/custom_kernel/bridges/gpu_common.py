@@ -8,7 +8,7 @@ import threading
 
 import numpy as np
 
-from ..errors import CallError, DeviceError
+from ...errors import CallError, DeviceError
 
 
 def parse_cc(value, who: str) -> tuple[int, int]:
@@ -27,7 +27,7 @@ def parse_cc(value, who: str) -> tuple[int, int]:
 
 def gpu_capabilities() -> list[tuple[int, int]]:
     """(major, minor) of every GPU JAX sees, sorted, without repeats; [] without a GPU."""
-    from .._loading import _jax_gpu_archs
+    from ..._loading import _jax_gpu_archs
 
     return sorted({tuple(int(p) for p in a.split(".")) for a in _jax_gpu_archs()})
 
@@ -46,7 +46,7 @@ def oldest_gpu_cc(who: str) -> tuple[int, int]:
 
 def require_gpu_backend(who: str) -> None:
     """Raised at trace time: the launcher is built, but XLA has no CUDA platform to run it on."""
-    from .._module import _gpu_backend_present
+    from ..._module import _gpu_backend_present
 
     if not _gpu_backend_present():
         raise DeviceError(
@@ -109,7 +109,7 @@ def arity_launcher(kind, prelude, launch, attributes, n_in, n_out, compute_capab
     cached and registered on first use): `prelude` defines `launch(tensors, count, <attributes>,
     stream)`, which every arity's entry point calls with its buffers. `compute_capability` only
     matters without a GPU (tests that build but cannot run)."""
-    from .._loading import load_cuda_inline
+    from ..._loading import load_cuda_inline
 
     if n_out < 1 or n_in + n_out > 64:
         raise CallError(

@@ -15,8 +15,8 @@ import threading
 
 import numpy as np
 
-from ..errors import CallError
-from .numba_trampoline import trampoline_target
+from ...errors import CallError
+from .numba_cpu_trampoline import trampoline_target
 
 MAX_RANK = 8
 _lock = threading.Lock()

@@ -15,8 +15,8 @@ import threading
 
 import numpy as np
 
-from ..errors import CallError
-from .gpu_bridge_common import (
+from ...errors import CallError
+from .gpu_common import (
     c_buffer,
     launch_dims,
     oldest_gpu_cc,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import SpecError
+from ...errors import SpecError
 
 
 class BenchmarkingMixin:
@@ -54,7 +54,7 @@ class BenchmarkingMixin:
     ):
         """Times every backend of `platform` on every benchmark config; returns a BenchmarkResult
         whose records carry median/mean/std/min times and a correctness verdict."""
-        from .benchmark_run import run_benchmark
+        from .run import run_benchmark
 
         return run_benchmark(
             self,

@@ -15,9 +15,9 @@ process is refused instead of dereferencing a stale address.
 
 from __future__ import annotations
 
-from .gpu_bridge_common import arity_function_name, arity_launcher
+from .gpu_common import arity_function_name, arity_launcher
 
-# Kinds of plan entries; triton_bridge.py builds plans with the same numbers.
+# Kinds of plan entries; bridges/triton.py builds plans with the same numbers.
 PLAN_BUFFER, PLAN_SCALAR, PLAN_GLOBAL_SCRATCH, PLAN_PROFILE_SCRATCH = 0, 1, 2, 3
 
 _PRELUDE = r"""

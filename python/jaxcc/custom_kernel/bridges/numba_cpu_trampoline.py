@@ -75,8 +75,8 @@ def trampoline_source(n_in: int, n_out: int) -> str:
 
 def trampoline_target(n_in: int, n_out: int) -> str:
     """The FFI target name of the trampoline for this arity (built and registered on first use)."""
-    from .._loading import load_cpp_inline
-    from ..errors import CallError
+    from ..._loading import load_cpp_inline
+    from ...errors import CallError
 
     if n_out < 1 or n_in + n_out > 64:
         raise CallError(

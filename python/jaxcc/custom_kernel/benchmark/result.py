@@ -7,8 +7,8 @@ import json
 import os
 from collections.abc import Iterable
 
-from ..errors import SpecError
-from .benchmark_config import RECORD_FIELDS, BenchmarkRecord
+from ...errors import SpecError
+from .config import RECORD_FIELDS, BenchmarkRecord
 
 _FLOAT_FIELDS = ("median_ms", "mean_ms", "std_ms", "min_ms", "max_ms", "max_abs_diff")
 _INT_FIELDS = ("n_runs", "n_batch_per_run")
@@ -196,6 +196,6 @@ class BenchmarkResult:
     def plot(self, path=None, *, title: str | None = None):
         """A grouped bar chart (median per call, min-max whiskers) per label and backend; saved
         as PNG when `path` is given. Returns the matplotlib Figure."""
-        from .benchmark_plot import plot_result
+        from .plot import plot_result
 
         return plot_result(self, path, title=title)

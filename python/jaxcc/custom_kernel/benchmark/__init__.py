@@ -1,0 +1,1 @@
+"""Benchmarking the backends of an XLACustomKernel: configuration, timing, runs and results."""
