@@ -115,7 +115,8 @@ def make_primitive(arch=None) -> jaxcc.XLACustomKernel:
 
 def build_only(arch: str, n: int) -> int:
     """Everything a GPU run compiles, for `arch`, on a machine without a GPU."""
-    from jaxcc.custom_kernel.bridges import numba_cuda as numba_cuda_bridge, triton as triton_bridge
+    from jaxcc.custom_kernel.bridges import numba_cuda as numba_cuda_bridge
+    from jaxcc.custom_kernel.bridges import triton as triton_bridge
     from jaxcc.custom_kernel.bridges.numba_cuda_launcher import launcher_module as numba_launcher
     from jaxcc.custom_kernel.bridges.triton_launcher import launcher_module as triton_launcher
 

@@ -9,12 +9,10 @@
 
 #include "jaxcc/check.h"
 #include "jaxcc/dtype.h"
+#include "jaxcc/limits.h"
 #include "jaxcc/macros.h"
 
 namespace jaxcc {
-
-/// Largest rank a Tensor can describe (XLA has no limit; brainevent had the same one).
-inline constexpr int kMaxDim = 8;
 
 namespace detail {
 

@@ -23,16 +23,24 @@ def _age(seconds: float) -> str:
     return f"{max(seconds, 0):.0f}s ago"
 
 
+# The fields of _core.CacheEntry that `cache ls --json` prints.
+_ENTRY_FIELDS = (
+    "name", "dir", "key", "bytes", "last_used_ns", "created_unix", "build_seconds", "functions",
+    "complete",
+)  # fmt: skip
+
+
 def _cache_ls(as_json: bool) -> int:
     from . import _core, get_cache_dir
 
     root = get_cache_dir()
     rows = _core.cache_list(root)
     if as_json:
-        print(json.dumps({"cache_dir": root, "entries": rows}, indent=2))
+        entries = [{field: getattr(row, field) for field in _ENTRY_FIELDS} for row in rows]
+        print(json.dumps({"cache_dir": root, "entries": entries}, indent=2))
         return 0
     cap = _core.cache_max_bytes()
-    total = sum(row["bytes"] for row in rows)
+    total = sum(row.bytes for row in rows)
     now = time.time()
     print(f"{root}: {len(rows)} entries, {_human_bytes(total)}", end="")
     print(f" (cap {_human_bytes(cap)})" if cap else " (no size cap)")
@@ -41,11 +49,11 @@ def _cache_ls(as_json: bool) -> int:
     header = f"{'module':<28} {'key':<14} {'size':>10} {'last used':>10} {'build':>7}  functions"
     print(header)
     for row in rows:
-        state = "" if row["complete"] else "  [incomplete]"
-        functions = ", ".join(row["functions"])
+        state = "" if row.complete else "  [incomplete]"
+        functions = ", ".join(row.functions)
         print(
-            f"{row['name']:<28} {row['key'][:12]:<14} {_human_bytes(row['bytes']):>10} "
-            f"{_age(now - row['last_used_ns'] / 1e9):>10} {row['build_seconds']:>6.1f}s  "
+            f"{row.name:<28} {row.key[:12]:<14} {_human_bytes(row.bytes):>10} "
+            f"{_age(now - row.last_used_ns / 1e9):>10} {row.build_seconds:>6.1f}s  "
             f"{functions}{state}"
         )
     return 0
@@ -62,10 +70,10 @@ def _cache_prune(max_bytes: str | None, older_than_days: float | None) -> int:
     older = older_than_days * 86400 if older_than_days is not None else None
     report = _core.cache_prune(get_cache_dir(), limit, older)
     print(
-        f"pruned {get_cache_dir()}: removed {report['entries_removed']} entries "
-        f"({_human_bytes(report['bytes_freed'])}) and {report['orphans_removed']} orphans; "
-        f"kept {report['entries_kept']} ({_human_bytes(report['bytes_kept'])})"
-        + (f"; {report['busy_skipped']} being built, skipped" if report["busy_skipped"] else "")
+        f"pruned {get_cache_dir()}: removed {report.entries_removed} entries "
+        f"({_human_bytes(report.bytes_freed)}) and {report.orphans_removed} orphans; "
+        f"kept {report.entries_kept} ({_human_bytes(report.bytes_kept)})"
+        + (f"; {report.busy_skipped} being built, skipped" if report.busy_skipped else "")
     )
     return 0
 

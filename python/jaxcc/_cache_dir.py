@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from . import _core
+from . import _core, _loaded_table
 from .errors import SpecError
 
 _explicit_cache_dir: str | None = None
@@ -40,13 +40,11 @@ def clear_cache(name: str | None = None) -> int:
     Entries that another process is building right now are skipped, so its build survives.
     Modules already loaded in this process stay usable (their code is mapped in memory).
     """
-    from . import _loading
-
     if name is not None and not isinstance(name, str):
         raise SpecError(
             f"clear_cache: name must be a module name (str) or None for every entry, "
             f"got {type(name).__name__}"
         )
     removed = _core.clear_cache(get_cache_dir(), name)
-    _loading.forget_loaded(name)
+    _loaded_table.forget(name)
     return removed

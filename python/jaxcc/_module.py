@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 
+from . import _core
 from ._attributes import convert_attribute
+from ._discovery import gpu_backend_present
 from .errors import CallError, DeviceError, KernelError, SpecError
 
-MAX_RANK = 8  # jaxcc::kMaxDim in include/jaxcc/tensor.h
-
-
-@functools.lru_cache(maxsize=1)
-def _gpu_backend_present() -> bool:
-    import jax
-
-    try:
-        return bool(jax.devices("gpu"))
-    except RuntimeError:
-        return False
+MAX_RANK = _core.MAX_RANK  # jaxcc::kMaxDim, the rank limit of jaxcc::Tensor
 
 
 class KernelFunction:
@@ -31,36 +22,41 @@ class KernelFunction:
     """
 
     def __init__(
-        self, module_name: str, target: str, spec: dict, vmap_method: str, platform: str = "cpu"
+        self,
+        module_name: str,
+        target: str,
+        spec: _core.FunctionSpec,
+        vmap_method: str,
+        platform: str = "cpu",
     ):
-        self.name = spec["name"]
+        self.name = spec.name
         self.platform = platform  # "cpu" or "cuda"
         self.target = target
         self.spec = spec
         self.vmap_method = vmap_method
-        params = spec["params"]
+        params = spec.params
         for p in params:
-            if p["kind"] == "attr" and p["name"] == "outs":
+            if p.kind == "attr" and p.name == "outs":
                 # fn(*arrays, outs=..., **attributes): the keyword cannot mean both.
                 raise SpecError(
                     f"{module_name}.{self.name}: an attribute named 'outs' clashes with the "
                     "outs= keyword of jaxcc callables; rename the C++ parameter (and its "
                     "attr token), e.g. to 'num_outs'."
                 )
-        self.num_args = sum(p["kind"] == "arg" for p in params)
-        self.num_rets = sum(p["kind"] == "ret" for p in params)
-        self.attribute_types = {p["name"]: p["type"] for p in params if p["kind"] == "attr"}
+        self.num_args = spec.num_args
+        self.num_rets = spec.num_rets
+        self.attribute_types = {p.name: p.attr_type for p in params if p.kind == "attr"}
         self.__name__ = self.name
         self.__qualname__ = f"{module_name}.{self.name}"
         self.__doc__ = f"jaxcc kernel {module_name}.{self.name}({self.signature()})"
 
     def signature(self) -> str:
         parts = []
-        for p in self.spec["params"]:
-            if p["kind"] == "attr":
-                parts.append(f"{p['name']}: {p['type']}")
-            elif p["kind"] in ("arg", "ret"):
-                parts.append(f"{p['kind']} {p['name']}".strip())
+        for p in self.spec.params:
+            if p.kind == "attr":
+                parts.append(f"{p.name}: {p.attr_type}")
+            elif p.kind in ("arg", "ret"):
+                parts.append(f"{p.kind} {p.name}".strip())
             else:
                 parts.append("stream")
         return ", ".join(parts)
@@ -161,7 +157,7 @@ class KernelFunction:
                 f"(signature: {self.signature()})."
             )
         self._check_arrays(arrays)
-        if self.platform == "cuda" and not _gpu_backend_present():
+        if self.platform == "cuda" and not gpu_backend_present():
             raise DeviceError(
                 f"{self.name}: this is a CUDA kernel, but JAX has no GPU backend in this process "
                 f"(devices: {', '.join(str(d) for d in jax.devices())}). Run on a machine with an "
@@ -187,31 +183,34 @@ class KernelFunction:
 class CompiledModule:
     """A loaded module: one callable attribute per function, plus its targets and library path."""
 
-    def __init__(
-        self, name: str, target_prefix: str, loaded: dict, vmap_method: str, platform: str = "cpu"
-    ):
-        self.name = name
-        self.platform = platform
-        self.cuda_archs = list(loaded.get("cuda_archs", []))
-        self.target_prefix = target_prefix
-        self.path = loaded["library_path"]
-        self.key = loaded["key"]
-        self.cache_hit = loaded["cache_hit"]
-        self.build_seconds = loaded["build_seconds"]
+    def __init__(self, request: _core.LoadRequest, loaded: _core.LoadedModule):
+        self.name = request.name
+        self.platform = request.platform
+        self.cuda_archs = list(loaded.cuda_archs)
+        self.target_prefix = request.target_prefix
+        self.path = loaded.library_path
+        self.key = loaded.key
+        self.cache_hit = loaded.cache_hit
+        self.build_seconds = loaded.build_seconds
         # A fresh build that linked an earlier build's FFI wrapper object (same signatures, flags
         # and headers; only kernel bodies changed) instead of compiling it again.
-        self.wrapper_reused = bool(loaded.get("wrapper_reused", False))
-        self.specs = {spec["name"]: spec for spec in loaded["specs"]}
+        self.wrapper_reused = loaded.wrapper_reused
+        specs = loaded.specs
+        self.specs = {spec.name: spec for spec in specs}
         self.functions: dict[str, KernelFunction] = {}
-        for spec in loaded["specs"]:
+        for spec in specs:
             fn = KernelFunction(
-                name, f"{target_prefix}.{spec['name']}", spec, vmap_method, platform
+                self.name,
+                f"{self.target_prefix}.{spec.name}",
+                spec,
+                request.vmap_method,
+                self.platform,
             )
-            self.functions[spec["name"]] = fn
+            self.functions[spec.name] = fn
             # A function called `path`, `key`, `name`, ... must not replace the module's own
             # attribute (a silently wrong mod.path); it stays reachable as mod["path"].
-            if not hasattr(self, spec["name"]):
-                setattr(self, spec["name"], fn)
+            if not hasattr(self, spec.name):
+                setattr(self, spec.name, fn)
 
     @property
     def function_names(self) -> list[str]:

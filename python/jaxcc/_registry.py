@@ -14,7 +14,11 @@ _lock = threading.Lock()
 _registered: dict[tuple[str, str], str] = {}  # (target, platform) -> cache key
 
 
-def register_target(target: str, capsule, platform: str, key: str, module_name: str) -> None:
+def register_target(
+    target: str, capsule, platform: str, key: str, module_name: str, *, replace: bool = False
+) -> None:
+    """`replace` is brainevent's flag: it changes only the wording of the refusal, because no
+    flag can make XLA swap a handler that compiled programs may already point at."""
     import jax
 
     with _lock:
@@ -22,11 +26,14 @@ def register_target(target: str, capsule, platform: str, key: str, module_name: 
         if previous == key:
             return
         if previous is not None:
+            reason = "XLA cannot replace a registered handler"
+            if replace:
+                reason += ", so replace=True cannot either"
             raise RegistrationError(
                 f"FFI target '{target}' ({platform}) is already registered with different code "
-                f"in this process, and XLA cannot replace a registered handler. Load the changed "
-                f"module under another name (e.g. name='{module_name}_v2') or pass "
-                f"target_prefix='...' to register its functions under new target names."
+                f"in this process, and {reason}. Load the changed module under another name (e.g. "
+                f"name='{module_name}_v2') or pass target_prefix='...' to register its functions "
+                f"under new target names."
             )
         jax.ffi.register_ffi_target(target, capsule, platform=platform)
         _registered[(target, platform)] = key

@@ -81,7 +81,7 @@ int CacheDir::RemoveOrphans(const std::optional<std::string>& name, bool failed_
 }
 
 Result<int> CacheDir::Clear(const std::optional<std::string>& name) const {
-  if (name) JAXCC_RETURN_IF_ERROR(CheckModuleName(*name));
+  if (name) JAXCC_RETURN_IF_ERROR(ValidateModuleName(*name, "module name"));
   int removed = 0;
   for (const std::string& dir_name : ListDir(root_)) {
     auto module = ModuleOfEntryDir(dir_name);

@@ -60,7 +60,7 @@ std::string CacheDir::LockPath(const std::string& name, const std::string& key) 
 
 std::optional<Entry> CacheDir::Lookup(const std::string& name, const std::string& key,
                                       LookupMiss* miss_reason) const {
-  if (!CheckModuleName(name).ok() || key.size() < kEntryKeyChars) {
+  if (!ValidateModuleName(name, "module name").ok() || key.size() < kEntryKeyChars) {
     return Miss(LookupMiss::kAbsent, miss_reason);
   }
   Entry entry;
@@ -107,7 +107,7 @@ Status CacheDir::CheckEntryIsTrusted(const std::string& name, const std::string&
 }
 
 Result<std::string> CacheDir::MakeBuildDir(const std::string& name) const {
-  JAXCC_RETURN_IF_ERROR(CheckModuleName(name));
+  JAXCC_RETURN_IF_ERROR(ValidateModuleName(name, "module name"));
   std::string build_root = JoinPath(root_, ".build");
   Status made = MakeDirs(build_root, 0700);
   if (!made.ok()) return CacheWriteError(root_, made.error());

@@ -250,7 +250,7 @@ TEST_F(CacheDirTest, PublishErrors) {
   for (const std::string& name : {std::string("a/b"), std::string(".hidden"), std::string()}) {
     auto bad = cache.Publish(name, kKey, MakeLibrary("x"), Manifest{});
     ASSERT_FALSE(bad.ok()) << name;
-    EXPECT_EQ(bad.error().kind, ErrorKind::kCache);
+    EXPECT_EQ(bad.error().kind, ErrorKind::kSpec);
   }
   EXPECT_FALSE(StatPath(root()).exists);  // nothing created for a failed publish
   // A file where the root should be.

@@ -80,7 +80,7 @@ void RemoveStaleTempFiles(const std::string& dir) {
 
 Result<Entry> CacheDir::Publish(const std::string& name, const std::string& key,
                                 const std::string& built_library, Manifest manifest) const {
-  JAXCC_RETURN_IF_ERROR(CheckModuleName(name));
+  JAXCC_RETURN_IF_ERROR(ValidateModuleName(name, "module name"));
   if (key.size() < kEntryKeyChars) {
     return MakeError(ErrorKind::kCache, "invalid cache key '" + key + "' (too short)");
   }

@@ -28,14 +28,35 @@ bool StartsWith(const std::string& text, const std::string& prefix) {
 
 }  // namespace
 
-Status CheckModuleName(const std::string& name) {
-  if (!name.empty() && name[0] != '.' && name.find('/') == std::string::npos &&
-      name.find('\0') == std::string::npos) {
-    return OkStatus();
+Status ValidateModuleName(const std::string& name, const char* what) {
+  bool ok = !name.empty() && name.size() <= kMaxModuleNameChars &&
+            (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_');
+  for (char c : name) {
+    ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.');
   }
-  return MakeError(ErrorKind::kCache, "invalid module name '" + name +
-                                          "' for the cache: it must be non-empty, must not "
-                                          "start with '.' and must not contain '/'");
+  if (ok && name.find("..") == std::string::npos) return OkStatus();
+  return MakeError(ErrorKind::kSpec,
+                   std::string("invalid ") + what + " '" + name +
+                       "': it names files and FFI targets, so it must start with a letter or '_' "
+                       "and contain only letters, digits, '_', '-' and '.' (at most 128 "
+                       "characters). Pick a name such as 'my_kernels'.");
+}
+
+std::string ModuleNameFromPath(const std::string& path) {
+  std::string stem = path.substr(path.find_last_of('/') + 1);
+  size_t dot = stem.find_last_of('.');
+  if (dot != std::string::npos && dot > 0) stem.resize(dot);
+  std::string name;
+  for (char c : stem) {
+    bool keep = std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+    name += keep ? c : '_';
+  }
+  if (name.empty()) name = "module";
+  // "2024_ops.cc", ".hidden.cc": a name must start with a letter or '_'.
+  if (!std::isalpha(static_cast<unsigned char>(name[0])) && name[0] != '_') name = "_" + name;
+  while (name.find("..") != std::string::npos) name.replace(name.find(".."), 2, "._");
+  if (name.size() > kMaxModuleNameChars) name.resize(kMaxModuleNameChars);
+  return name;
 }
 
 std::string EntryDirName(const std::string& name, const std::string& key) {
@@ -51,7 +72,7 @@ std::optional<std::string> ModuleOfEntryDir(const std::string& dir_name) {
   size_t dash = dir_name.size() - kEntryKeyChars - 1;
   std::string module = dir_name.substr(0, dash);
   if (dir_name[dash] != '-' || !IsLowerHex(dir_name.substr(dash + 1)) ||
-      !CheckModuleName(module).ok()) {
+      !ValidateModuleName(module, "module name").ok()) {
     return std::nullopt;
   }
   return module;
@@ -69,7 +90,8 @@ std::optional<ParsedBuildDir> ParseBuildDirName(const std::string& dir_name) {
   std::string pid_text = dir_name.substr(pid_dash + 1, random_dash - pid_dash - 1);
   std::string module = dir_name.substr(0, pid_dash);
   if (!IsDigits(pid_text) || pid_text.size() > 10 ||
-      !IsLowerHex(dir_name.substr(random_dash + 1)) || !CheckModuleName(module).ok()) {
+      !IsLowerHex(dir_name.substr(random_dash + 1)) ||
+      !ValidateModuleName(module, "module name").ok()) {
     return std::nullopt;
   }
   long long pid = std::strtoll(pid_text.c_str(), nullptr, 10);

@@ -17,10 +17,16 @@ inline constexpr size_t kEntryKeyChars = 24;
 /// Hex characters of the library's SHA-256 in its file name.
 inline constexpr size_t kLibraryHashChars = 12;
 
-/// Rejects (ErrorKind::kCache) a module name that could escape or hide inside the cache
-/// directory: empty, containing '/' or NUL, or starting with '.'. Callers validate names more
-/// strictly before; this is the cache's own guard.
-Status CheckModuleName(const std::string& name);
+inline constexpr size_t kMaxModuleNameChars = 128;
+
+/// The one rule for module names and target prefixes (ErrorKind::kSpec, `what` names the thing):
+/// they name files in the cache and FFI targets, so they start with a letter or '_', hold only
+/// letters, digits, '_', '-' and '.', never "..", and have at most 128 characters.
+Status ValidateModuleName(const std::string& name, const char* what);
+
+/// A valid module name made from a file or directory path: its stem with every other character
+/// replaced by '_', prefixed with '_' where it does not start with a letter, clipped to 128.
+std::string ModuleNameFromPath(const std::string& path);
 
 /// "<name>-<first 24 hex of key>".
 std::string EntryDirName(const std::string& name, const std::string& key);

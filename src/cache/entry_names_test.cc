@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 namespace jaxcc::cache {
 namespace {
 
@@ -43,12 +45,31 @@ TEST(EntryNames, TempFilesNeverMatchRealFiles) {
   EXPECT_FALSE(IsTempFileName("x.tmp-y.0123456789ab.so"));  // a module named "x.tmp-y"
 }
 
-TEST(EntryNames, CheckModuleName) {
-  EXPECT_TRUE(CheckModuleName("ok_name-1.2").ok());
-  EXPECT_FALSE(CheckModuleName("").ok());
-  EXPECT_FALSE(CheckModuleName("a/b").ok());
-  EXPECT_FALSE(CheckModuleName("..").ok());
-  EXPECT_FALSE(CheckModuleName(std::string("a\0b", 3)).ok());
+TEST(EntryNames, ValidateModuleName) {
+  EXPECT_TRUE(ValidateModuleName("ok_name-1.2", "module name").ok());
+  EXPECT_TRUE(ValidateModuleName("_private", "module name").ok());
+  for (std::string bad : {std::string(""), std::string("a/b"), std::string(".."),
+                          std::string("a\0b", 3), std::string("1mod"), std::string("my module"),
+                          std::string("a..b"), std::string(129, 'a')}) {
+    Status status = ValidateModuleName(bad, "target_prefix");
+    ASSERT_FALSE(status.ok()) << bad;
+    EXPECT_EQ(status.error().kind, ErrorKind::kSpec);
+    EXPECT_NE(status.error().message.find("invalid target_prefix"), std::string::npos);
+  }
+}
+
+TEST(EntryNames, ModuleNameFromPathIsAlwaysValid) {
+  EXPECT_EQ(ModuleNameFromPath("/src/my_ops.cc"), "my_ops");
+  EXPECT_EQ(ModuleNameFromPath("/src/2024 ops.cu"), "_2024_ops");
+  EXPECT_EQ(ModuleNameFromPath("/src/.hidden.cc"), "_.hidden");
+  EXPECT_EQ(ModuleNameFromPath("/src/kernels"), "kernels");
+  EXPECT_EQ(ModuleNameFromPath("/src/m\xc3\xbc"
+                               "d.cc"),
+            "m__d");
+  for (const std::string& path : std::vector<std::string>{"/x/", "/x/..cc", "/x/a..b.cc",
+                                                          "/x/" + std::string(300, 'z') + ".cc"}) {
+    EXPECT_TRUE(ValidateModuleName(ModuleNameFromPath(path), "module name").ok()) << path;
+  }
 }
 
 }  // namespace

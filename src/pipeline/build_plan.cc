@@ -40,18 +40,18 @@ std::string KernelFile(const LoadRequest& request, size_t index) {
 
 // nvcc: the host compiler jaxcc chose (-ccbin) so host and device objects agree on the ABI;
 // position-independent, hidden symbols, like the host translation units.
-std::vector<std::string> NvccFlags(const LoadRequest& request, const toolchain::HostCompiler& host,
-                                   const CudaToolchain& cuda) {
+std::vector<std::string> NvccFlags(const LoadRequest& request, const BuildEnvironment& env,
+                                   const toolchain::HostCompiler& host, const CudaToolchain& cuda) {
   std::string level = std::to_string(request.optimization_level);
   std::vector<std::string> flags = {
       "-std=c++17", "-O" + level, "-Xptxas=-O" + level,
       "-ccbin",     host.path,    "-Xcompiler=-fPIC,-fvisibility=hidden"};
   Append(flags, toolchain::GencodeFlags(cuda.archs));
-  if (request.use_fast_math) flags.push_back("--use_fast_math");
-  Append(flags, {"-isystem", request.jaxcc_include_dir});
+  if (request.cuda.use_fast_math) flags.push_back("--use_fast_math");
+  Append(flags, {"-isystem", env.jaxcc_include_dir});
   for (const std::string& dir : request.source_dirs) Append(flags, {"-I", dir});
   for (const std::string& dir : request.extra_include_paths) Append(flags, {"-I", dir});
-  Append(flags, request.extra_cuda_cflags);
+  Append(flags, request.cuda.extra_cflags);
   return flags;
 }
 
@@ -73,20 +73,20 @@ std::vector<std::string> CudaLinkFlags(const CudaToolchain& cuda) {
 
 }  // namespace
 
-BuildPlan MakeBuildPlan(const LoadRequest& request, const toolchain::HostCompiler& compiler,
-                        const CudaToolchain* cuda) {
+BuildPlan MakeBuildPlan(const LoadRequest& request, const BuildEnvironment& env,
+                        const toolchain::HostCompiler& compiler, const CudaToolchain* cuda) {
   BuildPlan plan;
   bool is_cuda = request.platform == "cuda" && cuda != nullptr;
   // User code: jaxcc's headers as a system directory (not tracked per file: they are in the
   // header digest), the user's own directories as -I so depfiles record them.
   plan.user_flags = CommonFlags(UserOptimization(request));
-  plan.user_flags.insert(plan.user_flags.end(), {"-isystem", request.jaxcc_include_dir});
+  plan.user_flags.insert(plan.user_flags.end(), {"-isystem", env.jaxcc_include_dir});
   for (const std::string& dir : request.source_dirs) Append(plan.user_flags, {"-I", dir});
   for (const std::string& dir : request.extra_include_paths) Append(plan.user_flags, {"-I", dir});
   if (is_cuda) {
     // Host-side .cc files of a CUDA module may call the runtime API.
     Append(plan.user_flags, {"-isystem", JoinPath(cuda->nvcc.cuda_home, "include")});
-    plan.cuda_flags = NvccFlags(request, compiler, *cuda);
+    plan.cuda_flags = NvccFlags(request, env, compiler, *cuda);
   }
   Append(plan.user_flags, request.extra_cflags);
 
@@ -96,7 +96,7 @@ BuildPlan MakeBuildPlan(const LoadRequest& request, const toolchain::HostCompile
   // (benchmarks/bench_wrapper_opt.py). The user's level only decides between -O0 and -O1.
   plan.wrapper_flags = CommonFlags(request.optimization_level > 0 ? "-O1" : "-O0");
   Append(plan.wrapper_flags,
-         {"-DNDEBUG", "-isystem", request.ffi_include_dir, "-isystem", request.jaxcc_include_dir});
+         {"-DNDEBUG", "-isystem", env.ffi_include_dir, "-isystem", env.jaxcc_include_dir});
 
   for (size_t i = 0; i < request.sources.size(); ++i) {
     build::CompileStep step{KernelFile(request, i), "kernel_" + std::to_string(i) + ".o", {}};
@@ -138,7 +138,7 @@ std::vector<std::pair<std::string, std::string>> GenerateSources(
   codegen::WrapperOptions options;
   options.module_name = request.name;
   options.platform = request.platform;
-  options.allow_cuda_graph = request.allow_cuda_graph;
+  options.allow_cuda_graph = request.cuda.allow_cuda_graph;
   files.emplace_back(kWrapperSource, codegen::GenerateFfiWrapper(specs, options));
   return files;
 }

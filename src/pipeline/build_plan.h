@@ -33,7 +33,8 @@ struct CudaToolchain {
 /// `cuda` is required for platform "cuda" and ignored otherwise. For CUDA, sources whose label
 /// ends in .cc/.cpp/.cxx go to the host compiler (with the CUDA headers on the include path),
 /// every other source to nvcc; the FFI wrapper always goes to the host compiler.
-BuildPlan MakeBuildPlan(const LoadRequest& request, const toolchain::HostCompiler& compiler,
+BuildPlan MakeBuildPlan(const LoadRequest& request, const BuildEnvironment& env,
+                        const toolchain::HostCompiler& compiler,
                         const CudaToolchain* cuda = nullptr);
 
 /// The generated translation units (file name, text), one per source plus the FFI wrapper, named

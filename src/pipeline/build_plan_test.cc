@@ -16,16 +16,21 @@ LoadRequest CpuRequest(int optimization_level) {
   request.name = "plan_test";
   request.platform = "cpu";
   request.optimization_level = optimization_level;
-  request.jaxcc_include_dir = "/jaxcc/include";
-  request.ffi_include_dir = "/jaxlib/include";
   request.sources.push_back({"<inline>", "void f() {}"});
   return request;
+}
+
+BuildEnvironment Env() {
+  BuildEnvironment env;
+  env.jaxcc_include_dir = "/jaxcc/include";
+  env.ffi_include_dir = "/jaxlib/include";
+  return env;
 }
 
 toolchain::HostCompiler FakeCompiler() { return {{"/usr/bin/g++"}, "/usr/bin/g++", "g++ 12"}; }
 
 TEST(BuildPlanTest, UserCodeFollowsTheRequestedLevelTheWrapperIsBuiltLight) {
-  BuildPlan plan = MakeBuildPlan(CpuRequest(3), FakeCompiler());
+  BuildPlan plan = MakeBuildPlan(CpuRequest(3), Env(), FakeCompiler());
   EXPECT_TRUE(Has(plan.user_flags, "-O3"));
   EXPECT_TRUE(Has(plan.wrapper_flags, "-O1"));
   EXPECT_FALSE(Has(plan.wrapper_flags, "-O3"));
@@ -36,14 +41,14 @@ TEST(BuildPlanTest, UserCodeFollowsTheRequestedLevelTheWrapperIsBuiltLight) {
 }
 
 TEST(BuildPlanTest, LevelZeroKeepsEverythingUnoptimisedForDebugging) {
-  BuildPlan plan = MakeBuildPlan(CpuRequest(0), FakeCompiler());
+  BuildPlan plan = MakeBuildPlan(CpuRequest(0), Env(), FakeCompiler());
   EXPECT_TRUE(Has(plan.user_flags, "-O0"));
   EXPECT_TRUE(Has(plan.wrapper_flags, "-O0"));
   EXPECT_FALSE(Has(plan.wrapper_flags, "-O1"));
 }
 
 TEST(BuildPlanTest, OnlyTheWrapperSeesXlaHeaders) {
-  BuildPlan plan = MakeBuildPlan(CpuRequest(2), FakeCompiler());
+  BuildPlan plan = MakeBuildPlan(CpuRequest(2), Env(), FakeCompiler());
   EXPECT_TRUE(Has(plan.wrapper_flags, "/jaxlib/include"));
   EXPECT_FALSE(Has(plan.user_flags, "/jaxlib/include"));
   EXPECT_TRUE(Has(plan.user_flags, "-O2"));

@@ -11,12 +11,9 @@
 namespace jaxcc::pipeline {
 
 /// Errors keep their stage's kind (kSpec, kSignature, kToolchain, kCompile, kCache, kLoad).
-Result<LoadedModule> LoadModule(const LoadRequest& request);
+Result<LoadedModule> LoadModule(const LoadRequest& request, const BuildEnvironment& env);
 
 /// $JAXCC_CACHE_MAX_BYTES parsed (unset: cache::kDefaultMaxCacheBytes; 0: no cap).
 Result<std::int64_t> CacheMaxBytes();
-
-/// Validates a module name or target prefix: it becomes part of file names and FFI target names.
-Status ValidateModuleName(const std::string& name, const char* what);
 
 }  // namespace jaxcc::pipeline

@@ -1,4 +1,9 @@
 // The input and output of one module load, as the Python layer hands it to the core.
+//
+// A load has two inputs of different nature. `LoadRequest` says what to build and how to
+// register it: it decides the result, so the Python layer freezes it and uses it as the key of
+// its in-process table. `BuildEnvironment` says where this process finds things and how to run
+// the build: it changes no result (the cache key covers the tools themselves).
 #pragma once
 
 #include <functional>
@@ -10,8 +15,23 @@
 
 #include "argspec/function_spec.h"
 #include "signature/resolve.h"
+#include "util/result.h"
 
 namespace jaxcc::pipeline {
+
+/// The `vmap_method`s jax.ffi.ffi_call accepts; a module's functions are called with one of them.
+inline constexpr const char* kVmapMethods[] = {"sequential", "sequential_unrolled", "expand_dims",
+                                               "broadcast_all"};
+inline constexpr int kMinOptimizationLevel = 0;
+inline constexpr int kMaxOptimizationLevel = 3;
+
+/// Options of platform "cuda" (ignored on "cpu").
+struct CudaOptions {
+  std::vector<std::string> archs;  ///< compute_capability as the user gave it ("8.0", "sm_90a")
+  std::vector<std::string> extra_cflags;
+  bool use_fast_math = false;
+  bool allow_cuda_graph = true;
+};
 
 struct LoadRequest {
   std::string name;
@@ -25,24 +45,35 @@ struct LoadRequest {
   std::vector<std::string> source_dirs;
   int optimization_level = 3;
   std::string build_directory;  ///< user-chosen build dir (kept, incremental); "" = private temp
-  bool verbose = false;
-  bool force_rebuild = false;
-  int ninja_workers = 0;
   std::string cache_dir;
+  CudaOptions cuda;
+  // How the Python layer registers and calls the result; validated here so the rules have one
+  // owner, not used by the build.
+  std::optional<std::string> target_prefix;  ///< nullopt = the module name
+  std::string vmap_method = "sequential";
+  bool auto_register = true;
+};
+
+/// Where this process finds headers and tools, and how to run the build.
+struct BuildEnvironment {
   std::string jaxcc_include_dir;
   std::string ffi_include_dir;
   std::vector<std::string> ninja_search_dirs;
-  double build_timeout_seconds = 600;
-  std::function<void(std::string_view)> on_output;  ///< verbose build output, live
-
-  // CUDA only (platform "cuda").
-  std::vector<std::string> cuda_archs;           ///< compute_capability as the user gave it
+  std::vector<std::string> nvcc_search_dirs;     ///< bin directories of pip's NVIDIA CUDA wheels
   std::vector<std::string> detected_cuda_archs;  ///< compute capabilities of the GPUs JAX sees
-  std::vector<std::string> extra_cuda_cflags;
-  std::vector<std::string> nvcc_search_dirs;  ///< bin directories of pip's NVIDIA CUDA wheels
-  bool use_fast_math = false;
-  bool allow_cuda_graph = true;
+  double build_timeout_seconds = 600;
+  bool verbose = false;
+  bool force_rebuild = false;
+  int ninja_workers = 0;                            ///< 0 = one job per core
+  std::function<void(std::string_view)> on_output;  ///< verbose build output, live
 };
+
+/// Checks every rule of a request that needs no file system or toolchain: the module name and
+/// target prefix, the platform, the optimization level and the vmap method. ErrorKind::kSpec.
+Status ValidateRequest(const LoadRequest& request);
+
+/// The prefix of the FFI target names: target_prefix, or the module name when there is none.
+const std::string& TargetPrefix(const LoadRequest& request);
 
 struct LoadedModule {
   std::string library_path;

@@ -27,20 +27,9 @@ std::string EnvOr(const char* name, const char* fallback) {
   return value ? value : fallback;
 }
 
-Result<std::string> ReadVersion(const std::string& path, const std::string& memo_path) {
-  std::string identity = ExecutableIdentity(path);
-  if (auto known = LookupVersion(memo_path, identity)) return *known;
-  ProcessOptions options;
-  options.timeout_seconds = 30;
-  auto run = RunProcess({path, "--version"}, options);
-  if (!run.ok() || run->exit_code != 0) {
-    return MakeError(ErrorKind::kToolchain,
-                     "'" + path + " --version' failed" +
-                         (run.ok() ? ":\n" + run->output : ": " + run.error().message));
-  }
-  std::string first_line = run->output.substr(0, run->output.find('\n'));
-  RememberVersion(memo_path, identity, first_line);
-  return first_line;
+// The compiler's first line names it and its version ("g++ (Debian 12.2.0-14) 12.2.0").
+Result<std::string> FirstLine(const std::string& output) {
+  return output.substr(0, output.find('\n'));
 }
 
 }  // namespace
@@ -74,7 +63,7 @@ Result<HostCompiler> FindHostCompiler(const std::string& memo_path) {
       tried.push_back("  x " + label + ": not found");
       continue;
     }
-    auto version = ReadVersion(compiler, memo_path);
+    auto version = ProbeVersion(compiler, memo_path, FirstLine);
     if (!version.ok()) {
       tried.push_back("  x " + label + ": " + version.error().message);
       continue;

@@ -22,26 +22,14 @@ std::string Env(const char* name) {
 
 // The line of `nvcc --version` that names the release, e.g.
 // "Cuda compilation tools, release 13.0, V13.0.48".
-Result<std::string> ReadRelease(const std::string& path, const std::string& memo_path) {
-  std::string identity = ExecutableIdentity(path);
-  if (auto known = LookupVersion(memo_path, identity)) return *known;
-  ProcessOptions options;
-  options.timeout_seconds = 30;
-  auto run = RunProcess({path, "--version"}, options);
-  if (!run.ok()) return run.error();
-  if (run->exit_code != 0) {
-    return MakeError(ErrorKind::kToolchain,
-                     "`" + path + " --version` exited with " + std::to_string(run->exit_code));
-  }
-  size_t at = run->output.find("release ");
+Result<std::string> ReleaseLine(const std::string& output) {
+  size_t at = output.find("release ");
   if (at == std::string::npos) {
-    return MakeError(ErrorKind::kToolchain, "`" + path + " --version` printed no release line");
+    return MakeError(ErrorKind::kToolchain, "`nvcc --version` printed no release line");
   }
-  size_t start = run->output.rfind('\n', at);
+  size_t start = output.rfind('\n', at);
   start = start == std::string::npos ? 0 : start + 1;
-  std::string line = run->output.substr(start, run->output.find('\n', at) - start);
-  RememberVersion(memo_path, identity, line);
-  return line;
+  return output.substr(start, output.find('\n', at) - start);
 }
 
 }  // namespace
@@ -72,7 +60,7 @@ Result<Nvcc> FindNvcc(const std::vector<std::string>& wheel_dirs, const std::str
       tried += "  x " + label + (path.empty() ? "" : " (" + path + ")") + ": not found\n";
       continue;
     }
-    auto release = ReadRelease(path, memo_path);
+    auto release = ProbeVersion(path, memo_path, ReleaseLine);
     if (!release.ok()) {
       tried += "  x " + label + " (" + path + "): " + release.error().message + "\n";
       continue;

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "util/fs.h"
+#include "util/subprocess.h"
 
 namespace jaxcc::toolchain {
 
@@ -38,6 +39,26 @@ void RememberVersion(const std::string& memo_path, const std::string& identity,
   memo[identity] = version;
   if (!MakeDirs(DirName(memo_path), 0700).ok()) return;
   (void)WriteFileAtomic(memo_path, memo.dump(1), 0600);
+}
+
+Result<std::string> ProbeVersion(const std::string& path, const std::string& memo_path,
+                                 const VersionLinePicker& pick) {
+  std::string identity = ExecutableIdentity(path);
+  if (auto known = LookupVersion(memo_path, identity)) return *known;
+  ProcessOptions options;
+  options.timeout_seconds = 30;
+  auto run = RunProcess({path, "--version"}, options);
+  if (!run.ok() || run->exit_code != 0) {
+    return MakeError(
+        ErrorKind::kToolchain,
+        "'" + path + " --version' failed" +
+            (run.ok() ? " (exit " + std::to_string(run->exit_code) + "):\n" + run->output
+                      : ": " + run.error().message));
+  }
+  auto line = pick(run->output);
+  if (!line.ok()) return line.error();
+  RememberVersion(memo_path, identity, *line);
+  return *line;
 }
 
 }  // namespace jaxcc::toolchain

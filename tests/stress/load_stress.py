@@ -60,13 +60,13 @@ SAME_MODULE_CHILD = textwrap.dedent(
             elapsed = time.perf_counter() - begin
             ok = [float(v) for v in y] == [7.0 * i for i in range(8)]
             with lock:
-                report["loads"] += 1
-                report["built"] += 0 if module.cache_hit else 1
-                report["correct"] += 1 if ok else 0
-                report["seconds"].append(elapsed)
+                report.loads += 1
+                report.built += 0 if module.cache_hit else 1
+                report.correct += 1 if ok else 0
+                report.seconds.append(elapsed)
         except Exception as e:  # reported, not lost with the thread
             with lock:
-                report["errors"].append(f"{type(e).__name__}: {e}")
+                report.errors.append(f"{type(e).__name__}: {e}")
 
     pool = [threading.Thread(target=load) for _ in range(threads)]
     for t in pool: t.start()
@@ -275,11 +275,11 @@ def many_entries(args, cache: str, scratch: str) -> dict:
     entries_after_build = len(_core.cache_list(cache))
 
     # LRU prune down to half the bytes: the entries just used must survive.
-    total = sum(row["bytes"] for row in _core.cache_list(cache))
+    total = sum(row.bytes for row in _core.cache_list(cache))
     begin = time.perf_counter()
     report = _core.cache_prune(cache, total // 2, None)
     prune_seconds = time.perf_counter() - begin
-    survivors = {os.path.basename(row["dir"]) for row in _core.cache_list(cache)}
+    survivors = {os.path.basename(row.dir) for row in _core.cache_list(cache)}
     recent = {d for d in os.listdir(cache) if d.startswith("stress_entries_")}
     hit_again, hit_again_ok, _ = timed_load(cache, f"stress_entries_new_{salt}", 5, salt)
     return {
@@ -293,7 +293,7 @@ def many_entries(args, cache: str, scratch: str) -> dict:
         "cold_build_ok": new_ok and not new_hit,
         "cold_build_seconds": round(cold_seconds, 2),
         "entries_after_build": entries_after_build,
-        "prune_removed": report["entries_removed"],
+        "prune_removed": report.entries_removed,
         "prune_seconds": round(prune_seconds, 3),
         "recent_entries_survived_prune": len(recent) == 2 and recent <= survivors,
         "hit_after_prune": hit_again and hit_again_ok,

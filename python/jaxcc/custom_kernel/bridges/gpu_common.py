@@ -27,9 +27,9 @@ def parse_cc(value, who: str) -> tuple[int, int]:
 
 def gpu_capabilities() -> list[tuple[int, int]]:
     """(major, minor) of every GPU JAX sees, sorted, without repeats; [] without a GPU."""
-    from ..._loading import _jax_gpu_archs
+    from ..._discovery import jax_gpu_archs
 
-    return sorted({tuple(int(p) for p in a.split(".")) for a in _jax_gpu_archs()})
+    return sorted({tuple(int(p) for p in a.split(".")) for a in jax_gpu_archs()})
 
 
 def oldest_gpu_cc(who: str) -> tuple[int, int]:
@@ -46,9 +46,9 @@ def oldest_gpu_cc(who: str) -> tuple[int, int]:
 
 def require_gpu_backend(who: str) -> None:
     """Raised at trace time: the launcher is built, but XLA has no CUDA platform to run it on."""
-    from ..._module import _gpu_backend_present
+    from ..._discovery import gpu_backend_present
 
-    if not _gpu_backend_present():
+    if not gpu_backend_present():
         raise DeviceError(
             f"{who}: the kernel is built, but this process has no GPU backend to run it on; "
             "install a CUDA-enabled jaxlib (pip install 'jax[cuda13]') on a machine with an "

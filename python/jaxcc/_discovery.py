@@ -1,0 +1,107 @@
+"""Finding what a build needs in this process: jaxcc's kernel headers, ninja, pip's nvcc wheels,
+the GPUs JAX sees, and the BuildEnvironment the core builds with. Nothing here decides a result
+(the cache key covers the tools themselves), so none of it is in the in-process table key."""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+import sys
+
+from . import _core
+from .errors import SpecError
+
+
+def include_dir() -> str:
+    """Directory holding jaxcc's kernel headers (jaxcc/jaxcc.h, brainevent/common.h).
+
+    The headers are installed beside the compiled extension; in an editable install that is the
+    build's site-packages copy while the .py files stay in the checkout, so look there first."""
+    return os.path.join(os.path.dirname(os.path.abspath(_core.__file__)), "include")
+
+
+@functools.lru_cache(maxsize=1)
+def ninja_search_dirs() -> list[str]:
+    """The `ninja` wheel keeps its binary in ninja/data/bin; found without importing the package."""
+    dirs = []
+    spec = importlib.util.find_spec("ninja")
+    if spec is not None and spec.origin:
+        dirs.append(os.path.join(os.path.dirname(spec.origin), "data", "bin"))
+    dirs.append(os.path.dirname(sys.executable))
+    return dirs
+
+
+def nvcc_wheel_dirs() -> list[str]:
+    """bin directories of pip's NVIDIA CUDA compiler wheels (nvidia-cuda-nvcc-cu12/13)."""
+    spec = importlib.util.find_spec("nvidia")
+    if spec is None or not spec.submodule_search_locations:
+        return []
+    dirs = []
+    for base in spec.submodule_search_locations:
+        for sub in ("cuda_nvcc/bin", "cu13/bin", "cu12/bin"):
+            candidate = os.path.join(base, sub)
+            if os.path.isdir(candidate):
+                dirs.append(candidate)
+    return dirs
+
+
+def jax_gpu_archs() -> list[str]:
+    """Compute capabilities of every GPU JAX sees ("9.0"), or [] without a GPU backend."""
+    import jax
+
+    try:
+        devices = jax.devices("gpu")
+    except RuntimeError:
+        return []
+    return sorted({str(d.compute_capability) for d in devices if hasattr(d, "compute_capability")})
+
+
+@functools.lru_cache(maxsize=1)
+def gpu_backend_present() -> bool:
+    """Whether JAX has a GPU backend in this process (asked once)."""
+    import jax
+
+    try:
+        return bool(jax.devices("gpu"))
+    except RuntimeError:
+        return False
+
+
+def build_timeout() -> float:
+    """$JAXCC_BUILD_TIMEOUT in seconds (default 600)."""
+    text = os.environ.get("JAXCC_BUILD_TIMEOUT", "600")
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = float("nan")
+    if not 0 < seconds <= 1e6:  # NaN fails too
+        raise SpecError(
+            f"JAXCC_BUILD_TIMEOUT={text!r} is not a build time limit: set it to a number of "
+            "seconds between 0 and 1e6 (default 600), or unset it"
+        )
+    return seconds
+
+
+def build_environment(
+    request, *, verbose: bool, force_rebuild: bool, ninja_workers: int
+) -> _core.BuildEnvironment:
+    """Everything the core needs beyond the request; imports jax (only on a table miss)."""
+    import jax
+
+    detected = []
+    cuda = request.platform == "cuda"
+    # Only asked when nothing more explicit names an architecture.
+    if cuda and not request.cuda_archs and not os.environ.get("JAXCC_CUDA_ARCH"):
+        detected = jax_gpu_archs()
+    return _core.BuildEnvironment(
+        jaxcc_include_dir=include_dir(),
+        ffi_include_dir=jax.ffi.include_dir(),
+        ninja_search_dirs=ninja_search_dirs(),
+        nvcc_search_dirs=nvcc_wheel_dirs() if cuda else [],
+        detected_cuda_archs=detected,
+        build_timeout_seconds=build_timeout(),
+        verbose=verbose,
+        force_rebuild=force_rebuild,
+        ninja_workers=ninja_workers,
+    )

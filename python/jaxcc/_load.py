@@ -1,0 +1,76 @@
+"""One load, start to finish: in-process table, the core's build-or-fetch, logging, registering
+the handlers with JAX, and the CompiledModule the loaders return."""
+
+from __future__ import annotations
+
+import logging
+import sys
+import warnings
+
+from . import _core, _discovery, _loaded_table, _registry
+from ._module import CompiledModule
+from ._options import RunOptions
+from ._progress import BuildProgress
+from .errors import CacheWarning
+
+logger = logging.getLogger("jaxcc")
+
+
+def load(request: _core.LoadRequest, options: RunOptions) -> CompiledModule:
+    if not options.force_rebuild:
+        module = _loaded_table.get(request)
+        if module is not None:
+            return module
+    environment = _discovery.build_environment(
+        request,
+        verbose=options.verbose,
+        force_rebuild=options.force_rebuild,
+        ninja_workers=options.ninja_workers,
+    )
+    on_output = (lambda chunk: sys.stderr.write(chunk)) if options.verbose else None
+    with BuildProgress(request.name):
+        loaded = _core.load_module(request, environment, on_output)
+    _log_outcome(request, loaded)
+    module = CompiledModule(request, loaded)
+    if request.auto_register:
+        platform = "cpu" if request.platform == "cpu" else "CUDA"
+        for fn_name in module.function_names:
+            _registry.register_target(
+                f"{request.target_prefix}.{fn_name}",
+                loaded.handler(fn_name),
+                platform,
+                loaded.key,
+                request.name,
+                replace=options.replace,
+            )
+    _loaded_table.put(request, module)
+    return module
+
+
+def _log_outcome(request, loaded) -> None:
+    name = request.name
+    if loaded.cache_hit:
+        logger.info("cache hit: %s (%s)", name, loaded.library_path)
+    else:
+        logger.info(
+            "cache miss (%s): built %s in %.2fs -> %s",
+            loaded.miss_reason,
+            name,
+            loaded.build_seconds,
+            loaded.library_path,
+        )
+        if loaded.evicted_entries:
+            logger.info(
+                "cache size cap: evicted %d least recently used entries", loaded.evicted_entries
+            )
+    if loaded.warning:
+        # stacklevel: _log_outcome (1) -> load (2) -> _loading._load_request (3) -> the public
+        # loader (4) -> the user's line (5).
+        warnings.warn(f"jaxcc: module '{name}': {loaded.warning}", CacheWarning, stacklevel=5)
+    if request.platform == "cuda":
+        logger.info(
+            "CUDA architectures for %s: %s (from %s)",
+            name,
+            ", ".join(f"sm_{a}" for a in loaded.cuda_archs),
+            loaded.cuda_archs_source,
+        )

@@ -1,0 +1,27 @@
+"""The in-process table of loaded modules: loading the same request again in one process returns
+the same CompiledModule after one hash lookup (the request is frozen and hashable)."""
+
+from __future__ import annotations
+
+import threading
+
+_lock = threading.Lock()
+_loaded: dict = {}  # _core.LoadRequest -> CompiledModule
+
+
+def get(request):
+    with _lock:
+        return _loaded.get(request)
+
+
+def put(request, module) -> None:
+    with _lock:
+        _loaded[request] = module
+
+
+def forget(name: str | None) -> None:
+    """Drops the modules named `name` (every module for None), e.g. after their cache entries
+    were cleared, so the next load rebuilds instead of returning a module whose files are gone."""
+    with _lock:
+        for request in [r for r in _loaded if name is None or r.name == name]:
+            del _loaded[request]

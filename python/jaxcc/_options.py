@@ -1,0 +1,125 @@
+"""Building the one typed hand-off to the core: a frozen, hashable `_core.LoadRequest` (also the
+key of the in-process table) from a loader's arguments, plus the per-call run options that change
+no result (verbose, force_rebuild, ninja_workers, replace)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+
+from . import _arguments, _core
+from ._cache_dir import get_cache_dir
+from .errors import SpecError
+
+CPP_OPTIONS = frozenset(
+    {
+        "extra_cflags", "extra_ldflags", "extra_include_paths", "build_directory", "verbose",
+        "force_rebuild", "replace", "auto_register", "target_prefix", "optimization_level",
+        "ninja_workers", "vmap_method",
+    }
+)  # fmt: skip
+CUDA_OPTIONS = CPP_OPTIONS | {
+    "extra_cuda_cflags", "compute_capability", "use_fast_math", "allow_cuda_graph",
+}  # fmt: skip
+
+
+@dataclasses.dataclass(frozen=True)
+class RunOptions:
+    """How to run one load call; never part of what is built."""
+
+    verbose: bool = False
+    force_rebuild: bool = False
+    replace: bool = False
+    ninja_workers: int = 0
+
+
+def _flag(value, name: str, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise SpecError(f"{where}: {name} must be True or False, got {value!r}")
+    return value
+
+
+def run_options(where: str, *, verbose, force_rebuild, replace, ninja_workers) -> RunOptions:
+    return RunOptions(
+        verbose=bool(verbose),
+        force_rebuild=bool(force_rebuild),
+        replace=_flag(replace, "replace", where),
+        ninja_workers=_arguments.ninja_workers(ninja_workers, where),
+    )
+
+
+def make_request(
+    where: str,
+    *,
+    name,
+    platform: str,
+    sources: list[tuple[str, str]],
+    functions,
+    extra_cflags=None,
+    extra_ldflags=None,
+    extra_include_paths=None,
+    source_dirs=(),
+    build_directory=None,
+    target_prefix=None,
+    optimization_level=3,
+    vmap_method="sequential",
+    auto_register=True,
+    compute_capability=None,
+    extra_cuda_cflags=None,
+    use_fast_math=False,
+    allow_cuda_graph=True,
+) -> _core.LoadRequest:
+    """Checks the Python shape of every argument, then builds the request; the core checks the
+    values (name and prefix syntax, optimization level, vmap method) on construction."""
+    if not isinstance(name, str):
+        raise SpecError(f"{where}: name must be a string, got {type(name).__name__}")
+    _arguments.require_utf8(name, f"{where}: name")
+    if target_prefix is not None:
+        if not isinstance(target_prefix, str):
+            raise SpecError(
+                f"{where}: target_prefix must be a string or None, "
+                f"got {type(target_prefix).__name__}"
+            )
+        _arguments.require_utf8(target_prefix, f"{where}: target_prefix")
+    if isinstance(optimization_level, bool) or not isinstance(optimization_level, int):
+        raise SpecError(
+            f"{where}: optimization_level must be 0, 1, 2 or 3, got {optimization_level!r}"
+        )
+    if not isinstance(vmap_method, str):
+        raise SpecError(
+            f"{where}: vmap_method must be one of {_core.VMAP_METHODS}, got {vmap_method!r}"
+        )
+    # The name is checked as itself first, so a bad name is not reported as a bad prefix.
+    _core.validate_name(name, "module name")
+    _arguments.check_sources(sources, where)
+    cuda = None
+    if platform == "cuda":
+        cuda = _core.CudaOptions(
+            archs=_arguments.arch_list(compute_capability, where),
+            extra_cflags=_arguments.string_list(extra_cuda_cflags, "extra_cuda_cflags"),
+            use_fast_math=bool(use_fast_math),
+            allow_cuda_graph=bool(allow_cuda_graph),
+        )
+    try:
+        return _core.LoadRequest(
+            name=name,
+            platform=platform,
+            sources=[_core.SourceFile(label, text) for label, text in sources],
+            functions=_arguments.function_requests(functions, where),
+            extra_cflags=_arguments.string_list(extra_cflags, "extra_cflags"),
+            extra_ldflags=_arguments.string_list(extra_ldflags, "extra_ldflags"),
+            extra_include_paths=[
+                os.path.abspath(p)
+                for p in _arguments.string_list(extra_include_paths, "extra_include_paths")
+            ],
+            source_dirs=list(source_dirs),
+            optimization_level=optimization_level,
+            build_directory=_arguments.build_directory(build_directory, where),
+            cache_dir=get_cache_dir(),
+            cuda=cuda,
+            target_prefix=target_prefix,
+            vmap_method=vmap_method,
+            auto_register=bool(auto_register),
+        )
+    except SpecError as e:
+        raise SpecError(f"{where}: {e}") from None

@@ -1,0 +1,225 @@
+#include "bindings/request_types.h"
+
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <functional>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "bindings/raise_error.h"
+
+namespace nb = nanobind;
+
+namespace jaxcc::bindings {
+namespace {
+
+using pipeline::BuildEnvironment;
+using pipeline::CudaOptions;
+using pipeline::LoadRequest;
+using signature::FunctionRequest;
+using signature::SourceFile;
+using Strings = std::vector<std::string>;
+
+// Every field of a request decides the result, so identity is all of them. One tuple, so that
+// equality and hashing cannot disagree about which fields count.
+auto Identity(const LoadRequest& r) {
+  return std::tie(r.name, r.platform, r.extra_cflags, r.extra_ldflags, r.extra_include_paths,
+                  r.source_dirs, r.optimization_level, r.build_directory, r.cache_dir, r.cuda.archs,
+                  r.cuda.extra_cflags, r.cuda.use_fast_math, r.cuda.allow_cuda_graph,
+                  r.target_prefix, r.vmap_method, r.auto_register);
+}
+
+bool SameSources(const LoadRequest& a, const LoadRequest& b) {
+  if (a.sources.size() != b.sources.size()) return false;
+  for (size_t i = 0; i < a.sources.size(); ++i) {
+    if (a.sources[i].label != b.sources[i].label || a.sources[i].text != b.sources[i].text) {
+      return false;
+    }
+  }
+  if (a.functions.has_value() != b.functions.has_value()) return false;
+  if (!a.functions) return true;
+  if (a.functions->size() != b.functions->size()) return false;
+  for (size_t i = 0; i < a.functions->size(); ++i) {
+    if ((*a.functions)[i].name != (*b.functions)[i].name ||
+        (*a.functions)[i].tokens != (*b.functions)[i].tokens) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void Mix(std::size_t& seed, std::size_t value) {
+  seed ^= value + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2);
+}
+
+void Mix(std::size_t& seed, const std::string& text) { Mix(seed, std::hash<std::string>{}(text)); }
+
+void Mix(std::size_t& seed, const Strings& items) {
+  Mix(seed, items.size());
+  for (const std::string& item : items) Mix(seed, item);
+}
+
+std::size_t HashOf(const LoadRequest& r) {
+  std::size_t seed = 0;
+  Mix(seed, r.name);
+  Mix(seed, r.platform);
+  for (const SourceFile& source : r.sources) {
+    Mix(seed, source.label);
+    Mix(seed, source.text);
+  }
+  Mix(seed, r.functions.has_value() ? r.functions->size() + 1 : 0);
+  if (r.functions) {
+    for (const FunctionRequest& f : *r.functions) {
+      Mix(seed, f.name);
+      if (f.tokens) Mix(seed, *f.tokens);
+    }
+  }
+  for (const Strings* list : {&r.extra_cflags, &r.extra_ldflags, &r.extra_include_paths,
+                              &r.source_dirs, &r.cuda.archs, &r.cuda.extra_cflags}) {
+    Mix(seed, *list);
+  }
+  Mix(seed, static_cast<std::size_t>(r.optimization_level));
+  Mix(seed, r.build_directory);
+  Mix(seed, r.cache_dir);
+  Mix(seed, r.target_prefix.value_or(std::string(1, '\0')));  // NUL: no prefix
+  Mix(seed, r.vmap_method);
+  Mix(seed, (r.cuda.use_fast_math ? 1u : 0u) | (r.cuda.allow_cuda_graph ? 2u : 0u) |
+                (r.auto_register ? 4u : 0u));
+  return seed;
+}
+
+void MakeRequest(FrozenRequest* self, std::string name, std::string platform,
+                 std::vector<SourceFile> sources,
+                 std::optional<std::vector<FunctionRequest>> functions, Strings extra_cflags,
+                 Strings extra_ldflags, Strings extra_include_paths, Strings source_dirs,
+                 int optimization_level, std::string build_directory, std::string cache_dir,
+                 std::optional<CudaOptions> cuda, std::optional<std::string> target_prefix,
+                 std::string vmap_method, bool auto_register) {
+  LoadRequest request;
+  request.name = std::move(name);
+  request.platform = std::move(platform);
+  request.sources = std::move(sources);
+  request.functions = std::move(functions);
+  request.extra_cflags = std::move(extra_cflags);
+  request.extra_ldflags = std::move(extra_ldflags);
+  request.extra_include_paths = std::move(extra_include_paths);
+  request.source_dirs = std::move(source_dirs);
+  request.optimization_level = optimization_level;
+  request.build_directory = std::move(build_directory);
+  request.cache_dir = std::move(cache_dir);
+  if (cuda) request.cuda = std::move(*cuda);
+  request.target_prefix = std::move(target_prefix);
+  request.vmap_method = std::move(vmap_method);
+  request.auto_register = auto_register;
+  Status valid = pipeline::ValidateRequest(request);
+  if (!valid.ok()) RaiseError(valid.error());
+  std::size_t hash = HashOf(request);
+  new (self) FrozenRequest{std::move(request), hash};
+}
+
+void BindSourcesAndFunctions(nb::module_& m) {
+  nb::class_<SourceFile>(m, "SourceFile", "One translation unit: a label for diagnostics, text.")
+      .def(nb::init<std::string, std::string>(), nb::arg("label"), nb::arg("text"))
+      .def_ro("label", &SourceFile::label)
+      .def_ro("text", &SourceFile::text);
+  nb::class_<FunctionRequest>(m, "FunctionRequest",
+                              "An entry of `functions`: a name, with arg_spec tokens or None "
+                              "(infer from the C++ signature).")
+      .def(nb::init<std::string, std::optional<Strings>>(), nb::arg("name"),
+           nb::arg("tokens").none())
+      .def_ro("name", &FunctionRequest::name)
+      .def_ro("tokens", &FunctionRequest::tokens);
+  nb::class_<CudaOptions>(m, "CudaOptions", "Options of platform 'cuda'.")
+      .def(
+          "__init__",
+          [](CudaOptions* self, Strings archs, Strings extra_cflags, bool use_fast_math,
+             bool allow_cuda_graph) {
+            new (self) CudaOptions{std::move(archs), std::move(extra_cflags), use_fast_math,
+                                   allow_cuda_graph};
+          },
+          nb::kw_only(), nb::arg("archs") = Strings(), nb::arg("extra_cflags") = Strings(),
+          nb::arg("use_fast_math") = false, nb::arg("allow_cuda_graph") = true)
+      .def_ro("archs", &CudaOptions::archs)
+      .def_ro("extra_cflags", &CudaOptions::extra_cflags)
+      .def_ro("use_fast_math", &CudaOptions::use_fast_math)
+      .def_ro("allow_cuda_graph", &CudaOptions::allow_cuda_graph);
+}
+
+void BindLoadRequest(nb::module_& m) {
+  nb::class_<FrozenRequest>(m, "LoadRequest",
+                            "What to build and how to register it; frozen and hashable. Value "
+                            "rules (names, platform, optimization level, vmap method) are checked "
+                            "on construction.")
+      .def("__init__", &MakeRequest, nb::kw_only(), nb::arg("name"), nb::arg("platform"),
+           nb::arg("sources"), nb::arg("functions").none(), nb::arg("extra_cflags") = Strings(),
+           nb::arg("extra_ldflags") = Strings(), nb::arg("extra_include_paths") = Strings(),
+           nb::arg("source_dirs") = Strings(), nb::arg("optimization_level") = 3,
+           nb::arg("build_directory") = "", nb::arg("cache_dir"),
+           nb::arg("cuda").none() = nb::none(), nb::arg("target_prefix").none() = nb::none(),
+           nb::arg("vmap_method") = "sequential", nb::arg("auto_register") = true)
+      .def_prop_ro("name", [](const FrozenRequest& r) { return r.value.name; })
+      .def_prop_ro("platform", [](const FrozenRequest& r) { return r.value.platform; })
+      .def_prop_ro("target_prefix",
+                   [](const FrozenRequest& r) { return pipeline::TargetPrefix(r.value); })
+      .def_prop_ro("vmap_method", [](const FrozenRequest& r) { return r.value.vmap_method; })
+      .def_prop_ro("auto_register", [](const FrozenRequest& r) { return r.value.auto_register; })
+      .def_prop_ro("cache_dir", [](const FrozenRequest& r) { return r.value.cache_dir; })
+      .def_prop_ro("sources", [](const FrozenRequest& r) { return r.value.sources; })
+      .def_prop_ro("cuda_archs", [](const FrozenRequest& r) { return r.value.cuda.archs; })
+      .def("__hash__", [](const FrozenRequest& r) { return r.hash; })
+      .def(
+          "__eq__",
+          [](const FrozenRequest& a, const FrozenRequest& b) {
+            return a.hash == b.hash && Identity(a.value) == Identity(b.value) &&
+                   SameSources(a.value, b.value);
+          },
+          nb::is_operator())
+      .def("__repr__", [](const FrozenRequest& r) {
+        return "<jaxcc._core.LoadRequest " + r.value.name + " (" + r.value.platform + ")>";
+      });
+}
+
+void BindBuildEnvironment(nb::module_& m) {
+  nb::class_<BuildEnvironment>(m, "BuildEnvironment",
+                               "Where this process finds headers and tools, and how to run the "
+                               "build; changes no result.")
+      .def(
+          "__init__",
+          [](BuildEnvironment* self, std::string jaxcc_include_dir, std::string ffi_include_dir,
+             Strings ninja_search_dirs, Strings nvcc_search_dirs, Strings detected_cuda_archs,
+             double build_timeout_seconds, bool verbose, bool force_rebuild, int ninja_workers) {
+            BuildEnvironment* env = new (self) BuildEnvironment();
+            env->jaxcc_include_dir = std::move(jaxcc_include_dir);
+            env->ffi_include_dir = std::move(ffi_include_dir);
+            env->ninja_search_dirs = std::move(ninja_search_dirs);
+            env->nvcc_search_dirs = std::move(nvcc_search_dirs);
+            env->detected_cuda_archs = std::move(detected_cuda_archs);
+            env->build_timeout_seconds = build_timeout_seconds;
+            env->verbose = verbose;
+            env->force_rebuild = force_rebuild;
+            env->ninja_workers = ninja_workers;
+          },
+          nb::kw_only(), nb::arg("jaxcc_include_dir"), nb::arg("ffi_include_dir"),
+          nb::arg("ninja_search_dirs") = Strings(), nb::arg("nvcc_search_dirs") = Strings(),
+          nb::arg("detected_cuda_archs") = Strings(), nb::arg("build_timeout_seconds") = 600.0,
+          nb::arg("verbose") = false, nb::arg("force_rebuild") = false,
+          nb::arg("ninja_workers") = 0)
+      .def_ro("jaxcc_include_dir", &BuildEnvironment::jaxcc_include_dir)
+      .def_ro("ffi_include_dir", &BuildEnvironment::ffi_include_dir)
+      .def_ro("force_rebuild", &BuildEnvironment::force_rebuild)
+      .def_ro("verbose", &BuildEnvironment::verbose);
+}
+
+}  // namespace
+
+void BindRequestTypes(nb::module_& m) {
+  BindSourcesAndFunctions(m);
+  BindLoadRequest(m);
+  BindBuildEnvironment(m);
+}
+
+}  // namespace jaxcc::bindings

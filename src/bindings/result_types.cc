@@ -1,0 +1,139 @@
+#include "bindings/result_types.h"
+
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <string>
+#include <vector>
+
+#include "argspec/function_spec.h"
+#include "cache/cache_usage.h"
+#include "pipeline/load_request.h"
+
+namespace nb = nanobind;
+
+namespace jaxcc::bindings {
+namespace {
+
+using argspec::FunctionSpec;
+using argspec::Param;
+using argspec::ParamKind;
+
+const char* KindName(ParamKind kind) {
+  switch (kind) {
+    case ParamKind::kArg:
+      return "arg";
+    case ParamKind::kRet:
+      return "ret";
+    case ParamKind::kStream:
+      return "stream";
+    case ParamKind::kAttr:
+      return "attr";
+  }
+  return "arg";
+}
+
+nb::object AttrTypeOf(const Param& p) {
+  return p.attr_type ? nb::cast(argspec::AttrTypeName(*p.attr_type)) : nb::none();
+}
+
+// spec["params"] and p["kind"] kept working when specs stopped being dicts (CompiledModule.specs
+// is public); only the keys the dicts had are accepted.
+[[noreturn]] void NoSuchKey(const std::string& key, const char* keys) {
+  throw nb::key_error((key + " (keys: " + keys + ")").c_str());
+}
+
+void BindSpecs(nb::module_& m) {
+  nb::class_<Param>(m, "Param", "One parameter of a kernel, in the C++ order.")
+      .def_prop_ro(
+          "kind", [](const Param& p) { return KindName(p.kind); },
+          "'arg', 'ret', 'stream' or 'attr'")
+      .def_ro("name", &Param::name)
+      .def_prop_ro("attr_type", &AttrTypeOf, "the attribute's type name ('float32'), or None")
+      .def("__getitem__",
+           [](const Param& p, const std::string& key) -> nb::object {
+             if (key == "kind") return nb::cast(KindName(p.kind));
+             if (key == "name") return nb::cast(p.name);
+             if (key == "type") return AttrTypeOf(p);
+             NoSuchKey(key, "kind, name, type");
+           })
+      .def("__repr__", [](const Param& p) {
+        std::string text = std::string(KindName(p.kind)) + (p.name.empty() ? "" : " " + p.name);
+        if (p.attr_type) text += std::string(": ") + argspec::AttrTypeName(*p.attr_type);
+        return "<Param " + text + ">";
+      });
+  nb::class_<FunctionSpec>(m, "FunctionSpec", "A kernel entry point and its parameters.")
+      .def_ro("name", &FunctionSpec::name)
+      .def_ro("namespaces", &FunctionSpec::namespaces)
+      .def_ro("params", &FunctionSpec::params)
+      .def_prop_ro("num_args", &FunctionSpec::num_args)
+      .def_prop_ro("num_rets", &FunctionSpec::num_rets)
+      .def("__getitem__",
+           [](const FunctionSpec& spec, const std::string& key) -> nb::object {
+             if (key == "name") return nb::cast(spec.name);
+             if (key == "namespaces") return nb::cast(spec.namespaces);
+             if (key == "params") return nb::cast(spec.params);
+             NoSuchKey(key, "name, namespaces, params");
+           })
+      .def("__repr__", [](const FunctionSpec& spec) { return "<FunctionSpec " + spec.name + ">"; });
+}
+
+void BindLoadedModule(nb::module_& m) {
+  using pipeline::LoadedModule;
+  nb::class_<LoadedModule>(m, "LoadedModule", "A module the core built or found and dlopened.")
+      .def_ro("library_path", &LoadedModule::library_path)
+      .def_ro("entry_dir", &LoadedModule::entry_dir)
+      .def_ro("key", &LoadedModule::key)
+      .def_ro("specs", &LoadedModule::specs)
+      .def_ro("cache_hit", &LoadedModule::cache_hit)
+      .def_ro("miss_reason", &LoadedModule::miss_reason)
+      .def_ro("build_seconds", &LoadedModule::build_seconds)
+      .def_ro("build_log", &LoadedModule::build_log)
+      .def_ro("warning", &LoadedModule::warning)
+      .def_ro("evicted_entries", &LoadedModule::evicted_entries)
+      .def_ro("wrapper_reused", &LoadedModule::wrapper_reused)
+      .def_ro("cuda_archs", &LoadedModule::cuda_archs)
+      .def_ro("cuda_archs_source", &LoadedModule::cuda_archs_source)
+      .def(
+          "handler",
+          [](const LoadedModule& module, const std::string& function) {
+            auto found = module.handlers.find(function);
+            if (found == module.handlers.end()) {
+              throw nb::key_error(("no handler for function " + function).c_str());
+            }
+            // XLA reads the raw handler pointer out of an unnamed capsule.
+            return nb::capsule(found->second);
+          },
+          nb::arg("function"), "The XLA_FFI_Handler* of a function, as a capsule.");
+}
+
+void BindCacheRows(nb::module_& m) {
+  nb::class_<cache::EntryUsage>(m, "CacheEntry", "One cache entry, as `cache ls` shows it.")
+      .def_ro("name", &cache::EntryUsage::module_name)
+      .def_ro("dir", &cache::EntryUsage::dir)
+      .def_ro("key", &cache::EntryUsage::key)
+      .def_ro("bytes", &cache::EntryUsage::bytes)
+      .def_ro("last_used_ns", &cache::EntryUsage::last_used_ns)
+      .def_ro("created_unix", &cache::EntryUsage::created_unix)
+      .def_ro("build_seconds", &cache::EntryUsage::build_seconds)
+      .def_ro("functions", &cache::EntryUsage::function_names)
+      .def_ro("complete", &cache::EntryUsage::complete);
+  nb::class_<cache::PruneReport>(m, "PruneReport", "What a prune removed and kept.")
+      .def_ro("entries_removed", &cache::PruneReport::entries_removed)
+      .def_ro("bytes_freed", &cache::PruneReport::bytes_freed)
+      .def_ro("entries_kept", &cache::PruneReport::entries_kept)
+      .def_ro("bytes_kept", &cache::PruneReport::bytes_kept)
+      .def_ro("busy_skipped", &cache::PruneReport::busy_skipped)
+      .def_ro("orphans_removed", &cache::PruneReport::orphans_removed);
+}
+
+}  // namespace
+
+void BindResultTypes(nb::module_& m) {
+  BindSpecs(m);
+  BindLoadedModule(m);
+  BindCacheRows(m);
+}
+
+}  // namespace jaxcc::bindings

@@ -1,0 +1,139 @@
+#include "pipeline/cache_access.h"
+
+#include <cstdio>
+
+#include "cache/cache_usage.h"
+#include "cache/ownership.h"
+#include "codegen/ffi_wrapper.h"
+#include "loader/library.h"
+#include "pipeline/load_module.h"
+#include "util/fault_point.h"
+#include "util/fs.h"
+#include "util/sha256.h"
+
+namespace jaxcc::pipeline {
+
+using argspec::FunctionSpec;
+namespace {
+
+bool StartsWith(const std::string& text, const std::string& prefix) {
+  return !prefix.empty() && text.compare(0, prefix.size(), prefix) == 0;
+}
+
+}  // namespace
+
+// Files the build read that the key does not already cover: the user's own headers.
+std::vector<cache::Dependency> TrackedDependencies(const std::vector<std::string>& paths,
+                                                   const std::string& build_dir,
+                                                   const BuildEnvironment& env,
+                                                   const std::string& cuda_home) {
+  std::vector<cache::Dependency> deps;
+  std::string build_prefix = AbsolutePath(build_dir) + "/";
+  for (const std::string& path : paths) {
+    if (StartsWith(path, build_prefix) || StartsWith(path, env.jaxcc_include_dir + "/") ||
+        StartsWith(path, env.ffi_include_dir + "/") ||
+        (!cuda_home.empty() && StartsWith(AbsolutePath(path), AbsolutePath(cuda_home) + "/"))) {
+      continue;
+    }
+    FileInfo info = StatPath(path);
+    auto digest = Sha256FileHex(path);
+    if (!info.exists || !digest.ok()) continue;
+    deps.push_back({path, info.size, info.mtime_ns, *digest});
+  }
+  return deps;
+}
+
+Result<LoadedModule> LoadEntry(const cache::Entry& entry, std::vector<FunctionSpec> specs) {
+  std::vector<std::string> symbols;
+  for (const FunctionSpec& spec : specs) symbols.push_back(codegen::HandlerSymbol(spec.name));
+  auto library = loader::LoadLibrary(entry.library_path, symbols);
+  if (!library.ok()) return library.error();
+  LoadedModule module;
+  module.library_path = entry.library_path;
+  module.entry_dir = entry.dir;
+  module.key = entry.manifest.key;
+  for (const FunctionSpec& spec : specs) {
+    module.handlers[spec.name] = library->symbols[codegen::HandlerSymbol(spec.name)];
+  }
+  module.specs = std::move(specs);
+  return module;
+}
+
+const char* MissName(cache::LookupMiss miss) {
+  switch (miss) {
+    case cache::LookupMiss::kAbsent:
+      return "absent";
+    case cache::LookupMiss::kDamaged:
+      return "damaged";
+    case cache::LookupMiss::kStaleDependency:
+      return "stale-dependency";
+    case cache::LookupMiss::kUnsafe:
+      return "unsafe";
+  }
+  return "absent";
+}
+
+// Keeps a failed build's sources and log for inspection at a stable place, replacing the previous
+// failure of the same module and key.
+std::string KeepFailedBuild(const cache::CacheDir& cache, const std::string& build_dir,
+                            const std::string& name, const std::string& key) {
+  std::string failed_root = JoinPath(cache.root(), ".failed");
+  std::string target = JoinPath(failed_root, name + "-" + key.substr(0, 24));
+  if (!MakeDirs(failed_root, 0700).ok()) return build_dir;
+  (void)RemoveTree(target);
+  if (::rename(build_dir.c_str(), target.c_str()) != 0) return build_dir;
+  return target;
+}
+
+// A cache directory that someone else owns or can write to could hand this process a library to
+// run; refuse it rather than trust it. A missing root is fine: it is created with mode 0700.
+Status CheckCacheRootIsPrivate(const std::string& root) {
+  return cache::CheckPrivatePath(
+      root, "the cache directory",
+      "Use a directory of your own: jaxcc.set_cache_dir(...) or $JAXCC_CACHE_DIR.");
+}
+
+std::optional<Result<LoadedModule>> LoadFromCache(const cache::CacheDir& cache,
+                                                  const std::string& name, const std::string& key,
+                                                  const std::vector<FunctionSpec>& specs,
+                                                  cache::LookupMiss* miss) {
+  auto entry = cache.Lookup(name, key, miss);
+  if (!entry) return std::nullopt;
+  FaultPoint("load");
+  auto module = LoadEntry(*entry, specs);
+  if (module.ok()) {
+    module->cache_hit = true;
+    cache::MarkUsed(entry->dir);
+  }
+  return module;
+}
+
+// dlopen of a private copy: the build directory is deleted right after, and the mapping stays.
+Result<LoadedModule> LoadPrivateLibrary(const std::string& library_path,
+                                        const std::vector<FunctionSpec>& specs,
+                                        const std::string& key) {
+  cache::Entry entry;
+  entry.dir = DirName(library_path);
+  entry.library_path = library_path;
+  entry.manifest.key = key;
+  return LoadEntry(entry, specs);
+}
+
+// Size cap after each publish (least recently used first, never the entry just loaded). A
+// failure here costs disk space, not correctness, so it becomes a warning.
+void EnforceSizeCap(const cache::CacheDir& cache, const std::string& keep_dir,
+                    LoadedModule& module) {
+  auto max_bytes = CacheMaxBytes();
+  if (!max_bytes.ok() || *max_bytes == 0) return;
+  cache::PruneOptions options;
+  options.max_bytes = *max_bytes;
+  options.keep_dir = keep_dir;
+  auto report = cache::Prune(cache, options);
+  if (!report.ok()) {
+    module.warning = "cache size cap not enforced: " + report.error().message;
+  } else if (report->entries_removed > 0) {
+    module.evicted_entries = report->entries_removed;
+  }
+}
+
+}  // namespace jaxcc::pipeline

@@ -1,0 +1,49 @@
+// Reading and writing the cache on behalf of LoadModule: loading an entry, what a miss was,
+// which files a build tracks, keeping failed builds, the size cap.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cache/cache_dir.h"
+#include "pipeline/load_request.h"
+#include "util/result.h"
+
+namespace jaxcc::pipeline {
+
+/// dlopens an entry's library and resolves one handler per spec.
+Result<LoadedModule> LoadEntry(const cache::Entry& entry, std::vector<argspec::FunctionSpec> specs);
+
+/// A verified hit, loaded (nullopt on a miss, with `miss` saying why).
+std::optional<Result<LoadedModule>> LoadFromCache(const cache::CacheDir& cache,
+                                                  const std::string& name, const std::string& key,
+                                                  const std::vector<argspec::FunctionSpec>& specs,
+                                                  cache::LookupMiss* miss);
+
+/// dlopen of a library outside the cache (a private build); the mapping outlives the file.
+Result<LoadedModule> LoadPrivateLibrary(const std::string& library_path,
+                                        const std::vector<argspec::FunctionSpec>& specs,
+                                        const std::string& key);
+
+/// "absent", "damaged", "stale-dependency" or "unsafe".
+const char* MissName(cache::LookupMiss miss);
+
+/// Refuses a cache root that another user owns or can write (a missing root is fine).
+Status CheckCacheRootIsPrivate(const std::string& root);
+
+/// Files the build read that the key does not already cover: the user's own headers.
+std::vector<cache::Dependency> TrackedDependencies(const std::vector<std::string>& paths,
+                                                   const std::string& build_dir,
+                                                   const BuildEnvironment& env,
+                                                   const std::string& cuda_home);
+
+/// Moves a failed build directory to <cache>/.failed/<name>-<key prefix>; returns where it is.
+std::string KeepFailedBuild(const cache::CacheDir& cache, const std::string& build_dir,
+                            const std::string& name, const std::string& key);
+
+/// Applies $JAXCC_CACHE_MAX_BYTES after a publish, never evicting `keep_dir`.
+void EnforceSizeCap(const cache::CacheDir& cache, const std::string& keep_dir,
+                    LoadedModule& module);
+
+}  // namespace jaxcc::pipeline

@@ -1,0 +1,129 @@
+#include "pipeline/run_build.h"
+
+#include <algorithm>
+
+#include "pipeline/cache_access.h"
+#include "pipeline/source_excerpt.h"
+#include "toolchain/ninja.h"
+#include "util/clip_lines.h"
+#include "util/fault_point.h"
+#include "util/fs.h"
+
+namespace jaxcc::pipeline {
+
+using argspec::FunctionSpec;
+
+Result<build::BuildOutcome> RunBuildIn(const std::string& build_dir, const LoadRequest& request,
+                                       const BuildEnvironment& env, const build::BuildGraph& graph,
+                                       GeneratedFiles files, const std::string& ninja) {
+  if (!request.build_directory.empty()) {
+    // The user's directory: a failure to create it is theirs to fix, not a cache problem.
+    Status made = MakeDirs(build_dir, 0700);
+    if (!made.ok()) {
+      return MakeError(ErrorKind::kSpec,
+                       "build_directory " + build_dir + " cannot be used: " + made.error().message +
+                           "; pass a directory this process can create and write, or leave "
+                           "build_directory unset to build in the cache");
+    }
+  }
+  build::BuildRequest build_request;
+  build_request.build_dir = build_dir;
+  build_request.files = std::move(files);
+  build_request.graph = graph;
+  build_request.ninja = ninja;
+  build_request.workers = env.ninja_workers;
+  build_request.timeout_seconds = env.build_timeout_seconds;
+  build_request.on_output = env.on_output;
+  build_request.verbose = env.verbose;
+  FaultPoint("build");
+  auto outcome = build::RunBuild(build_request);
+  if (!outcome.ok()) {
+    Error error = outcome.error();
+    if (error.kind == ErrorKind::kCompile) {
+      error.message = ClipLongLines(AddSourceExcerpt(error.message, request.sources));
+    }
+    return error;
+  }
+  return outcome;
+}
+
+void FillBuildDetails(LoadedModule& module, const build::BuildOutcome& outcome,
+                      const std::string& miss_reason) {
+  module.cache_hit = false;
+  module.miss_reason = miss_reason;
+  module.build_seconds = outcome.seconds;
+  module.build_log = outcome.log;
+}
+
+// Locks and build directories live in the cache root, so these are the failures that mean "this
+// cache cannot be written" rather than "this code does not build".
+bool IsCacheWriteFailure(const Error& error) { return error.kind == ErrorKind::kCache; }
+
+bool MentionsFullDisk(const Error& error) {
+  return error.message.find("No space left on device") != std::string::npos ||
+         error.message.find("Disk quota exceeded") != std::string::npos;
+}
+
+// The fallback when the cache cannot take a build: compile in a fresh directory under $TMPDIR,
+// load from there, remove it. Nothing is published, so nothing half-written can be left behind.
+Result<LoadedModule> BuildUncached(const LoadRequest& request, const BuildEnvironment& env,
+                                   const BuildPlan& plan, const std::vector<FunctionSpec>& specs,
+                                   const std::string& key, const Error& cache_failure) {
+  auto ninja = toolchain::FindNinja(env.ninja_search_dirs);
+  if (!ninja.ok()) return ninja.error();
+  auto temp_dir = MakeTempDir("jaxcc-" + request.name);
+  if (!temp_dir.ok()) {
+    return MakeError(ErrorKind::kCache, cache_failure.message +
+                                            "\nBuilding in a private temporary directory "
+                                            "failed as well: " +
+                                            temp_dir.error().message);
+  }
+  std::string build_dir =
+      request.build_directory.empty() ? *temp_dir : AbsolutePath(request.build_directory);
+  auto outcome =
+      RunBuildIn(build_dir, request, env, plan.graph, GenerateSources(request, specs), *ninja);
+  if (!outcome.ok()) {
+    (void)RemoveTree(*temp_dir);
+    Error error = outcome.error();
+    if (MentionsFullDisk(error)) {
+      error.kind = ErrorKind::kCache;
+      error.message = "no space left to build module '" + request.name +
+                      "', neither in the cache (" + cache_failure.message +
+                      ") nor in $TMPDIR. Free disk space or point $JAXCC_CACHE_DIR and $TMPDIR "
+                      "at a disk with room.\n" +
+                      error.message;
+    }
+    return error;
+  }
+  auto module = LoadPrivateLibrary(outcome->library_path, specs, key);
+  (void)RemoveTree(*temp_dir);
+  if (!module.ok()) return module.error();
+  FillBuildDetails(*module, *outcome, "uncached");
+  module->warning =
+      "not cached, built in a private temporary directory instead: " + cache_failure.message;
+  return module;
+}
+
+// The wrapper unit depends on the signatures, flags, compiler and headers, not on kernel bodies,
+// and it is the slowest unit to compile: when an earlier build (of any module) compiled the same
+// wrapper, its object is copied in and linked instead (cache/object_cache.h).
+WrapperReuse ReuseWrapperObject(const cache::ObjectCache& objects, const BuildEnvironment& env,
+                                const GeneratedFiles& files, const std::string& compiler_version,
+                                const std::string& header_digest, const std::string& build_dir,
+                                build::BuildGraph& graph) {
+  WrapperReuse reuse;
+  auto step = std::find_if(graph.compiles.begin(), graph.compiles.end(),
+                           [](const build::CompileStep& s) { return s.source == kWrapperSource; });
+  auto text = std::find_if(files.begin(), files.end(),
+                           [](const auto& file) { return file.first == kWrapperSource; });
+  if (step == graph.compiles.end() || text == files.end()) return reuse;
+  reuse.key = cache::ObjectCache::Key(text->second, step->command, compiler_version, header_digest);
+  reuse.object_path = JoinPath(build_dir, step->object);
+  if (env.force_rebuild || !objects.Fetch(reuse.key, reuse.object_path)) return reuse;
+  graph.prebuilt_objects.push_back(step->object);
+  graph.compiles.erase(step);
+  reuse.reused = true;
+  return reuse;
+}
+
+}  // namespace jaxcc::pipeline
