@@ -6,13 +6,13 @@ from .batching import general_batching_rule, vectorized_batching_rule
 from .benchmark.config import BenchmarkConfig, BenchmarkRecord
 from .benchmark.result import BenchmarkResult
 from .benchmark.timing import benchmark_function
-from .kernel_entry import KernelEntry
 from .bridges.numba_cpu import numba_kernel
 from .bridges.numba_cuda import numba_cuda_kernel
+from .bridges.triton import triton_kernel
+from .kernel_entry import KernelEntry
 from .primitive import XLACustomKernel
 from .registry import get_all_primitive_names, get_primitives_by_tags, get_registry
 from .selection import clear_backends, get_backend, set_backend
-from .bridges.triton import triton_kernel
 
 __all__ = [
     "BenchmarkConfig",

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from ...errors import BackendError, BenchmarkDataFnNotProvidedError, SpecError
+from ..kernel_entry import PLATFORMS
 from .config import BenchmarkConfig, BenchmarkRecord
 from .result import BenchmarkResult
 from .timing import benchmark_function
-from ..kernel_entry import PLATFORMS
 
 
 def _check_counts(name: str, n_warmup, n_runs, n_batch_per_run) -> None:
