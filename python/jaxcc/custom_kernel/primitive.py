@@ -69,7 +69,8 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
 
         if not isinstance(name, str):
             raise SpecTypeError(
-                f"XLACustomKernel: name must be a string, got {type(name).__name__} {name!r}"
+                f"XLACustomKernel: name must be a non-empty string, got {type(name).__name__} "
+                f"{name!r}"
             )
         if not name:
             raise SpecError("XLACustomKernel: name must be a non-empty string, got ''")

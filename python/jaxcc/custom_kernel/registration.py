@@ -29,7 +29,7 @@ class RegistrationMixin(UsesKernelTable):
         """
         if not isinstance(backend, str):
             raise SpecTypeError(
-                f"{self.name}: backend must be a string such as 'numba', got "
+                f"{self.name}: backend must be a non-empty string such as 'numba', got "
                 f"{type(backend).__name__} {backend!r}"
             )
         if not backend:
