@@ -182,3 +182,16 @@ def test_no_warning_when_the_primitive_has_the_backend_or_no_kernel_on_that_plat
     with warnings.catch_warnings():
         warnings.simplefilter("error", jaxcc.BackendWarning)
         assert_offset(call(kernel, *xy), *xy)
+
+
+def test_eager_calls_are_not_recompiled_by_switches_that_do_not_concern_them(xy):
+    kernel = make_mul(offset_backend=True)
+    other = make_mul(offset_backend=True)
+    assert_plain(call(kernel, *xy), *xy)
+    (compiled,) = kernel._eager_cache.values()
+    assert compiled._cache_size() == 1
+    other.set_default("cpu", "offset")  # changes the jit key, not this primitive's choice
+    jaxcc.set_backend("gpu", "triton")
+    assert_plain(call(kernel, *xy), *xy)
+    assert len(kernel._eager_cache) == 1 and compiled._cache_size() == 1
+    other.set_default("cpu", "cpp")

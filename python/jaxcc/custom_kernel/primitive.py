@@ -114,7 +114,9 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
                 self._eager_cache[key] = fn
         # Under jax.disable_jit() the jit above would call bind again, which lands here again:
         # JAX's own primitives compile their eager call with jit re-enabled, and so does this.
-        with jax.disable_jit(False):
+        # `params` already name the backend, so the backend choices (part of every jit key) are
+        # held fixed: a switch elsewhere does not recompile this call.
+        with jax.disable_jit(False), selection.fixed_jit_key():
             return fn(*args)
 
     # -- lowering ------------------------------------------------------------------------

@@ -11,6 +11,7 @@ finds the executables compiled for it. Nothing calls `jax.clear_caches()`.
 
 from __future__ import annotations
 
+import contextlib
 import threading
 
 from ..errors import BackendError
@@ -61,6 +62,15 @@ def install() -> None:
     with _lock:
         if _context is None:
             _publish()
+
+
+def fixed_jit_key():
+    """A context in which JAX sees the empty snapshot, whatever the choices are. For compiling a
+    bind whose parameters already name the backend (eager calls): its executable does not depend
+    on the choices, so it should not be compiled again for each of them."""
+    if _context is None:
+        return contextlib.nullcontext()
+    return _context(())
 
 
 def jit_key() -> object:
