@@ -39,6 +39,9 @@ def test_the_reference_example_runs():
     assert kernel.get_default("gpu") == "warp"
     assert kernel.available_backends("gpu") == ["pallas", "warp"]
     assert kernel.available_backends("tpu") == []
+    # brainevent's tutorials read the private table
+    assert list(kernel._kernels["gpu"]) == ["pallas", "warp"]
+    assert kernel._kernels["cpu"]["numba"].kernel_generator is numba_kernel_generator
 
     input_array = jnp.arange(10, dtype=jnp.float32)
     result = kernel(input_array, outs=[jax.ShapeDtypeStruct((10,), jnp.float32)])

@@ -87,6 +87,10 @@ class KernelTable:
         """Backends registered for `platform`, in registration order ([] if none)."""
         return list(self._kernels.get(platform, {}))
 
+    def entries(self) -> dict[str, dict[str, KernelEntry]]:
+        """A copy of platform -> backend -> KernelEntry."""
+        return {p: dict(k) for p, k in self._kernels.items()}
+
     def by_platform(self) -> dict[str, list[str]]:
         """platform -> backends, for platforms with kernels (for messages and repr)."""
         return {p: list(k) for p, k in self._kernels.items() if k}

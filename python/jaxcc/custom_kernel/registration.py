@@ -138,6 +138,12 @@ class RegistrationMixin(UsesKernelTable):
         """A copy of platform -> default backend."""
         return self.kernel_table.defaults()
 
+    @property
+    def _kernels(self) -> dict[str, dict[str, KernelEntry]]:
+        """A copy of platform -> backend -> KernelEntry. Private, but brainevent's tutorials read
+        it, so code written against brainevent keeps working; use `kernel_table` instead."""
+        return self.kernel_table.entries()
+
     def available_backends(self, platform: str) -> list[str]:
         """Backends registered for `platform`, in registration order ([] if none)."""
         return self.kernel_table.backends(platform)
