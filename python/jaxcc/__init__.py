@@ -40,6 +40,7 @@ from .custom_kernel import (
 )
 from .errors import (
     BackendError,
+    BackendWarning,
     BenchmarkDataFnNotProvidedError,
     CacheError,
     CacheWarning,
@@ -47,11 +48,16 @@ from .errors import (
     CompileError,
     DeviceError,
     JaxccError,
+    KernelCompilationError,
     KernelError,
+    KernelFallbackExhaustedError,
+    KernelLoadError,
+    KernelRegistrationError,
     LoadError,
     RegistrationError,
     SignatureError,
     SpecError,
+    SpecTypeError,
     ToolchainError,
 )
 
@@ -59,6 +65,7 @@ __version__ = _core.version()
 
 __all__ = [
     "BackendError",
+    "BackendWarning",
     "BenchmarkConfig",
     "BenchmarkDataFnNotProvidedError",
     "BenchmarkRecord",
@@ -71,12 +78,17 @@ __all__ = [
     "DeviceError",
     "JaxccError",
     "KernelEntry",
+    "KernelCompilationError",
     "KernelError",
+    "KernelFallbackExhaustedError",
     "KernelFunction",
+    "KernelLoadError",
+    "KernelRegistrationError",
     "LoadError",
     "RegistrationError",
     "SignatureError",
     "SpecError",
+    "SpecTypeError",
     "ToolchainError",
     "XLACustomKernel",
     "__version__",

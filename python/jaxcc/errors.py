@@ -14,7 +14,13 @@ class JaxccError(Exception):
 
 
 class SpecError(JaxccError, ValueError):
-    """A malformed arg_spec, module name, target prefix or `functions` argument."""
+    """A malformed arg_spec, module name, target prefix or `functions` argument, or a wrong value
+    given to an XLACustomKernel registration method."""
+
+
+class SpecTypeError(SpecError, TypeError):
+    """An argument of the wrong type given to a registration method (`def_kernel` and its
+    shorthands, `def_call`, rule setters): a `TypeError`, and a `SpecError` as before."""
 
 
 class SignatureError(JaxccError, ValueError):
@@ -59,6 +65,11 @@ class BackendError(JaxccError, ValueError):
     """An XLACustomKernel has no kernel for the requested backend or platform."""
 
 
+class BackendWarning(UserWarning):
+    """A `jaxcc.set_backend` choice does not apply to a primitive that lacks that backend; the
+    primitive uses its default (warned once per primitive, platform and backend)."""
+
+
 class KernelError(JaxccError, RuntimeError):
     """A kernel reported a failure: a compiled kernel's JAXCC_CHECK/BE_CHECK, unsupported dtype or
     C++ exception during an eager call (`__cause__` is JAX's original error; under `jax.jit` JAX
@@ -70,8 +81,18 @@ class BenchmarkDataFnNotProvidedError(JaxccError, LookupError):
     """benchmark() was called on a primitive without def_benchmark_data()."""
 
 
+# brainevent 0.3's names, so code written against it runs with `import jaxcc as brainevent`.
+# Each is the jaxcc class raised where brainevent raised its namesake (docs/custom_kernel.md,
+# "brainevent's exception names"). brainevent's KernelError is the base of all its kernel errors;
+# jaxcc's KernelError keeps its own meaning (a kernel that failed), and JaxccError is the base.
+KernelCompilationError = CompileError  # the compiler or linker rejected the code
+KernelRegistrationError = RegistrationError  # a target name is live with different code
+KernelLoadError = LoadError  # a compiled library could not be loaded
+KernelFallbackExhaustedError = BackendError  # no kernel for the requested backend or platform
+
 __all__ = [
     "BackendError",
+    "BackendWarning",
     "BenchmarkDataFnNotProvidedError",
     "CacheError",
     "CacheWarning",
@@ -79,10 +100,15 @@ __all__ = [
     "CompileError",
     "DeviceError",
     "JaxccError",
+    "KernelCompilationError",
     "KernelError",
+    "KernelFallbackExhaustedError",
+    "KernelLoadError",
+    "KernelRegistrationError",
     "LoadError",
     "RegistrationError",
     "SignatureError",
     "SpecError",
+    "SpecTypeError",
     "ToolchainError",
 ]

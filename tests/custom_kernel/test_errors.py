@@ -103,6 +103,49 @@ def test_registration_errors():
         jaxcc.XLACustomKernel("")
 
 
+def test_wrong_types_are_type_errors_and_wrong_values_value_errors():
+    kernel = jaxcc.XLACustomKernel(unique("types"))
+    generator = lambda **p: lambda x: x  # noqa: E731
+    wrong_types = [
+        lambda: kernel.def_kernel(3, "cpu", generator),
+        lambda: kernel.def_kernel("numba", None, generator),
+        lambda: kernel.def_kernel("numba", "cpu", "not a function"),
+        lambda: kernel.def_kernel("numba", "cpu", generator, asdefault="yes"),
+        lambda: kernel.def_kernel("numba", "cpu", generator, vectorized=None),
+        lambda: kernel.def_numba_kernel(None),
+        lambda: kernel.def_pallas_kernel(generator, generator),  # kg where the platform goes
+        lambda: kernel.def_cuda_raw_kernel(generator, False, "extra"),
+        lambda: kernel.def_call(42),
+        lambda: kernel.def_benchmark_data("data"),
+        lambda: kernel.def_tags("csr", 3),
+        lambda: kernel.def_jvp_rule(1),
+        lambda: kernel.def_transpose_rule(1),
+        lambda: kernel.def_batching_rule(1),
+        lambda: jaxcc.XLACustomKernel(7),
+    ]
+    for make in wrong_types:
+        with pytest.raises(TypeError) as info:
+            make()
+        assert isinstance(info.value, jaxcc.SpecTypeError)  # and a SpecError, as before
+        assert isinstance(info.value, jaxcc.SpecError) and isinstance(info.value, jaxcc.JaxccError)
+    wrong_values = [
+        lambda: kernel.def_kernel("", "cpu", generator),
+        lambda: kernel.def_kernel("numba", "fpga", generator),
+        lambda: kernel.def_pallas_kernel("cpu", generator),
+        lambda: kernel.def_cuda_raw_kernel("tpu", generator),
+        lambda: kernel.def_tags("csr", ""),
+        lambda: jaxcc.XLACustomKernel(""),
+    ]
+    for make in wrong_values:
+        with pytest.raises(ValueError) as info:
+            make()
+        assert not isinstance(info.value, TypeError), info.value
+        assert isinstance(info.value, jaxcc.JaxccError)
+    assert kernel.available_backends("cpu") == []  # nothing half-registered
+    kernel.def_kernel("numba", "cpu", generator, asdefault=True, vectorized=True)
+    assert kernel.get_default("cpu") == "numba"
+
+
 def test_missing_call_and_data_functions():
     kernel = make_mul()
     with pytest.raises(jaxcc.SpecError, match="def_call"):

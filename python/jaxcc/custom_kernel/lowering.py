@@ -1,4 +1,5 @@
-"""From a bound primitive to traced code: pick the entry, run its generator, check the outputs."""
+"""From a bound primitive to traced code: run the chosen entry's generator, check the outputs.
+(Which entry is chosen is `KernelTable.select`.)"""
 
 from __future__ import annotations
 
@@ -24,31 +25,6 @@ def switch_hint(name: str, platform: str, others: Sequence[str]) -> str:
         f"{example!r}) for this primitive, or jaxcc.set_backend({platform!r}, {example!r}) "
         "for every primitive."
     )
-
-
-def select_entry(
-    name: str, kernels: dict[str, dict[str, KernelEntry]], platform: str, explicit, selection
-) -> KernelEntry:
-    available = kernels.get(platform, {})
-    if not available:
-        having = sorted(p for p, k in kernels.items() if k)
-        raise BackendError(
-            f"{name}: no kernel is registered for platform {platform!r} (platforms with "
-            f"kernels: {', '.join(having) or 'none'}). Register one with def_kernel(backend, "
-            f"{platform!r}, kernel_generator), or run on a platform that has one "
-            "(e.g. jax.jit(..., device=jax.devices('cpu')[0]))."
-        )
-    if explicit is not None:
-        if explicit not in available:
-            raise BackendError(
-                f"{name}: backend {explicit!r} is not registered for {platform}; registered: "
-                f"{', '.join(available)}. Pass one of them as backend=..."
-            )
-        return available[explicit]
-    chosen = dict(selection).get(platform)
-    if chosen not in available:  # defensive: a selection made before the platform existed
-        chosen = next(iter(available))
-    return available[chosen]
 
 
 def _as_output_list(name: str, entry: KernelEntry, results) -> list:

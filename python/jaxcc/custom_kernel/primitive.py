@@ -7,12 +7,11 @@ import threading
 
 import numpy as np
 
-from ..errors import BackendError, CallError, SpecError
-from . import lowering, registry
+from ..errors import BackendError, CallError, SpecError, SpecTypeError
+from . import lowering, registry, selection
 from .benchmark.mixin import BenchmarkingMixin
-from .kernel_entry import KernelEntry
+from .kernel_table import KernelTable, UsesKernelTable
 from .registration import RegistrationMixin
-from .selection import global_backends
 from .transforms import TransformsMixin
 
 # Platforms whose lowering is registered up front (a stub until a kernel targets them), so that
@@ -57,19 +56,26 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
     `def_cuda_raw_kernel`), then call the instance: `kernel(*ins, outs=..., backend=None,
     **params)`. The first kernel registered for a platform is its default. Backends are chosen per
     call (`backend=`), per primitive (`set_default`) or for every primitive
-    (`jaxcc.set_backend`); the choice is a parameter of the bound primitive, so it takes effect at
-    the next trace without clearing any compiled code.
+    (`jaxcc.set_backend`). The choice is a parameter of the bound primitive, and the per-primitive
+    and global choices are part of JAX's jit cache key: a change takes effect at the next call,
+    also of functions compiled before, without clearing any compiled code.
 
-    Attributes: `primitive` (the JAX primitive), `name`.
+    Attributes: `primitive` (the JAX primitive), `name`, `kernel_table` (its `KernelTable`).
     """
 
     def __init__(self, name: str, doc: str | None = None):
         from jax.extend.core import Primitive
         from jax.interpreters import mlir
 
-        if not isinstance(name, str) or not name:
-            raise SpecError(f"XLACustomKernel: name must be a non-empty string, got {name!r}")
-        self.name = name
+        if not isinstance(name, str):
+            raise SpecTypeError(
+                f"XLACustomKernel: name must be a non-empty string, got {type(name).__name__} "
+                f"{name!r}"
+            )
+        if not name:
+            raise SpecError("XLACustomKernel: name must be a non-empty string, got ''")
+        UsesKernelTable.__init__(self, name, KernelTable(name))
+        selection.install()
         self.doc = doc
         if doc is not None:
             self.__doc__ = doc
@@ -77,13 +83,8 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
         self.primitive.multiple_results = True
         self.primitive.def_impl(self._eager_impl)
         self.primitive.def_abstract_eval(self._abstract_eval)
-        self._kernels: dict[str, dict[str, KernelEntry]] = {}
-        self._defaults: dict[str, str] = {}
         self._eager_lock = threading.Lock()
         self._eager_cache: dict[tuple, object] = {}
-        self._call_fn = None
-        self._tags: tuple[str, ...] = ()
-        self._benchmark_data_fn = None
         for platform, jax_platforms in _LOWERING_PLATFORMS.items():
             stub = mlir.lower_fun(functools.partial(self._lower_on, platform), True)
             for jax_platform in jax_platforms:
@@ -113,41 +114,30 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
                 self._eager_cache[key] = fn
         # Under jax.disable_jit() the jit above would call bind again, which lands here again:
         # JAX's own primitives compile their eager call with jit re-enabled, and so does this.
-        with jax.disable_jit(False):
+        # `params` already name the backend, so the backend choices (part of every jit key) are
+        # held fixed: a switch elsewhere does not recompile this call.
+        with jax.disable_jit(False), selection.fixed_jit_key():
             return fn(*args)
 
     # -- lowering ------------------------------------------------------------------------
 
     def _lower_on(self, platform: str, *args, outs, **params):
         explicit = params.pop(lowering.BACKEND_PARAM, None)
-        selection = params.pop(lowering.SELECTION_PARAM, ())
+        chosen = params.pop(lowering.SELECTION_PARAM, ())
         params.pop(lowering.BATCH_PARAM, None)
-        entry = lowering.select_entry(self.name, self._kernels, platform, explicit, selection)
-        others = [b for b in self._kernels.get(platform, {}) if b != entry.backend]
+        entry = self.kernel_table.select(platform, explicit, chosen)
+        others = self.kernel_table.others(platform, entry.backend)
         return lowering.run_kernel(self.name, entry, args, outs, params, others)
 
     # -- calling -------------------------------------------------------------------------
-
-    def _selection(self) -> tuple[tuple[str, str], ...]:
-        """(platform, backend) chosen now for every platform with kernels: global, else default."""
-        preferred = global_backends()
-        chosen = {}
-        for platform, kernels in self._kernels.items():
-            if not kernels:
-                continue
-            backend = preferred.get(platform)
-            if backend not in kernels:
-                backend = self._defaults.get(platform, next(iter(kernels)))
-            chosen[platform] = backend
-        return tuple(sorted(chosen.items()))
 
     def _check_backend(self, backend):
         if backend is None:
             return
         if not isinstance(backend, str) or not backend:
             raise BackendError(f"{self.name}: backend must be a non-empty string or None")
-        if not any(backend in kernels for kernels in self._kernels.values()):
-            registered = {p: list(k) for p, k in self._kernels.items() if k}
+        if not self.kernel_table.has_backend(backend):
+            registered = self.kernel_table.by_platform()
             raise BackendError(
                 f"{self.name}: unknown backend {backend!r}; registered: "
                 f"{registered or 'none (use def_kernel first)'}"
@@ -184,7 +174,7 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
         avals = tuple(_shaped_array(item, self.name) for item in leaves)
         self._check_backend(backend)
         self._check_params(params)
-        if not self._kernels:
+        if self.kernel_table.is_empty():
             raise BackendError(
                 f"{self.name}: no kernel is registered on any platform; use def_kernel(backend, "
                 "platform, kernel_generator) (or def_numba_kernel, def_cpp_kernel, ...) first"
@@ -195,7 +185,7 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
             outs=avals,
             **{
                 lowering.BACKEND_PARAM: backend,
-                lowering.SELECTION_PARAM: self._selection(),
+                lowering.SELECTION_PARAM: self.kernel_table.selection(),
                 lowering.BATCH_PARAM: 0,
             },
             **params,
@@ -203,5 +193,5 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
         return jax.tree.unflatten(tree, list(results))
 
     def __repr__(self) -> str:
-        backends = {p: list(k) for p, k in self._kernels.items() if k}
+        backends = self.kernel_table.by_platform()
         return f"<jaxcc.XLACustomKernel {self.name!r} backends={backends}>"

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from ..errors import BackendError, SpecError
+import numpy as np
+
+from ..errors import SpecError, SpecTypeError
 from .kernel_entry import PLATFORMS, KernelEntry
+from .kernel_table import UsesKernelTable
 
 
-class RegistrationMixin:
-    """def_kernel, its per-backend shorthands, and the per-platform defaults."""
+class RegistrationMixin(UsesKernelTable):
+    """def_kernel, its per-backend shorthands, and the per-platform defaults (all kept in
+    `self.kernel_table`)."""
 
     def def_kernel(
         self, backend: str, platform: str, kg, asdefault: bool = False, *, vectorized=False
@@ -19,23 +23,40 @@ class RegistrationMixin:
         `asdefault=True` makes this one the default. Registering a backend again replaces it.
         `vectorized=True` declares that the kernel handles one extra leading batch axis on every
         input and output, so `jax.vmap` calls it once for the whole batch.
+
+        An argument of the wrong type raises `SpecTypeError` (a `TypeError`), a wrong value
+        `SpecError` (a `ValueError`).
         """
-        if not isinstance(backend, str) or not backend:
+        if not isinstance(backend, str):
+            raise SpecTypeError(
+                f"{self.name}: backend must be a non-empty string such as 'numba', got "
+                f"{type(backend).__name__} {backend!r}"
+            )
+        if not backend:
             raise SpecError(f"{self.name}: backend must be a non-empty string, got {backend!r}")
+        if not isinstance(platform, str):
+            raise SpecTypeError(
+                f"{self.name}: platform must be a string, one of {', '.join(PLATFORMS)}; got "
+                f"{type(platform).__name__} {platform!r}"
+            )
         if platform not in PLATFORMS:
             raise SpecError(
                 f"{self.name}: platform must be one of {', '.join(PLATFORMS)}, got {platform!r}"
             )
         if not callable(kg):
-            raise SpecError(
+            raise SpecTypeError(
                 f"{self.name}: the kernel generator for {backend}/{platform} must be callable "
                 f"(a function of the call's parameters returning the kernel), got "
                 f"{type(kg).__name__}"
             )
+        for flag, value in (("asdefault", asdefault), ("vectorized", vectorized)):
+            if not isinstance(value, (bool, np.bool_)):
+                raise SpecTypeError(
+                    f"{self.name}: {flag} must be True or False, got {type(value).__name__} "
+                    f"{value!r}"
+                )
         entry = KernelEntry(backend, platform, kg, bool(vectorized))
-        self._kernels.setdefault(platform, {})[backend] = entry
-        if asdefault or platform not in self._defaults:
-            self._defaults[platform] = backend
+        self.kernel_table.add(entry, bool(asdefault))
 
     def def_numba_kernel(self, kg, asdefault: bool = False, *, vectorized=False) -> None:
         """A Numba kernel on the CPU (see `jaxcc.numba_kernel` for the native bridge)."""
@@ -49,6 +70,11 @@ class RegistrationMixin:
     def def_pallas_kernel(self, platform: str, kg, asdefault: bool = False, *, vectorized=False):
         """A Pallas kernel on 'gpu' or 'tpu' (for CPU interpret mode use
         `def_kernel('pallas', 'cpu', kg)` with `interpret=True` in the pallas_call)."""
+        if not isinstance(platform, str):
+            raise SpecTypeError(
+                f"{self.name}: def_pallas_kernel's platform must be 'gpu' or 'tpu', got "
+                f"{type(platform).__name__} (the signature is def_pallas_kernel(platform, kg))"
+            )
         if platform not in ("gpu", "tpu"):
             raise SpecError(
                 f"{self.name}: def_pallas_kernel targets 'gpu' or 'tpu', got {platform!r}; for "
@@ -78,11 +104,16 @@ class RegistrationMixin:
         if len(args) == 2:
             args, asdefault = args[:1], args[1]
         if len(args) != 1:
-            raise SpecError(
+            raise SpecTypeError(
                 f"{self.name}: def_cuda_raw_kernel takes (kg) or (platform, kg), got "
                 f"{len(args)} positional arguments"
             )
         platform = platform or "gpu"
+        if not isinstance(platform, str):
+            raise SpecTypeError(
+                f"{self.name}: def_cuda_raw_kernel's platform must be 'cpu' or 'gpu', got "
+                f"{type(platform).__name__}"
+            )
         if platform not in ("cpu", "gpu"):
             raise SpecError(
                 f"{self.name}: def_cuda_raw_kernel targets 'cpu' or 'gpu', got {platform!r}"
@@ -92,29 +123,27 @@ class RegistrationMixin:
     # -- defaults ------------------------------------------------------------------------
 
     def set_default(self, platform: str, backend: str) -> None:
-        """Makes `backend` (already registered for `platform`) the platform's default."""
-        kernels = self._kernels.get(platform)
-        if not kernels:
-            raise BackendError(
-                f"{self.name}: no kernels are registered for platform {platform!r}; register one "
-                "with def_kernel first"
-            )
-        if backend not in kernels:
-            raise BackendError(
-                f"{self.name}: backend {backend!r} is not registered for {platform}; registered: "
-                f"{', '.join(kernels)}"
-            )
-        self._defaults[platform] = backend
+        """Makes `backend` (already registered for `platform`) the platform's default.
+
+        Takes effect at the next call, including calls of functions `jax.jit` compiled before
+        (they trace again once; choosing the earlier default again reuses what was compiled)."""
+        self.kernel_table.set_default(platform, backend)
 
     def get_default(self, platform: str) -> str | None:
         """The default backend of `platform`, or None."""
-        return self._defaults.get(platform)
+        return self.kernel_table.default(platform)
 
     @property
     def defaults(self) -> dict[str, str]:
         """A copy of platform -> default backend."""
-        return dict(self._defaults)
+        return self.kernel_table.defaults()
+
+    @property
+    def _kernels(self) -> dict[str, dict[str, KernelEntry]]:
+        """A copy of platform -> backend -> KernelEntry. Private, but brainevent's tutorials read
+        it, so code written against brainevent keeps working; use `kernel_table` instead."""
+        return self.kernel_table.entries()
 
     def available_backends(self, platform: str) -> list[str]:
         """Backends registered for `platform`, in registration order ([] if none)."""
-        return list(self._kernels.get(platform, {}))
+        return self.kernel_table.backends(platform)

@@ -1,12 +1,17 @@
-"""Process-wide backend choices that override every primitive's own default.
+"""Backend choices that outlive one call: process-wide ones (`jaxcc.set_backend`) and the
+per-primitive defaults chosen with `set_default`, published together as part of JAX's jit key.
 
-Choices are read when a primitive is bound (traced), and the chosen backend name becomes one of the
-primitive's parameters. So a new choice takes effect at the next trace, executables compiled for
-the previous choice stay cached (switching back is free), and nothing calls `jax.clear_caches()`.
+A primitive reads the choices when it is bound (traced) and binds the chosen backend names as one
+of its parameters. For a function that `jax.jit` already compiled to reach a new choice, its cache
+must miss: so every change publishes a snapshot of all choices into a JAX "user context", a config
+value that JAX includes in the key of every jit, trace and lowering cache. The next call of any
+jitted function then traces again under the new snapshot, and returning to an earlier snapshot
+finds the executables compiled for it. Nothing calls `jax.clear_caches()`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import threading
 
 from ..errors import BackendError
@@ -14,6 +19,64 @@ from .kernel_entry import PLATFORMS
 
 _lock = threading.Lock()
 _global_backends: dict[str, str] = {}
+# (KernelTable.key, platform) -> backend, for set_default choices that differ from the
+# registration default.
+_chosen_defaults: dict[tuple, str] = {}
+_context = None  # the JAX user context holding the snapshot, made on first use
+
+
+def _make_jit_key_context(default):
+    """A value JAX includes in the key of every jit cache (and trace cache), settable globally.
+
+    Version-dependent: `jax.make_user_context` (public; checked on JAX 0.10.2 and 0.12) returns
+    an object with `set_global(value)`. JAX releases without it have no public equivalent; there
+    the choices still apply to every new trace and eager call, but a function already compiled
+    keeps the backend it was compiled with, and this returns None.
+    """
+    import jax
+
+    make = getattr(jax, "make_user_context", None)
+    return None if make is None else make(default_value=default)
+
+
+def _snapshot() -> tuple:
+    return (tuple(sorted(_global_backends.items())), tuple(sorted(_chosen_defaults.items())))
+
+
+def _publish() -> None:
+    """Makes the current choices part of JAX's jit key. Call with `_lock` held."""
+    global _context
+    if _context is None:
+        _context = _make_jit_key_context(())
+        if _context is None:
+            return
+    value = _snapshot()
+    # The empty snapshot is the context's default, so a process that never chose anything, or
+    # returned to that state, keys its functions as if the context did not exist.
+    _context.set_global(value if any(value) else ())
+
+
+def install() -> None:
+    """Creates the jit-key context (once). Called by every XLACustomKernel constructor: creating
+    it later would change the key of functions compiled before, recompiling them once."""
+    with _lock:
+        if _context is None:
+            _publish()
+
+
+def fixed_jit_key():
+    """A context in which JAX sees the empty snapshot, whatever the choices are. For compiling a
+    bind whose parameters already name the backend (eager calls): its executable does not depend
+    on the choices, so it should not be compiled again for each of them."""
+    if _context is None:
+        return contextlib.nullcontext()
+    return _context(())
+
+
+def jit_key() -> object:
+    """The snapshot of choices JAX currently keys compiled functions with (for tests)."""
+    with _lock:
+        return _snapshot() if any(_snapshot()) else ()
 
 
 def _check_platform(platform) -> str:
@@ -25,8 +88,10 @@ def _check_platform(platform) -> str:
 def set_backend(platform: str, backend: str | None) -> None:
     """Prefer `backend` on `platform` for every primitive that registered it (None: forget).
 
-    Primitives without that backend keep their own default. Jitted functions already traced keep
-    the backend they were traced with; new traces (and eager calls) use the new choice.
+    Takes effect at the next call of anything, including functions `jax.jit` compiled before:
+    the choice is part of JAX's jit cache key, so they trace again once, and switching back
+    reuses the executables compiled for the earlier choice. A primitive without that backend
+    keeps its own default and warns once (a `jaxcc.BackendWarning`).
     """
     _check_platform(platform)
     if backend is not None and (not isinstance(backend, str) or not backend):
@@ -36,6 +101,7 @@ def set_backend(platform: str, backend: str | None) -> None:
             _global_backends.pop(platform, None)
         else:
             _global_backends[platform] = backend
+        _publish()
 
 
 def get_backend(platform: str) -> str | None:
@@ -45,11 +111,22 @@ def get_backend(platform: str) -> str | None:
 
 
 def clear_backends() -> None:
-    """Forget every process-wide backend preference."""
+    """Forget every process-wide backend preference (per-primitive defaults stay)."""
     with _lock:
         _global_backends.clear()
+        _publish()
 
 
 def global_backends() -> dict[str, str]:
     with _lock:
         return dict(_global_backends)
+
+
+def publish_default(table_key: tuple, platform: str, backend: str | None) -> None:
+    """Records a primitive's `set_default` choice (None: back to its registration default)."""
+    with _lock:
+        if backend is None:
+            _chosen_defaults.pop((table_key, platform), None)
+        else:
+            _chosen_defaults[(table_key, platform)] = backend
+        _publish()

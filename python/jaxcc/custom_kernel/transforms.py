@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
-from ..errors import SpecError
+from ..errors import SpecTypeError
 from .autodiff import defjvp
 from .batching import general_batching_rule, vectorized_batching_rule
+from .kernel_table import UsesKernelTable
 from .lowering import BACKEND_PARAM, SELECTION_PARAM
 
 
 def _require_callable(name: str, what: str, fun) -> None:
     if not callable(fun):
-        raise SpecError(f"{name}: {what} must be callable, got {type(fun).__name__}")
+        raise SpecTypeError(f"{name}: {what} must be callable, got {type(fun).__name__}")
 
 
-class TransformsMixin:
-    """def_batching_rule, register_general_batching, def_jvp_rule(2), def_transpose_rule."""
+class TransformsMixin(UsesKernelTable):
+    """def_batching_rule, register_general_batching, def_jvp_rule(2), def_transpose_rule.
+
+    Needs `self.primitive` (the JAX primitive, made by XLACustomKernel) and the kernel table."""
+
+    primitive: object
 
     def def_batching_rule(self, fun) -> None:
         """Replaces the vmap rule: `fun(args, axes, **params) -> (outputs, out_axes)`."""
@@ -30,14 +35,10 @@ class TransformsMixin:
 
         batching.primitive_batchers[self.primitive] = self._default_batching
 
-    def _selected_entries(self, params: dict):
-        explicit = params.get(BACKEND_PARAM)
-        if explicit is not None:
-            return [k[explicit] for k in self._kernels.values() if explicit in k]
-        return [self._kernels[p][b] for p, b in params.get(SELECTION_PARAM, ())]
-
     def _default_batching(self, args, axes, **params):
-        entries = self._selected_entries(params)
+        entries = self.kernel_table.selected_entries(
+            params.get(BACKEND_PARAM), params.get(SELECTION_PARAM, ())
+        )
         if entries and all(e.vectorized for e in entries):
             return vectorized_batching_rule(self.primitive, args, axes, **params)
         return general_batching_rule(self.primitive, args, axes, **params)

@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
-from ...errors import SpecError
+from ...errors import SpecError, SpecTypeError
+from ..kernel_table import UsesKernelTable
 
 
-class BenchmarkingMixin:
-    """def_call / call, def_tags, def_benchmark_data, benchmark."""
+class BenchmarkingMixin(UsesKernelTable):
+    """def_call / call, def_tags, def_benchmark_data, benchmark.
+
+    Its own state starts at these class-level values; `benchmark` reads the kernel table through
+    the public `available_backends` / `get_default`."""
+
+    _call_fn = None
+    _tags: tuple[str, ...] = ()
+    _benchmark_data_fn = None
 
     def def_call(self, fn) -> None:
         """Stores the user-facing call function, used by `call()` and `benchmark()`."""
         if not callable(fn):
-            raise SpecError(f"{self.name}: def_call needs a callable, got {type(fn).__name__}")
+            raise SpecTypeError(f"{self.name}: def_call needs a callable, got {type(fn).__name__}")
         self._call_fn = fn
 
     def call(self, *args, **kwargs):
@@ -22,7 +30,9 @@ class BenchmarkingMixin:
 
     def def_tags(self, *tags: str) -> None:
         """Replaces the primitive's tags (used by the registry and `jaxcc benchmark --tags`)."""
-        if not all(isinstance(t, str) and t for t in tags):
+        if not all(isinstance(t, str) for t in tags):
+            raise SpecTypeError(f"{self.name}: tags must be non-empty strings, got {tags!r}")
+        if not all(tags):
             raise SpecError(f"{self.name}: tags must be non-empty strings, got {tags!r}")
         self._tags = tuple(dict.fromkeys(tags))
 
@@ -33,7 +43,7 @@ class BenchmarkingMixin:
     def def_benchmark_data(self, fn) -> None:
         """Stores `fn(*, platform) -> list[BenchmarkConfig]` for `benchmark()`."""
         if not callable(fn):
-            raise SpecError(
+            raise SpecTypeError(
                 f"{self.name}: def_benchmark_data needs a callable, got {type(fn).__name__}"
             )
         self._benchmark_data_fn = fn
