@@ -222,3 +222,12 @@ def test_numba_cuda_kernel_alone_rank_2_and_inside_fori_loop():
     np.testing.assert_array_equal(add(m, v), np.asarray(m) + np.asarray(v))
     looped = jax.jit(lambda a: jax.lax.fori_loop(0, 10, lambda i, acc: add(acc, v), a))
     np.testing.assert_array_equal(looped(m), np.asarray(m) + 10 * np.asarray(v))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not has_jax_gpu(), reason="needs a JAX GPU device")
+def test_fastmath_and_max_registers_kernels_run_on_gpu():
+    fast = cuda.jit(fastmath=True, max_registers=32)(divide)
+    out = jax.ShapeDtypeStruct(X.shape, X.dtype)
+    got = jaxcc.numba_cuda_kernel(fast, out, grid=4, block=256)(X, Y)
+    np.testing.assert_allclose(got, np.asarray(X) / np.asarray(Y), rtol=1e-5)

@@ -470,3 +470,25 @@ def test_a_matmul_that_needs_more_than_48_kib_of_shared_memory():
     )  # fmt: skip
     expected = np.asarray(a, np.float32) @ np.asarray(b, np.float32)
     np.testing.assert_allclose(jax.jit(matmul)(a, b), expected, rtol=2e-2, atol=2e-1)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not has_jax_gpu(), reason="needs a JAX GPU device")
+def test_a_warp_specialised_matmul_with_scratch_runs_on_hopper():
+    # The kernel compiles to more warps than requested and needs global scratch (TMA
+    # descriptors): it runs only if the launch uses the compiled configuration and allocates it.
+    from jaxcc.custom_kernel.bridges.gpu_common import gpu_capabilities
+
+    if gpu_capabilities()[0] < (9, 0):
+        pytest.skip("warp specialisation needs sm_90 or newer")
+    m = n = k = 256
+    a = jax.random.normal(jax.random.key(0), (m, k), jnp.float16)
+    b = jax.random.normal(jax.random.key(1), (k, n), jnp.float16)
+    matmul = jaxcc.triton_kernel(
+        ws_matmul, jax.ShapeDtypeStruct((m, n), jnp.float32), grid=(m // 128, n // 128),
+        num_warps=4, num_stages=3, M=m, N=n, K=k, BM=128, BN=128, BK=64,
+    )  # fmt: skip
+    expected = np.asarray(a, np.float32) @ np.asarray(b, np.float32)
+    np.testing.assert_allclose(jax.jit(matmul)(a, b), expected, rtol=2e-2, atol=2e-1)
+    looped = jax.jit(lambda x, y: jax.lax.fori_loop(0, 3, lambda i, acc: acc + matmul(x, y), 0.0))
+    np.testing.assert_allclose(looped(a, b), 3 * expected, rtol=2e-2, atol=6e-1)
