@@ -132,15 +132,39 @@ def test_the_graph_trait_decides_whether_xla_captures_the_call(unique_name):
     assert off["captured_calls"] == 0 and off["handler_calls"] == 2 * off["executions"], off
 
 
+UNCHECKED = r"""
+#include <cuda_runtime.h>
+#include "jaxcc/jaxcc.h"
+
+__global__ void fill_kernel(float* out, int64_t n) {
+  int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x;
+  if (i < n) out[i] = 1.0f;
+}
+
+// Launches 4096 threads per block (above every GPU's limit) and checks nothing.
+void unchecked_fill(const jaxcc::Tensor x, jaxcc::Tensor out, int64_t stream) {
+  fill_kernel<<<1, 4096, 0, (cudaStream_t)stream>>>(out.data_ptr<float>(), out.numel());
+}
+"""
+
+
 def test_an_unchecked_failed_launch_is_raised_with_the_functions_name(unique_name):
-    # The seed's vector_add does not check its launch: on an empty array it launches a grid of
-    # zero blocks, which fails. The generated handler reads the error the call left.
-    mod = jaxcc.load_cuda_inline(f"{unique_name}_add", VECTOR_ADD)
+    # Nothing in unchecked_fill looks at its launch; the generated handler reads the error the
+    # call left (cudaGetLastError) and raises it, naming the function.
+    mod = jaxcc.load_cuda_inline(f"{unique_name}_fill", UNCHECKED, ["unchecked_fill"])
+    x = jnp.zeros(64, jnp.float32)
+    with pytest.raises(Exception, match=r"unchecked_fill(.|\n)*cudaErrorInvalidConfiguration"):
+        jax.block_until_ready(mod.unchecked_fill(x))
+    # The seed's vector_add on an empty array launches a grid of zero blocks, which fails the
+    # same way (unless XLA elides a call with an empty result).
+    add = jaxcc.load_cuda_inline(f"{unique_name}_add", VECTOR_ADD)
     empty = jnp.zeros(0, jnp.float32)
-    with pytest.raises(Exception, match=r"vector_add(.|\n)*cudaErrorInvalidConfiguration"):
-        jax.block_until_ready(mod.vector_add(empty, empty))
+    try:
+        assert jax.block_until_ready(add.vector_add(empty, empty)).shape == (0,)
+    except Exception as e:  # noqa: BLE001 - the message is what is checked
+        assert "vector_add" in str(e) and "cudaErrorInvalidConfiguration" in str(e), e
     a = jnp.ones(16, jnp.float32)
-    np.testing.assert_array_equal(np.asarray(mod.vector_add(a, a)), 2.0)  # the next call works
+    np.testing.assert_array_equal(np.asarray(add.vector_add(a, a)), 2.0)  # the next call works
 
 
 def test_every_gpu_runs_its_own_calls(unique_name):
