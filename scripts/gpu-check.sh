@@ -105,15 +105,20 @@ if [[ ${#FAILED[@]} -eq 0 ]]; then
   # --- the CPU halves (always), alongside the GPU tests when there is a GPU ----------------------
   CPU_TESTS=(tests/custom_kernel/test_triton_bridge.py tests/custom_kernel/test_numba_cuda_bridge.py
     tests/custom_kernel/test_numba_bridge.py tests/test_cuda_readiness.py)
-  step cpu-tests 420 "$PY" -m pytest -q -m "not gpu" -p no:cacheprovider \
-    --junitxml="$OUT/cpu-tests.xml" "${CPU_TESTS[@]}" &
+  # A background subshell cannot add to FAILED: its exit status says whether a step failed.
+  (
+    rc=0
+    step cpu-tests 420 "$PY" -m pytest -q -m "not gpu" -p no:cacheprovider \
+      --junitxml="$OUT/cpu-tests.xml" "${CPU_TESTS[@]}" || rc=1
+    step example-build-only 300 "$PY" examples/gpu_backends.py --build-only --arch 9.0 || rc=1
+    exit $rc
+  ) &
   CPU_PID=$!
   if [[ $JAX_GPU == 1 ]]; then
     step gpu-tests 420 "$PY" -m pytest -q -m gpu -p no:cacheprovider -rs \
       --junitxml="$OUT/gpu-tests.xml" tests
   fi
-  wait $CPU_PID || FAILED+=("cpu-tests")
-  step example-build-only 300 "$PY" examples/gpu_backends.py --build-only --arch 9.0
+  wait $CPU_PID || FAILED+=("cpu-halves")
 
   # --- on the GPU: the example and the benchmark (alone on the machine, for clean timings) -------
   if [[ $JAX_GPU == 1 ]]; then
