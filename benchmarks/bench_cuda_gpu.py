@@ -24,10 +24,10 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "gpu"))
-from graph_probe import GRAPH_XLA_FLAGS, load_probe  # noqa: E402
+from graph_probe import graph_xla_flags, load_probe  # noqa: E402
 
 # XLA reads its flags once, when the GPU backend starts: set them before importing JAX.
-os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + GRAPH_XLA_FLAGS).strip()
+os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + graph_xla_flags()).strip()
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402

@@ -14,6 +14,26 @@ import ctypes
 
 # Force command buffers for custom calls, whatever their size: the handler's trait then decides.
 GRAPH_XLA_FLAGS = "--xla_gpu_enable_command_buffer=+CUSTOM_CALL --xla_gpu_graph_min_graph_size=1"
+# Newer XLA captures compatible custom calls whatever the graph size and may drop the size flag;
+# an unknown flag aborts XLA at start, so `graph_xla_flags()` leaves it out when XLA refuses it.
+_SIZE_FLAG = "--xla_gpu_graph_min_graph_size=1"
+
+
+def graph_xla_flags() -> str:
+    """GRAPH_XLA_FLAGS as far as this XLA accepts them (checked in a throwaway process)."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, XLA_FLAGS=GRAPH_XLA_FLAGS)
+    done = subprocess.run(
+        [sys.executable, "-c", "import jax; jax.devices()"], capture_output=True, text=True,
+        env=env, timeout=300,
+    )  # fmt: skip
+    if done.returncode != 0 and "min_graph_size" in done.stderr:
+        return GRAPH_XLA_FLAGS.replace(_SIZE_FLAG, "").strip()
+    return GRAPH_XLA_FLAGS
+
 
 PROBE_SOURCE = r"""
 #include <cuda_runtime.h>

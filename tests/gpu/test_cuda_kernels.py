@@ -12,7 +12,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from cuda_sources import MIXED, SCALE_BY, VECTOR_ADD
-from graph_probe import GRAPH_XLA_FLAGS
+from graph_probe import graph_xla_flags
 
 import jaxcc
 import jaxcc as brainevent
@@ -122,9 +122,10 @@ def test_the_graph_trait_decides_whether_xla_captures_the_call(unique_name):
     # buffer addresses change, so the number of calls is not asserted); without the trait XLA
     # calls it on every execution and never while capturing. The probe counts both, so this
     # fails if capture does not happen, or happens without the trait.
-    graph = probe_in_fresh_process(f"{unique_name}_graph", True, GRAPH_XLA_FLAGS)
+    flags = graph_xla_flags()
+    graph = probe_in_fresh_process(f"{unique_name}_graph", True, flags)
     assert graph["captured_calls"] >= 1, graph
-    plain = probe_in_fresh_process(f"{unique_name}_plain", False, GRAPH_XLA_FLAGS)
+    plain = probe_in_fresh_process(f"{unique_name}_plain", False, flags)
     assert plain["captured_calls"] == 0, plain
     assert plain["handler_calls"] == 2 * plain["executions"], plain
     # With command buffers switched off, even the compatible handler is never captured.
