@@ -65,10 +65,14 @@ fi
 # --- build jaxcc from the working tree ---------------------------------------------------------
 PY="$BASE_PYTHON"
 if [[ "${JAXCC_GPU_CHECK_NO_INSTALL:-0}" != 1 ]]; then
-  if "$BASE_PYTHON" -m venv --system-site-packages "$OUT/venv" >"$OUT/venv.log" 2>&1; then
+  # A virtual environment only sees the base interpreter's packages; when PYTHON is itself a
+  # virtual environment (or the new one cannot import what the build needs) jaxcc goes into it.
+  if "$BASE_PYTHON" -c "import sys; sys.exit(sys.prefix != sys.base_prefix)" 2>/dev/null &&
+    "$BASE_PYTHON" -m venv --system-site-packages "$OUT/venv" >"$OUT/venv.log" 2>&1 &&
+    "$OUT/venv/bin/python" -c "import jax, nanobind, scikit_build_core" >>"$OUT/venv.log" 2>&1; then
     PY="$OUT/venv/bin/python"
   else
-    say "no virtual environment possible (see venv.log): installing into $BASE_PYTHON"
+    say "installing into $BASE_PYTHON itself (no usable virtual environment; see venv.log)"
   fi
   export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}"
   if ! step build 420 "$PY" -m pip install --no-build-isolation --no-deps --no-index . ; then
@@ -128,7 +132,8 @@ if [[ ${#FAILED[@]} -eq 0 ]]; then
 fi
 
 # --- one summary --------------------------------------------------------------------------------
-"$PY" - "$OUT" "$HAVE_GPU" "$(($(date +%s) - START))" "${FAILED[@]}" <<'EOF'
+SUMMARY_OK=1
+"$PY" - "$OUT" "$HAVE_GPU" "$(($(date +%s) - START))" "${FAILED[@]}" <<'EOF' || SUMMARY_OK=0
 import json, os, sys
 import xml.etree.ElementTree as ET
 
@@ -196,7 +201,12 @@ with open(os.path.join(out, "summary.md"), "w") as f:
 print("\n".join(md[:3]))
 EOF
 
-say "summary: $OUT/summary.md, $OUT/summary.json"
+if [[ $SUMMARY_OK == 1 ]]; then
+  say "summary: $OUT/summary.md, $OUT/summary.json"
+else
+  say "no summary: $PY could not write it"
+  FAILED+=("summary")
+fi
 if [[ ${#FAILED[@]} -ne 0 ]]; then
   say "FAILED: ${FAILED[*]}"
   exit 1
