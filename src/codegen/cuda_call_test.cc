@@ -15,6 +15,8 @@ struct FakeRuntime {
   int current_device = 0;
   int stream_device = 0;
   int last_error = 0;
+  int capture_status = 0;  // cudaStreamCaptureStatusNone
+  int stream_device_queries = 0;
   std::vector<int> set_device_calls;
 };
 FakeRuntime fake;
@@ -47,7 +49,16 @@ const char* cudaGetErrorName(int error) {
 const char* cudaGetErrorString(int error) {
   return error == 9 ? "invalid configuration argument" : "unspecified launch failure";
 }
+int cudaStreamIsCapturing(cudaStream_t, int* status) {
+  *status = fake.capture_status;
+  return 0;
+}
 int cudaStreamGetDevice(cudaStream_t, int* device) {
+  ++fake.stream_device_queries;
+  if (fake.capture_status != 0) {
+    fake.last_error = 900;  // cudaErrorStreamCaptureUnsupported: and the capture is invalidated
+    return 900;
+  }
   *device = fake.stream_device;
   return 0;
 }
@@ -72,6 +83,20 @@ TEST(CudaCallScope, LeavesTheDeviceAloneWhenItIsAlreadyTheStreams) {
   fake = FakeRuntime{};
   fake.current_device = 2;
   { CudaCallScope scope(StreamOn(2), "vector_add"); }
+  EXPECT_TRUE(fake.set_device_calls.empty());
+}
+
+TEST(CudaCallScope, NeverAsksACapturingStreamForItsDevice) {
+  // The runtime rejects cudaStreamGetDevice during a capture, and the rejection invalidates
+  // XLA's CUDA graph: while capturing, the scope must not ask (nor switch devices).
+  fake = FakeRuntime{};
+  fake.capture_status = 1;  // cudaStreamCaptureStatusActive
+  fake.current_device = 0;
+  {
+    CudaCallScope scope(StreamOn(1), "vector_add");
+    EXPECT_NO_THROW(scope.Check());
+  }
+  EXPECT_EQ(fake.stream_device_queries, 0);
   EXPECT_TRUE(fake.set_device_calls.empty());
 }
 

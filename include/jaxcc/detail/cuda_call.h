@@ -8,7 +8,10 @@
 // CUDA headers give them (cudaError_t is an int-sized enum, cudaStream_t `CUstream_st*`), and
 // resolved by the CUDA runtime the module links. Do not include <cuda_runtime_api.h> in the same
 // translation unit. `cudaStreamGetDevice` (CUDA >= 12.8) is a weak reference: with an older
-// runtime it is null and the current device is left as it is.
+// runtime it is null and the current device is left as it is. It is never called while the
+// stream is being captured into a CUDA graph: the runtime rejects that query during a capture
+// (cudaErrorStreamCaptureUnsupported) and the rejection invalidates the capture, whereas
+// `cudaStreamIsCapturing` is capture-safe.
 #pragma once
 
 #include <string>
@@ -24,6 +27,7 @@ int cudaGetDevice(int* device);
 int cudaSetDevice(int device);
 const char* cudaGetErrorName(int error);
 const char* cudaGetErrorString(int error);
+int cudaStreamIsCapturing(cudaStream_t stream, int* capture_status);  // enum, 0: none
 __attribute__((weak)) int cudaStreamGetDevice(cudaStream_t stream, int* device);
 }
 
@@ -34,13 +38,18 @@ namespace jaxcc::detail {
 /// device is another GPU), then clears a CUDA error that earlier work left behind so that it is
 /// not blamed on this function. `Check()` after the function throws CudaError for the error the
 /// function left (cudaGetLastError, which also resets it). The destructor restores the device.
+/// While XLA captures the stream into a CUDA graph the device is left alone: XLA records on the
+/// stream's own device, and asking the stream for its device would invalidate the capture.
 class CudaCallScope {
  public:
   CudaCallScope(void* stream, const char* function) : function_(function) {
+    auto* cuda_stream = static_cast<cudaStream_t>(stream);
+    int capture = -1;
     int device = -1;
     if (&cudaStreamGetDevice != nullptr && stream != nullptr &&
-        cudaStreamGetDevice(static_cast<cudaStream_t>(stream), &device) == 0 &&
-        cudaGetDevice(&previous_) == 0 && previous_ != device) {
+        cudaStreamIsCapturing(cuda_stream, &capture) == 0 && capture == 0 &&
+        cudaStreamGetDevice(cuda_stream, &device) == 0 && cudaGetDevice(&previous_) == 0 &&
+        previous_ != device) {
       const int status = cudaSetDevice(device);
       if (status != 0) {
         Throw(status, "making device " + std::to_string(device) + " of XLA's stream current");
