@@ -3,21 +3,34 @@
 // turn an error left by the call (a failed kernel launch, a zero-size grid) into a CudaError
 // naming the function.
 //
-// Included only by generated CUDA wrapper units, which the host compiler builds without the CUDA
-// include directory: the few runtime entry points needed are declared here, with the types the
-// CUDA headers give them (cudaError_t is an int-sized enum, cudaStream_t `CUstream_st*`), and
-// resolved by the CUDA runtime the module links. Do not include <cuda_runtime_api.h> in the same
-// translation unit. `cudaStreamGetDevice` (CUDA >= 12.8) is a weak reference: with an older
-// runtime it is null and the current device is left as it is. It is never called while the
-// stream is being captured into a CUDA graph: the runtime rejects that query during a capture
-// (cudaErrorStreamCaptureUnsupported) and the rejection invalidates the capture, whereas
-// `cudaStreamIsCapturing` is capture-safe.
+// Included by generated CUDA wrapper units, which the host compiler builds without the CUDA
+// include directory: there the few runtime entry points needed are declared here, with the
+// types the CUDA headers give them (cudaError_t and cudaStreamCaptureStatus are int-sized enums,
+// cudaStream_t is `CUstream_st*`), and resolved by the CUDA runtime the module links;
+// `cudaStreamGetDevice` (CUDA >= 12.8) is a weak reference, null with an older runtime, which
+// leaves the current device as it is. A translation unit that included <cuda_runtime_api.h>
+// first (one nvcc unit holding kernel and wrapper) uses the header's declarations instead.
+// `cudaStreamGetDevice` is never called while the stream is being captured into a CUDA graph:
+// the runtime rejects that query during a capture (cudaErrorStreamCaptureUnsupported) and the
+// rejection invalidates the capture, whereas `cudaStreamIsCapturing` is capture-safe.
 #pragma once
 
 #include <string>
 
 #include "jaxcc/check.h"
 
+#if defined(__CUDA_RUNTIME_API_H__)
+namespace jaxcc::detail {
+using CudaStatus = cudaError_t;
+using CudaCaptureStatus = cudaStreamCaptureStatus;
+#if CUDART_VERSION >= 12080
+inline bool HasStreamGetDevice() { return true; }
+#else
+inline bool HasStreamGetDevice() { return false; }
+inline int cudaStreamGetDevice(cudaStream_t, int*) { return 1; }
+#endif
+}  // namespace jaxcc::detail
+#else
 struct CUstream_st;
 typedef struct CUstream_st* cudaStream_t;  // the CUDA headers' own definition
 
@@ -27,9 +40,16 @@ int cudaGetDevice(int* device);
 int cudaSetDevice(int device);
 const char* cudaGetErrorName(int error);
 const char* cudaGetErrorString(int error);
-int cudaStreamIsCapturing(cudaStream_t stream, int* capture_status);  // enum, 0: none
+int cudaStreamIsCapturing(cudaStream_t stream, int* capture_status);  // 0: not capturing
 __attribute__((weak)) int cudaStreamGetDevice(cudaStream_t stream, int* device);
 }
+
+namespace jaxcc::detail {
+using CudaStatus = int;
+using CudaCaptureStatus = int;
+inline bool HasStreamGetDevice() { return &::cudaStreamGetDevice != nullptr; }
+}  // namespace jaxcc::detail
+#endif
 
 namespace jaxcc::detail {
 
@@ -44,13 +64,14 @@ class CudaCallScope {
  public:
   CudaCallScope(void* stream, const char* function) : function_(function) {
     auto* cuda_stream = static_cast<cudaStream_t>(stream);
-    int capture = -1;
+    CudaCaptureStatus capture{};
     int device = -1;
-    if (&cudaStreamGetDevice != nullptr && stream != nullptr &&
-        cudaStreamIsCapturing(cuda_stream, &capture) == 0 && capture == 0 &&
-        cudaStreamGetDevice(cuda_stream, &device) == 0 && cudaGetDevice(&previous_) == 0 &&
-        previous_ != device) {
-      const int status = cudaSetDevice(device);
+    if (HasStreamGetDevice() && stream != nullptr &&
+        static_cast<int>(cudaStreamIsCapturing(cuda_stream, &capture)) == 0 &&
+        static_cast<int>(capture) == 0 &&
+        static_cast<int>(cudaStreamGetDevice(cuda_stream, &device)) == 0 &&
+        static_cast<int>(cudaGetDevice(&previous_)) == 0 && previous_ != device) {
+      const int status = static_cast<int>(cudaSetDevice(device));
       if (status != 0) {
         Throw(status, "making device " + std::to_string(device) + " of XLA's stream current");
       }
@@ -66,7 +87,7 @@ class CudaCallScope {
   /// Throws CudaError if the user's function left a CUDA error (a launch that failed, a grid or
   /// block of zero threads, too much shared memory, ...).
   void Check() const {
-    const int status = cudaGetLastError();
+    const int status = static_cast<int>(cudaGetLastError());
     if (status != 0) {
       Throw(status, "a kernel launch or CUDA call in " + std::string(function_) +
                         " failed and nothing checked it");
@@ -78,8 +99,8 @@ class CudaCallScope {
 
  private:
   [[noreturn]] static void Throw(int status, const std::string& what) {
-    const char* name = cudaGetErrorName(status);
-    const char* text = cudaGetErrorString(status);
+    const char* name = cudaGetErrorName(static_cast<CudaStatus>(status));
+    const char* text = cudaGetErrorString(static_cast<CudaStatus>(status));
     std::string message = what + ": " + (name ? name : "CUDA error " + std::to_string(status)) +
                           " (" + (text ? text : "no description") + ")";
     if (status == 9) {  // cudaErrorInvalidConfiguration
