@@ -3,6 +3,7 @@ CUDA handler does around the user's function, visible in the built library, and 
 that would run on the default stream refused at load. The GPU halves are in
 tests/gpu/test_cuda_kernels.py; scripts/gpu-check.sh runs both."""
 
+import pathlib
 import shutil
 import subprocess
 
@@ -45,3 +46,27 @@ def test_the_runtime_entry_points_of_the_handlers_resolve_in_the_built_library(u
         line.split()[-1] for line in symbols.splitlines() if line.split()[-2:-1] in (["T"], ["t"])
     }
     assert {"cudaGetLastError", "cudaStreamGetDevice", "cudaStreamIsCapturing"} <= defined
+
+
+@needs_nvcc
+@pytest.mark.parametrize("runtime_header_first", [False, True])
+def test_the_call_scope_header_compiles_with_and_without_the_cuda_headers(
+    tmp_path, runtime_header_first
+):
+    # The generated wrapper includes it without the CUDA include directory (its own
+    # declarations); a unit holding kernel and wrapper together (bench_cuda_build.py's single
+    # nvcc unit) has <cuda_runtime_api.h> first and must use the header's declarations.
+    cuda_include = pathlib.Path(shutil.which("nvcc")).resolve().parent.parent / "include"
+    source = tmp_path / "scope.cc"
+    source.write_text(
+        ("#include <cuda_runtime_api.h>\n" if runtime_header_first else "")
+        + '#include "jaxcc/detail/cuda_call.h"\n'
+        + 'void call(void* s) { jaxcc::detail::CudaCallScope scope(s, "f"); scope.Check(); }\n'
+    )
+    compiler = shutil.which("g++") or shutil.which("c++")
+    done = subprocess.run(
+        [compiler, "-std=c++17", "-fsyntax-only", "-Wall", "-Werror",
+         "-I", jaxcc.include_dir(), "-I", str(cuda_include), str(source)],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
