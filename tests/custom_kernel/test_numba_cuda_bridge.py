@@ -181,8 +181,10 @@ def test_the_ptx_is_loaded_at_trace_time_before_any_launch(launches):
     exported = getattr(ctypes.CDLL(module.path), symbol)  # AttributeError if not exported
     if not has_jax_gpu():
         message = ctypes.create_string_buffer(256)
-        exported.argtypes = [ctypes.c_int64] * 3 + [ctypes.c_char_p, ctypes.c_int64]
-        assert exported(*arguments, message, 256) == 1
+        exported.argtypes = [ctypes.c_int64] * 3 + [
+            ctypes.c_void_p, ctypes.c_int64, ctypes.c_char_p, ctypes.c_int64,
+        ]  # fmt: skip
+        assert exported(*arguments, None, -1, message, 256) == 1  # every device: there are none
         assert b"cuda" in message.value.lower()
 
 

@@ -389,8 +389,10 @@ def test_the_binary_is_loaded_at_trace_time_before_any_launch(launches):
     if not has_jax_gpu():
         # Without a GPU the preload fails cleanly, with the CUDA error as its message.
         message = ctypes.create_string_buffer(256)
-        exported.argtypes = [ctypes.c_int64] * 3 + [ctypes.c_char_p, ctypes.c_int64]
-        assert exported(*arguments, message, 256) == 1
+        exported.argtypes = [ctypes.c_int64] * 3 + [
+            ctypes.c_void_p, ctypes.c_int64, ctypes.c_char_p, ctypes.c_int64,
+        ]  # fmt: skip
+        assert exported(*arguments, None, -1, message, 256) == 1  # every device: there are none
         assert b"cuda" in message.value.lower()
 
 

@@ -90,10 +90,27 @@ def arity_launcher(
 _preloaded: set[tuple] = set()
 
 
+def jax_gpu_ordinals() -> list[int] | None:
+    """CUDA ordinals of the GPUs JAX uses in this process, or None when JAX does not say (then
+    every device the CUDA runtime sees is meant)."""
+    import jax
+
+    try:
+        devices = jax.local_devices(backend="gpu")
+    except RuntimeError:
+        return None
+    ids = [getattr(d, "local_hardware_id", None) for d in devices]
+    if not ids or any(i is None for i in ids):
+        return None
+    return sorted({int(i) for i in ids})
+
+
 def preload(module, symbol: str, arguments: tuple[int, ...], who: str) -> None:
-    """Calls the launcher library's exported `int symbol(int64..., char* message, int64 size)`
-    once per (library, arguments) in this process: it loads a kernel on every device before any
-    call can be captured in a CUDA graph. Errors become DeviceError with the CUDA message."""
+    """Calls the launcher library's exported
+    `int symbol(int64 a, int64 b, int64 c, const int64* devices, int64 count, char* message,
+    int64 size)` once per (library, arguments) in this process: it loads a kernel on the GPUs JAX
+    uses before any call can be captured in a CUDA graph. Errors become DeviceError with the
+    CUDA message."""
     import ctypes
 
     from ...errors import DeviceError
@@ -102,10 +119,15 @@ def preload(module, symbol: str, arguments: tuple[int, ...], who: str) -> None:
     with _lock:
         if key in _preloaded:
             return
+        ordinals = jax_gpu_ordinals()
+        devices = (ctypes.c_int64 * len(ordinals or []))(*(ordinals or []))
         function = getattr(ctypes.CDLL(module.path), symbol)
         function.restype = ctypes.c_int
-        function.argtypes = [ctypes.c_int64] * len(arguments) + [ctypes.c_char_p, ctypes.c_int64]
+        function.argtypes = [ctypes.c_int64] * len(arguments) + [
+            ctypes.POINTER(ctypes.c_int64), ctypes.c_int64, ctypes.c_char_p, ctypes.c_int64,
+        ]  # fmt: skip
         message = ctypes.create_string_buffer(1024)
-        if function(*arguments, message, len(message)) != 0:
+        count = -1 if ordinals is None else len(ordinals)
+        if function(*arguments, devices, count, message, len(message)) != 0:
             raise DeviceError(f"{who}: {message.value.decode(errors='replace')}")
         _preloaded.add(key)

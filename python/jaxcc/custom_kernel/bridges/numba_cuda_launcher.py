@@ -3,8 +3,8 @@ by jaxcc's CUDA path, that launches a Numba-CUDA kernel's PTX on XLA's stream.
 
 The PTX is loaded once per process with the CUDA runtime's library API (`cudaLibraryLoadData`,
 context-independent; `max_registers` from `@cuda.jit` becomes the JIT's register limit) by
-`jaxcc_numba_cuda_preload`, which Python calls when the call is traced, for every device, so
-that no loading or PTX JIT happens inside a CUDA-graph capture; it is launched with
+`jaxcc_numba_cuda_preload`, which Python calls when the call is traced, on every device JAX uses,
+so that no loading or PTX JIT happens inside a CUDA-graph capture; it is launched with
 `cudaLaunchKernel` on the device of XLA's stream, which the FFI wrapper makes current.
 Arguments follow Numba's kernel ABI for a C-contiguous array of rank N, passed as separate kernel
 parameters: meminfo (null), parent (null), nitems, itemsize, data, N extents, N byte strides.
@@ -142,19 +142,25 @@ void LaunchNumbaCuda(const jaxcc::Tensor* const* tensors, int count, std::int64_
 
 }  // namespace
 
-// Called from Python when a call is traced: loads the PTX on every device this process sees.
-// 0 on success; otherwise the error is written to `message` (NUL-terminated, at most `size`).
+// Called from Python when a call is traced: loads the binary on the devices JAX uses (their
+// CUDA ordinals in `devices`; every device when `count` < 0), so that no loading or PTX JIT
+// happens inside a CUDA-graph capture. 0 on success; otherwise the error is written to
+// `message` (NUL-terminated, at most `size` bytes).
 extern "C" __attribute__((visibility("default"))) int jaxcc_numba_cuda_preload(
-    std::int64_t ptx, std::int64_t name, std::int64_t max_registers, char* message,
-    std::int64_t size) {
+    std::int64_t ptx, std::int64_t name, std::int64_t max_registers, const std::int64_t* devices,
+    std::int64_t count, char* message, std::int64_t size) {
   int previous = -1;
   try {
-    int devices = 0;
-    cudaError_t status = cudaGetDeviceCount(&devices);
-    if (status != cudaSuccess) ThrowCuda(status, "counting devices (cudaGetDeviceCount)");
     previous = CurrentDevice();
-    for (int device = 0; device < devices; ++device) {
-      status = cudaSetDevice(device);
+    int all = 0;
+    if (count < 0) {
+      cudaError_t status = cudaGetDeviceCount(&all);
+      if (status != cudaSuccess) ThrowCuda(status, "counting devices (cudaGetDeviceCount)");
+    }
+    const std::int64_t n = count < 0 ? all : count;
+    for (std::int64_t i = 0; i < n; ++i) {
+      const int device = static_cast<int>(count < 0 ? i : devices[i]);
+      cudaError_t status = cudaSetDevice(device);
       if (status != cudaSuccess) ThrowCuda(status, "selecting device " + std::to_string(device));
       KernelFor(ptx, name, max_registers, device);
     }

@@ -3,21 +3,21 @@ architecture, compiled by jaxcc's CUDA path, that launches a Triton kernel's cub
 XLA's stream.
 
 The binary is loaded with the CUDA runtime's library API (`cudaLibraryLoadData`, context-
-independent) by `jaxcc_triton_preload`, which Python calls when the call is traced, for every
-device: module loading, PTX JIT and the shared-memory opt-in never happen inside a CUDA-graph
-capture (issue 15). The launch uses the configuration Triton compiled, not the one requested:
-`32 * num_warps` threads from the compiled metadata (warp-specialised kernels grow, e.g. 4 -> 12
-warps), `num_ctas`-wide clusters, cooperative and programmatic-dependent launches, all through
+independent) by `jaxcc_triton_preload`, which Python calls when the call is traced, on every device
+JAX uses: module loading, PTX JIT and the shared-memory opt-in never happen inside a CUDA-graph
+capture (issue 15). The launch uses the configuration Triton compiled, not the one requested: `32 *
+num_warps` threads from the compiled metadata (warp-specialised kernels grow, e.g. 4 -> 12 warps),
+`num_ctas`-wide clusters, cooperative and programmatic-dependent launches, all through
 `cudaLaunchKernelExC`. How the kernel's parameters are filled is described by a "plan", an int64
 array built at trace time: the parameter count, then per parameter a (kind, value) pair: a buffer
-index, a scalar whose bytes sit in the value word itself (little-endian, so a 4-byte int or float
-is its low half), or one of Triton's trailing scratch pointers (global and profile scratch).
-Scratch is allocated stream-ordered per launch, so kernels that need it are launched by the
-`_nograph` launcher, which XLA never captures in a CUDA graph (docs/decisions.md, decision 46),
-and a launch that finds its stream capturing refuses instead of allocating. The binary, its name
-and the plan are buffers Python keeps alive for the life of the process; their addresses arrive
-as int64 attributes together with the process id they belong to, so an executable serialised in
-another process is refused instead of dereferencing a stale address.
+index, a scalar whose bytes sit in the value word itself (little-endian, so a 4-byte int or float is
+its low half), or one of Triton's trailing scratch pointers (global and profile scratch). Scratch is
+allocated stream-ordered per launch, so kernels that need it are launched by the `_nograph`
+launcher, which XLA never captures in a CUDA graph (docs/decisions.md, decision 47), and a launch
+that finds its stream capturing refuses instead of allocating. The binary, its name and the plan are
+buffers Python keeps alive for the life of the process; their addresses arrive as int64 attributes
+together with the process id they belong to, so an executable serialised in another process is
+refused instead of dereferencing a stale address.
 """
 
 from __future__ import annotations
@@ -240,20 +240,25 @@ void LaunchTriton(const jaxcc::Tensor* const* tensors, int count, std::int64_t b
 
 }  // namespace
 
-// Called from Python when a call is traced: loads the binary on every device this process sees
-// (so no loading or JIT happens inside a CUDA-graph capture). 0 on success; otherwise the error
-// is written to `message` (NUL-terminated, at most `size` bytes).
+// Called from Python when a call is traced: loads the binary on the devices JAX uses (their
+// CUDA ordinals in `devices`; every device when `count` < 0), so that no loading or PTX JIT
+// happens inside a CUDA-graph capture. 0 on success; otherwise the error is written to
+// `message` (NUL-terminated, at most `size` bytes).
 extern "C" __attribute__((visibility("default"))) int jaxcc_triton_preload(
-    std::int64_t binary, std::int64_t name, std::int64_t shared_bytes, char* message,
-    std::int64_t size) {
+    std::int64_t binary, std::int64_t name, std::int64_t shared_bytes, const std::int64_t* devices,
+    std::int64_t count, char* message, std::int64_t size) {
   int previous = -1;
   try {
-    int devices = 0;
-    cudaError_t status = cudaGetDeviceCount(&devices);
-    if (status != cudaSuccess) ThrowCuda(status, "counting devices (cudaGetDeviceCount)");
     previous = CurrentDevice();
-    for (int device = 0; device < devices; ++device) {
-      status = cudaSetDevice(device);
+    int all = 0;
+    if (count < 0) {
+      cudaError_t status = cudaGetDeviceCount(&all);
+      if (status != cudaSuccess) ThrowCuda(status, "counting devices (cudaGetDeviceCount)");
+    }
+    const std::int64_t n = count < 0 ? all : count;
+    for (std::int64_t i = 0; i < n; ++i) {
+      const int device = static_cast<int>(count < 0 ? i : devices[i]);
+      cudaError_t status = cudaSetDevice(device);
       if (status != cudaSuccess) ThrowCuda(status, "selecting device " + std::to_string(device));
       KernelFor(binary, name, shared_bytes, device);
     }
