@@ -1,31 +1,57 @@
 """CUDA kernels on a GPU: per-call time under jit, inside lax.fori_loop with and without CUDA-graph
-capture, and vector_add bandwidth as a fraction of the GPU's peak. Needs an NVIDIA GPU and a
-CUDA-enabled jaxlib; exits with a message elsewhere.
+capture (capture verified first, not assumed), and vector_add bandwidth against the card's own
+measured device-to-device copy bandwidth. Needs an NVIDIA GPU and a CUDA-enabled jaxlib; without
+one it says so and exits 0.
 
-Run:  python benchmarks/bench_cuda_gpu.py [--peak-gbs 3350]   (H100 SXM HBM3: 3350 GB/s)
+XLA only captures a one-call loop body in a command buffer when told to: this script sets
+`--xla_gpu_enable_command_buffer=+CUSTOM_CALL --xla_gpu_graph_min_graph_size=1` before JAX
+starts, then proves with a probe kernel (tests/gpu/graph_probe.py) that the module with the
+command-buffer trait is captured and the one without is not, and only then times them. A failed
+verification or a bandwidth below --min-fraction exits 1.
+
+Run:  python benchmarks/bench_cuda_gpu.py [--json out.json] [--min-fraction 0.9]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
 import time
 
-import jax
-import jax.numpy as jnp
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "tests"))
+sys.path.insert(0, os.path.join(HERE, "..", "tests", "gpu"))
+from graph_probe import graph_xla_flags, load_probe  # noqa: E402
 
-import jaxcc
+# XLA reads its flags once, when the GPU backend starts: set them before importing JAX.
+os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " " + graph_xla_flags()).strip()
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
 from cuda_sources import SCALE_BY, VECTOR_ADD  # noqa: E402
 
+import jaxcc  # noqa: E402
 
-def median_seconds(fn, *args, repeats=200) -> float:
+# The card's reference: a device-to-device copy on XLA's stream (reads n, writes n bytes).
+COPY = r"""
+#include <cuda_runtime.h>
+#include "jaxcc/jaxcc.h"
+
+void copy_d2d(const jaxcc::Tensor x, jaxcc::Tensor out, int64_t stream) {
+  JAXCC_CUDA_CHECK(cudaMemcpyAsync(out.data_ptr(), x.data_ptr(), x.nbytes(),
+                                   cudaMemcpyDeviceToDevice, (cudaStream_t)stream));
+}
+"""
+
+
+def median_seconds(fn, *args, repeats=200, rounds=5) -> float:
     jax.block_until_ready(fn(*args))
     samples = []
-    for _ in range(5):
+    for _ in range(rounds):
         start = time.perf_counter()
         for _ in range(repeats):
             out = fn(*args)
@@ -34,17 +60,41 @@ def median_seconds(fn, *args, repeats=200) -> float:
     return statistics.median(samples)
 
 
-def main() -> None:
+def verify_capture() -> dict:
+    """The probe with the trait runs while XLA captures; the probe without it never does."""
+    seen = {}
+    for allowed in (True, False):
+        module, counts = load_probe(f"bench_gpu_probe_{int(allowed)}", allowed)
+        step = jax.jit(
+            lambda x, m=module: jax.lax.fori_loop(
+                0, 10, lambda i, v: m.probe_scale(v, scale_factor=1.0), x
+            )
+        )
+        x = jnp.ones(4096, jnp.float32)
+        for _ in range(3):
+            jax.block_until_ready(step(x))
+        calls, captured = counts()
+        seen["graph" if allowed else "no_graph"] = {"calls": calls, "captured": captured}
+    seen["ok"] = seen["graph"]["captured"] >= 1 and seen["no_graph"]["captured"] == 0
+    return seen
+
+
+def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--peak-gbs", type=float, default=3350.0)
+    parser.add_argument("--json", help="also write the results to this file")
+    parser.add_argument("--min-fraction", type=float, default=0.9)
     args = parser.parse_args()
     try:
         gpu = jax.devices("gpu")[0]
     except RuntimeError:
         print("no GPU backend: nothing to measure (this benchmark needs an NVIDIA GPU)")
-        return
-    print(f"device: {gpu.device_kind}, jax {jax.__version__}")
+        return 0
+    print(f"device: {gpu.device_kind}, jax {jax.__version__}, XLA_FLAGS={os.environ['XLA_FLAGS']}")
+    capture = verify_capture()
+    print(f"capture check: {json.dumps(capture)}")
+
     add = jaxcc.load_cuda_inline("bench_gpu_add", VECTOR_ADD)
+    copy = jaxcc.load_cuda_inline("bench_gpu_copy", COPY, ["copy_d2d"])
     graph = jaxcc.load_cuda_inline("bench_gpu_scale_graph", SCALE_BY, allow_cuda_graph=True)
     nograph = jaxcc.load_cuda_inline("bench_gpu_scale_nograph", SCALE_BY, allow_cuda_graph=False)
 
@@ -64,21 +114,53 @@ def main() -> None:
     n = 1 << 26
     big_a = jnp.ones(n, jnp.float32)
     big_b = jnp.ones(n, jnp.float32)
-    seconds = median_seconds(jit_add, big_a, big_b, repeats=20)
-    gbs = 3 * 4 * n / seconds / 1e9
+    add_seconds = median_seconds(jit_add, big_a, big_b, repeats=20)
+    copy_seconds = median_seconds(jax.jit(copy.copy_d2d), big_a, repeats=20)
+    np.testing.assert_array_equal(np.asarray(jit_add(big_a, big_b)[:8]), 2.0)
+    add_gbs = 3 * 4 * n / add_seconds / 1e9  # two reads and one write
+    copy_gbs = 2 * 4 * n / copy_seconds / 1e9  # one read and one write
+    fraction = add_gbs / copy_gbs
+
     rows = [
         ("vector_add, 1024 floats, per jitted call", per_call * 1e6, "us"),
         ("XLA a + b, 1024 floats, per jitted call", xla_add * 1e6, "us"),
-        ("scale_by in fori_loop, per iteration, graph allowed", with_graph * 1e6, "us"),
+        ("scale_by in fori_loop, per iteration, graph (captured)", with_graph * 1e6, "us"),
         ("scale_by in fori_loop, per iteration, no graph", without_graph * 1e6, "us"),
-        (f"vector_add bandwidth, {n} floats", gbs, "GB/s"),
+        (f"vector_add bandwidth, {n} floats", add_gbs, "GB/s"),
+        (f"device-to-device copy bandwidth, {n} floats", copy_gbs, "GB/s"),
     ]
     for label, value, unit in rows:
         print(f"{label:<58} {value:10.2f} {unit}")
     print(f"ratio jaxcc / XLA per call: {per_call / xla_add:.2f}")
     print(f"ratio graph / no graph in fori_loop: {with_graph / without_graph:.2f}")
-    print(f"bandwidth fraction of peak ({args.peak_gbs:.0f} GB/s): {gbs / args.peak_gbs:.2f}")
+    print(f"vector_add bandwidth / copy bandwidth: {fraction:.3f} (target >= {args.min_fraction})")
+
+    ok = capture["ok"] and fraction >= args.min_fraction
+    if not capture["ok"]:
+        print("FAILED: XLA did not capture the traited probe (or captured the untraited one)")
+    if fraction < args.min_fraction:
+        print(f"FAILED: vector_add reaches {fraction:.1%} of the copy bandwidth")
+    if args.json:
+        result = {
+            "device": gpu.device_kind,
+            "jax": jax.__version__,
+            "xla_flags": os.environ["XLA_FLAGS"],
+            "capture": capture,
+            "per_call_us": {
+                "vector_add_1024_jit": per_call * 1e6,
+                "xla_add_1024_jit": xla_add * 1e6,
+                "scale_by_fori_loop_graph": with_graph * 1e6,
+                "scale_by_fori_loop_no_graph": without_graph * 1e6,
+            },
+            "bandwidth_gbs": {"vector_add": add_gbs, "copy_d2d": copy_gbs},
+            "bandwidth_fraction_of_copy": fraction,
+            "graph_over_no_graph": with_graph / without_graph,
+            "ok": ok,
+        }
+        with open(args.json, "w") as f:
+            json.dump(result, f, indent=2)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

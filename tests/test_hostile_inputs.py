@@ -538,7 +538,9 @@ def _cuda(c: Context, arch):
 
 
 def _cuda_without_gpu(c: Context):
-    mod = jaxcc.load_cuda_inline(c.name("cuda"), STD, ["f"], compute_capability="8.0")
+    # CUDA functions take the stream they must launch on (a stream-less one does not build).
+    src = STD.replace("float s)", "float s, int64_t stream)")
+    mod = jaxcc.load_cuda_inline(c.name("cuda"), src, ["f"], compute_capability="8.0")
     return mod.f(X, s=1.0)
 
 

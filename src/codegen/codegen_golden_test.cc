@@ -85,6 +85,35 @@ TEST(CodegenGolden, CudaWrapperBindsStreamAndGraphTrait) {
             std::string::npos);
 }
 
+TEST(CodegenGolden, CudaWrapperRunsOnTheStreamsDeviceAndChecksTheLaunch) {
+  WrapperOptions options;
+  options.platform = "cuda";
+  std::string text = GenerateFfiWrapper({ScaleBy()}, options);
+  size_t scope = text.find("::jaxcc::detail::CudaCallScope cuda_call(stream, \"scale_by\");");
+  size_t call = text.find("jaxcc_bridge_scale_by(args, rets, reinterpret_cast");
+  size_t check = text.find("cuda_call.Check();");
+  ASSERT_NE(scope, std::string::npos);
+  ASSERT_NE(check, std::string::npos);
+  EXPECT_LT(scope, call);
+  EXPECT_LT(call, check);
+  EXPECT_NE(text.find("#include \"jaxcc/detail/cuda_call.h\""), std::string::npos);
+  EXPECT_EQ(text.find("#error"), std::string::npos);
+  // CPU wrappers have no CUDA at all.
+  EXPECT_EQ(GenerateFfiWrapper({ScaleBy()}, WrapperOptions{}).find("cuda"), std::string::npos);
+}
+
+TEST(CodegenGolden, CudaFunctionWithoutAStreamDoesNotBuild) {
+  WrapperOptions options;
+  options.platform = "cuda";
+  std::string text = GenerateFfiWrapper({ScaleBy(), NoInputs()}, options);
+  // First in the file, so it is the first error the build reports.
+  EXPECT_EQ(text.find("#error \"jaxcc: CUDA function 'fill' has no stream parameter"),
+            text.find('\n') + 1);
+  EXPECT_NE(text.find("(cudaStream_t)stream>>>"), std::string::npos);
+  EXPECT_EQ(text.find("'scale_by' has no stream"), std::string::npos);
+  EXPECT_EQ(GenerateFfiWrapper({NoInputs()}, WrapperOptions{}).find("#error"), std::string::npos);
+}
+
 TEST(CodegenGolden, CpuWrapperPassesZeroForStream) {
   WrapperOptions options;
   std::string text = GenerateFfiWrapper({ScaleBy()}, options);

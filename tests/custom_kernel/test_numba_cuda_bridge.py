@@ -2,6 +2,7 @@
 stream. Without a GPU (CI) the PTX, its parameter layout, the launcher's build and the errors are
 checked; the launches themselves run in the `gpu`-marked tests."""
 
+import ctypes
 import re
 import shutil
 
@@ -12,6 +13,7 @@ import pytest
 from ck_helpers import call, make_mul
 
 import jaxcc
+from jaxcc.custom_kernel.bridges import numba_cuda as ncb
 from jaxcc.custom_kernel.bridges.numba_cuda import compile_ptx
 from jaxcc.custom_kernel.bridges.numba_cuda_launcher import launcher_module
 
@@ -104,6 +106,88 @@ def test_a_kernel_numba_cannot_compile_names_the_kernel_and_the_buffers():
         compile_ptx(broken, (("<f4", 1), ("<f4", 1)), (8, 0))
 
 
+# --- issue 15: what a first GPU run would hit, checked without one ------------------------------
+
+
+@pytest.fixture
+def launches(monkeypatch):
+    """The call path up to the launch, without a GPU: records preloads and ffi_calls in order."""
+    events = []
+
+    def fake_ffi_call(target, result_types, **kwargs):
+        def run(*ins, **attrs):
+            events.append(("launch", target, attrs))
+            return [jnp.zeros(r.shape, r.dtype) for r in result_types]
+
+        return run
+
+    monkeypatch.setattr(ncb, "require_gpu_backend", lambda who: None)
+    monkeypatch.setattr(ncb, "preload", lambda *args: events.append(("preload", *args)), False)
+    monkeypatch.setattr(jax.ffi, "ffi_call", fake_ffi_call)
+    return events
+
+
+def launched_ptx(events) -> str:
+    return ctypes.string_at(int(events[-1][2]["ptx"])).decode()
+
+
+def divide(x, y, out):
+    i = cuda.grid(1)
+    if i < out.shape[0]:
+        out[i] = x[i] / y[i]
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_cuda_jit_options_reach_the_compiled_kernel(launches):
+    out = jax.ShapeDtypeStruct(X.shape, X.dtype)
+    fast = cuda.jit(fastmath=True, max_registers=40)(divide)
+    jaxcc.numba_cuda_kernel(fast, out, grid=4, block=256, compute_capability="8.0")(X, Y)
+    fast_ptx, attrs = launched_ptx(launches), launches[-1][2]
+    assert "div.approx" in fast_ptx and attrs["max_registers"] == 40
+    exact = cuda.jit(divide)
+    jaxcc.numba_cuda_kernel(exact, out, grid=4, block=256, compute_capability="8.0")(X, Y)
+    assert "div.rn.f32" in launched_ptx(launches) and "div.approx" not in launched_ptx(launches)
+    assert launches[-1][2]["max_registers"] == 0
+    lined = cuda.jit(lineinfo=True)(divide)
+    jaxcc.numba_cuda_kernel(lined, out, grid=4, block=256, compute_capability="8.0")(X, Y)
+    assert ".loc" in launched_ptx(launches)
+
+
+def test_options_numba_cuda_kernel_cannot_honour_are_refused_not_dropped(tmp_path):
+    extra = tmp_path / "extra.cu"
+    extra.write_text('extern "C" __device__ int twice(int* r, int x) { *r = 2 * x; return 0; }')
+    linked = cuda.jit(link=[str(extra)])(divide)
+    out = jax.ShapeDtypeStruct(X.shape, X.dtype)
+    with pytest.raises(jaxcc.CallError, match=r"@cuda.jit\(link=...\).*load_cuda_inline"):
+        jaxcc.numba_cuda_kernel(linked, out, grid=4, block=256, compute_capability="8.0")
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_launchers_for_two_architectures_live_in_one_process():
+    sm80 = launcher_module(2, 1, "8.0")
+    sm90 = launcher_module(2, 1, "9.0")
+    name = "numba_cuda_bridge_2_1"
+    assert sm80.target_name(name) != sm90.target_name(name)
+    assert sm80.cuda_archs != sm90.cuda_archs
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_the_ptx_is_loaded_at_trace_time_before_any_launch(launches):
+    out = jax.ShapeDtypeStruct(X.shape, X.dtype)
+    jaxcc.numba_cuda_kernel(mul_cuda, out, grid=4, block=256, compute_capability="8.0")(X, Y)
+    (kind, module, symbol, arguments, _), launch = launches[-2], launches[-1]
+    assert kind == "preload" and launch[0] == "launch" and symbol == "jaxcc_numba_cuda_preload"
+    assert arguments == (launch[2]["ptx"], launch[2]["name"], 0)
+    exported = getattr(ctypes.CDLL(module.path), symbol)  # AttributeError if not exported
+    if not has_jax_gpu():
+        message = ctypes.create_string_buffer(256)
+        exported.argtypes = [ctypes.c_int64] * 3 + [
+            ctypes.c_void_p, ctypes.c_int64, ctypes.c_char_p, ctypes.c_int64,
+        ]  # fmt: skip
+        assert exported(*arguments, None, -1, message, 256) == 1  # every device: there are none
+        assert b"cuda" in message.value.lower()
+
+
 # --- on a GPU ----------------------------------------------------------------------------------
 
 
@@ -140,3 +224,12 @@ def test_numba_cuda_kernel_alone_rank_2_and_inside_fori_loop():
     np.testing.assert_array_equal(add(m, v), np.asarray(m) + np.asarray(v))
     looped = jax.jit(lambda a: jax.lax.fori_loop(0, 10, lambda i, acc: add(acc, v), a))
     np.testing.assert_array_equal(looped(m), np.asarray(m) + 10 * np.asarray(v))
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not has_jax_gpu(), reason="needs a JAX GPU device")
+def test_fastmath_and_max_registers_kernels_run_on_gpu():
+    fast = cuda.jit(fastmath=True, max_registers=32)(divide)
+    out = jax.ShapeDtypeStruct(X.shape, X.dtype)
+    got = jaxcc.numba_cuda_kernel(fast, out, grid=4, block=256)(X, Y)
+    np.testing.assert_allclose(got, np.asarray(X) / np.asarray(Y), rtol=1e-5)

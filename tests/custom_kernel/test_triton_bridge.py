@@ -3,7 +3,11 @@ target on XLA's stream. Without a GPU (CI) the parameter binding, Triton's compi
 against the launch plan, the launcher's build and the errors are checked; the launches themselves
 run in the `gpu`-marked tests."""
 
+import ctypes
+import json
+import pathlib
 import shutil
+import types
 
 import jax
 import jax.numpy as jnp
@@ -13,7 +17,12 @@ from ck_helpers import call, make_mul
 
 import jaxcc
 from jaxcc.custom_kernel.bridges import triton as tb
-from jaxcc.custom_kernel.bridges.triton_launcher import PLAN_BUFFER, PLAN_SCALAR, launcher_module
+from jaxcc.custom_kernel.bridges.triton_launcher import (
+    PLAN_BUFFER,
+    PLAN_GLOBAL_SCRATCH,
+    PLAN_SCALAR,
+    launcher_module,
+)
 
 triton = pytest.importorskip("triton")
 tl = pytest.importorskip("triton.language")
@@ -257,6 +266,136 @@ def test_only_jit_functions_are_accepted_and_autotuners_point_to_fn():
         jaxcc.triton_kernel(tuned, OUT, grid=(1,), n=N, scale=1.0)
 
 
+# --- issue 15: what a first GPU run would hit, checked without one ------------------------------
+
+
+@pytest.fixture
+def launches(monkeypatch):
+    """The call path up to the launch, without a GPU: records every preload and every
+    ffi_call (target and attributes) instead of running them, in order."""
+    events = []
+
+    def fake_ffi_call(target, result_types, **kwargs):
+        def run(*ins, **attrs):
+            events.append(("launch", target, attrs))
+            return [jnp.zeros(r.shape, r.dtype) for r in result_types]
+
+        return run
+
+    monkeypatch.setattr(tb, "require_gpu_backend", lambda who: None)
+    monkeypatch.setattr(tb, "preload", lambda *args: events.append(("preload", *args)), False)
+    monkeypatch.setattr(jax.ffi, "ffi_call", fake_ffi_call)
+    return events
+
+
+@triton.jit
+def ws_matmul(a_ptr, b_ptr, c_ptr, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr):
+    # Warp-specialised on Hopper: Triton adds producer warps (and a TMA scratch area).
+    pid_m, pid_n = tl.program_id(0), tl.program_id(1)
+    a_desc = tl.make_tensor_descriptor(a_ptr, [M, K], [K, 1], [BM, BK])
+    b_desc = tl.make_tensor_descriptor(b_ptr, [K, N], [N, 1], [BK, BN])
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k in tl.range(0, K, BK, warp_specialize=True):
+        acc = tl.dot(a_desc.load([pid_m * BM, k]), b_desc.load([k, pid_n * BN]), acc)
+    rm = pid_m * BM + tl.arange(0, BM)
+    rn = pid_n * BN + tl.arange(0, BN)
+    tl.store(c_ptr + rm[:, None] * N + rn[None, :], acc)
+
+
+def ws_call(arch="9.0"):
+    m = n = k = 256
+    return jaxcc.triton_kernel(
+        ws_matmul, jax.ShapeDtypeStruct((m, n), jnp.float32), grid=(m // 128, n // 128),
+        num_warps=4, num_stages=3, M=m, N=n, K=k, BM=128, BN=128, BK=64, compute_capability=arch,
+    )(jnp.zeros((m, k), jnp.float16), jnp.zeros((k, n), jnp.float16))  # fmt: skip
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_a_warp_specialised_kernel_launches_with_the_compiled_warps_and_shared_memory(launches):
+    # Requested 4 warps; Triton compiles the Hopper kernel for more (12, `.reqntid 384`). The
+    # launch must use the compiled figure, or the kernel never starts (launch failure).
+    ws_call("9.0")
+    _, target, attrs = launches[-1]
+    assert attrs["num_warps"] > 4  # the compiled figure, not the requested one
+    (compiled,) = [c for c in tb._compiled.values() if bytes(c.name).startswith(b"ws_matmul")]
+    assert attrs["num_warps"] == compiled.num_warps  # checked against `.reqntid` at compile
+    assert attrs["shared_bytes"] == compiled.shared > 48 * 1024
+    assert attrs["num_ctas"] == 1 and attrs["launch_flags"] == 0
+    assert attrs["gx"] == 2 and attrs["gy"] == 2 and attrs["gz"] == 1
+    plan = np.ctypeslib.as_array(
+        (ctypes.c_int64 * (1 + 2 * len(compiled.ptx_param_bytes))).from_address(int(attrs["plan"]))
+    )
+    assert plan[0] == len(compiled.ptx_param_bytes)
+    assert PLAN_GLOBAL_SCRATCH in plan[1::2].tolist()
+
+
+def test_a_ptx_block_size_that_disagrees_with_the_metadata_is_refused():
+    meta = types.SimpleNamespace(name="k", shared=0, num_warps=4, num_ctas=1)
+    ptx = ".entry k(\n.param .u64 k_param_0\n)\n.reqntid 384, 1, 1\n{\n}"
+    with pytest.raises(jaxcc.CallError, match="requires 384 threads per block.*4 warps"):
+        tb.CompiledTriton(b"", meta, ptx)
+    meta.num_warps = 12
+    assert tb.CompiledTriton(b"", meta, ptx).num_warps == 12
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_kernels_with_scratch_are_launched_without_the_graph_trait(launches):
+    # Scratch is allocated per launch (cudaMallocAsync): such kernels must not be captured in
+    # XLA's command buffers, so they go through the launcher built without the trait.
+    ws_call("9.0")
+    compiled = [c for c in tb._compiled.values() if bytes(c.name).startswith(b"ws_matmul")][0]
+    assert compiled.global_scratch > 0 and compiled.needs_scratch
+    assert launches[-1][1].endswith("_nograph.triton_bridge_2_1")
+    jaxcc.triton_kernel(
+        scaled_mul, OUT, grid=grid_for, n=N, scale=2.0, BLOCK=128, compute_capability="9.0"
+    )(X, Y)
+    assert "_nograph" not in launches[-1][1]
+    graph = launcher_module(2, 1, "9.0")
+    nograph = launcher_module(2, 1, "9.0", allow_cuda_graph=False)
+    assert "allow_cuda_graph=1" in codegen_options(graph)
+    assert "allow_cuda_graph=0" in codegen_options(nograph)
+
+
+def codegen_options(module) -> list[str]:
+    """The code-generation options the module was built with, from its cache manifest."""
+    manifest = pathlib.Path(module.path).parent / "manifest.json"
+    return json.loads(manifest.read_text())["inputs"]["codegen_options"]
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_launchers_for_two_architectures_live_in_one_process():
+    # sm_80 in the CPU tests and sm_90 on an H100 in the same process: the second build must
+    # register under its own target name, not clash with the first (RegistrationError).
+    sm80 = launcher_module(2, 1, "8.0")
+    sm90 = launcher_module(2, 1, "9.0")
+    assert sm80 is not sm90
+    assert sm80.target_name("triton_bridge_2_1") != sm90.target_name("triton_bridge_2_1")
+    assert "sm80" in sm80.name and "sm90" in sm90.name
+    assert sm80.cuda_archs != sm90.cuda_archs
+    assert launcher_module(2, 1, "9.0") is sm90  # built once per process
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc")
+def test_the_binary_is_loaded_at_trace_time_before_any_launch(launches):
+    # Loading (cudaLibraryLoadData, PTX JIT) inside a CUDA-graph capture is not allowed: the
+    # launcher library exports a preload that Python calls while tracing, before the ffi_call.
+    jaxcc.triton_kernel(
+        scaled_mul, OUT, grid=grid_for, n=N, scale=2.0, BLOCK=128, compute_capability="8.0"
+    )(X, Y)
+    (kind, module, symbol, arguments, _), launch = launches[-2], launches[-1]
+    assert kind == "preload" and launch[0] == "launch" and symbol == "jaxcc_triton_preload"
+    assert arguments[0] == launch[2]["binary"] and arguments[1] == launch[2]["name"]
+    exported = getattr(ctypes.CDLL(module.path), symbol)  # AttributeError if not exported
+    if not has_jax_gpu():
+        # Without a GPU the preload fails cleanly, with the CUDA error as its message.
+        message = ctypes.create_string_buffer(256)
+        exported.argtypes = [ctypes.c_int64] * 3 + [
+            ctypes.c_void_p, ctypes.c_int64, ctypes.c_char_p, ctypes.c_int64,
+        ]  # fmt: skip
+        assert exported(*arguments, None, -1, message, 256) == 1  # every device: there are none
+        assert b"cuda" in message.value.lower()
+
+
 # --- on a GPU ----------------------------------------------------------------------------------
 
 
@@ -333,3 +472,25 @@ def test_a_matmul_that_needs_more_than_48_kib_of_shared_memory():
     )  # fmt: skip
     expected = np.asarray(a, np.float32) @ np.asarray(b, np.float32)
     np.testing.assert_allclose(jax.jit(matmul)(a, b), expected, rtol=2e-2, atol=2e-1)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not has_jax_gpu(), reason="needs a JAX GPU device")
+def test_a_warp_specialised_matmul_with_scratch_runs_on_hopper():
+    # The kernel compiles to more warps than requested and needs global scratch (TMA
+    # descriptors): it runs only if the launch uses the compiled configuration and allocates it.
+    from jaxcc.custom_kernel.bridges.gpu_common import gpu_capabilities
+
+    if gpu_capabilities()[0] < (9, 0):
+        pytest.skip("warp specialisation needs sm_90 or newer")
+    m = n = k = 256
+    a = jax.random.normal(jax.random.key(0), (m, k), jnp.float16)
+    b = jax.random.normal(jax.random.key(1), (k, n), jnp.float16)
+    matmul = jaxcc.triton_kernel(
+        ws_matmul, jax.ShapeDtypeStruct((m, n), jnp.float32), grid=(m // 128, n // 128),
+        num_warps=4, num_stages=3, M=m, N=n, K=k, BM=128, BN=128, BK=64,
+    )  # fmt: skip
+    expected = np.asarray(a, np.float32) @ np.asarray(b, np.float32)
+    np.testing.assert_allclose(jax.jit(matmul)(a, b), expected, rtol=2e-2, atol=2e-1)
+    looped = jax.jit(lambda x, y: jax.lax.fori_loop(0, 3, lambda i, acc: acc + matmul(x, y), 0.0))
+    np.testing.assert_allclose(looped(a, b), 3 * expected, rtol=2e-2, atol=6e-1)

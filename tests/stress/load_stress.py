@@ -60,13 +60,13 @@ SAME_MODULE_CHILD = textwrap.dedent(
             elapsed = time.perf_counter() - begin
             ok = [float(v) for v in y] == [7.0 * i for i in range(8)]
             with lock:
-                report.loads += 1
-                report.built += 0 if module.cache_hit else 1
-                report.correct += 1 if ok else 0
-                report.seconds.append(elapsed)
+                report["loads"] += 1
+                report["built"] += 0 if module.cache_hit else 1
+                report["correct"] += 1 if ok else 0
+                report["seconds"].append(elapsed)
         except Exception as e:  # reported, not lost with the thread
             with lock:
-                report.errors.append(f"{type(e).__name__}: {e}")
+                report["errors"].append(f"{type(e).__name__}: {e}")
 
     pool = [threading.Thread(target=load) for _ in range(threads)]
     for t in pool: t.start()

@@ -4,6 +4,7 @@
 #include "xla/ffi/api/ffi.h"
 #include "jaxcc/tensor.h"
 #include "jaxcc/detail/ffi_bridge.h"
+#include "jaxcc/detail/cuda_call.h"
 
 namespace ffi = ::xla::ffi;
 
@@ -21,7 +22,9 @@ static ffi::Error jaxcc_impl_scale_by(void* stream,
         ::jaxcc::detail::TensorFromBuffer(arg0, "x")};
     ::jaxcc::Tensor rets[1] = {
         ::jaxcc::detail::TensorFromResult(ret0, "out")};
+    ::jaxcc::detail::CudaCallScope cuda_call(stream, "scale_by");
     ::jaxcc_generated::jaxcc_bridge_scale_by(args, rets, reinterpret_cast<std::int64_t>(stream), attr0_scale_factor);
+    cuda_call.Check();
     return ffi::Error::Success();
   } catch (...) {
     return ::jaxcc::detail::ErrorFromCurrentException("scale_by");

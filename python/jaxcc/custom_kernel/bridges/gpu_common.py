@@ -1,10 +1,9 @@
 """What the native GPU bridges (Numba-CUDA, Triton) share: reading compute capabilities, finding
-the GPUs to compile for, describing outputs, keeping NUL-terminated buffers alive for launchers,
-building the per-arity launchers, and the error for a process without a GPU backend."""
+the GPUs to compile for, launch-dimension limits, keeping NUL-terminated buffers alive for
+launchers, and the error for a process without a GPU backend. The per-arity launcher builder is
+bridges/launcher.py and the `outs` helper bridges/outputs.py (shared with the Numba CPU bridge)."""
 
 from __future__ import annotations
-
-import threading
 
 import numpy as np
 
@@ -81,60 +80,3 @@ def launch_dims(value, what: str, who: str, *, allow_zero: bool = False) -> tupl
             "the extra work into the x dimension"
         )
     return dims
-
-
-def output_types(outs, who: str):
-    """(single, [ShapeDtypeStruct]) for `outs`: one ShapeDtypeStruct-like or a sequence of them."""
-    import jax
-
-    single = hasattr(outs, "shape") and hasattr(outs, "dtype")
-    out_list = [outs] if single else list(outs)
-    for item in out_list:
-        if not hasattr(item, "shape") or not hasattr(item, "dtype"):
-            kind = type(item).__name__
-            raise CallError(f"{who}: outs entries need .shape and .dtype, got {kind}")
-    return single, [jax.ShapeDtypeStruct(tuple(o.shape), o.dtype) for o in out_list]
-
-
-_launcher_lock = threading.Lock()
-_launchers: dict[tuple, object] = {}
-
-
-def arity_function_name(kind: str, n_in: int, n_out: int) -> str:
-    return f"{kind}_bridge_{n_in}_{n_out}"
-
-
-def arity_launcher(kind, prelude, launch, attributes, n_in, n_out, compute_capability, who):
-    """The launcher FFI target of bridge `kind` for `n_in` inputs and `n_out` outputs (built,
-    cached and registered on first use): `prelude` defines `launch(tensors, count, <attributes>,
-    stream)`, which every arity's entry point calls with its buffers. `compute_capability` only
-    matters without a GPU (tests that build but cannot run)."""
-    from ..._loading import load_cuda_inline
-
-    if n_out < 1 or n_in + n_out > 64:
-        raise CallError(
-            f"{who}: needs 1 to 64 buffers with at least one output, got {n_in} input(s) and "
-            f"{n_out} output(s)"
-        )
-    key = (kind, n_in, n_out, compute_capability)
-    with _launcher_lock:
-        module = _launchers.get(key)
-        if module is None:
-            name = arity_function_name(kind, n_in, n_out)
-            params = [f"const jaxcc::Tensor a{i}" for i in range(n_in)]
-            params += [f"jaxcc::Tensor r{i}" for i in range(n_out)]
-            params += [f"int64_t {a}" for a in attributes] + ["int64_t stream"]
-            buffers = [f"&a{i}" for i in range(n_in)] + [f"&r{i}" for i in range(n_out)]
-            source = (
-                prelude
-                + f"\nvoid {name}({', '.join(params)}) {{\n"
-                + f"  const jaxcc::Tensor* tensors[] = {{{', '.join(buffers)}}};\n"
-                + f"  {launch}(tensors, {n_in + n_out}, {', '.join(attributes)}, stream);\n}}\n"
-            )
-            tokens = ["arg"] * n_in + ["ret"] * n_out
-            tokens += [f"attr.{a}:int64" for a in attributes] + ["stream"]
-            module = load_cuda_inline(
-                f"jaxcc_{name}", source, {name: tokens}, compute_capability=compute_capability
-            )
-            _launchers[key] = module
-    return module

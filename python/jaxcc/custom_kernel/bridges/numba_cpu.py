@@ -17,6 +17,7 @@ import numpy as np
 
 from ...errors import CallError
 from .numba_cpu_trampoline import trampoline_target
+from .outputs import output_types
 
 MAX_RANK = 8
 _lock = threading.Lock()
@@ -169,14 +170,7 @@ def numba_kernel(
             "numba_kernel: kernel must be a numba.njit function (it is called as "
             f"kernel(*inputs, *outputs)), got {type(kernel).__name__}"
         )
-    single = hasattr(outs, "shape") and hasattr(outs, "dtype")
-    out_list = [outs] if single else list(outs)
-    for item in out_list:
-        if not hasattr(item, "shape") or not hasattr(item, "dtype"):
-            raise CallError(
-                f"numba_kernel: outs entries need .shape and .dtype, got {type(item).__name__}"
-            )
-    result_types = [jax.ShapeDtypeStruct(tuple(o.shape), o.dtype) for o in out_list]
+    single, result_types = output_types(outs, "numba_kernel")
 
     def call(*ins):
         address = entry_address(kernel, ins, result_types, bridge)

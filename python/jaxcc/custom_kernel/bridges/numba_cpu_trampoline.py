@@ -12,10 +12,9 @@ or persistently cached executable) is refused instead of called.
 
 from __future__ import annotations
 
-import threading
+from .launcher import arity_function_name, arity_launcher, arity_source
 
-_lock = threading.Lock()
-_modules: dict[tuple[int, int], object] = {}
+_ATTRIBUTES = ["fn", "pid"]
 
 _PRELUDE = r"""
 #include <unistd.h>
@@ -58,39 +57,18 @@ void CallNumbaEntry(const jaxcc::Tensor* const* tensors, int count, int64_t fn, 
 
 
 def function_name(n_in: int, n_out: int) -> str:
-    return f"numba_bridge_{n_in}_{n_out}"
+    return arity_function_name("numba", n_in, n_out)
 
 
 def trampoline_source(n_in: int, n_out: int) -> str:
-    params = [f"const jaxcc::Tensor a{i}" for i in range(n_in)]
-    params += [f"jaxcc::Tensor r{i}" for i in range(n_out)]
-    names = [f"&a{i}" for i in range(n_in)] + [f"&r{i}" for i in range(n_out)]
-    return (
-        _PRELUDE
-        + f"\nvoid {function_name(n_in, n_out)}({', '.join(params)}, int64_t fn, int64_t pid) {{\n"
-        + f"  const jaxcc::Tensor* tensors[] = {{{', '.join(names)}}};\n"
-        + f"  CallNumbaEntry(tensors, {n_in + n_out}, fn, pid);\n}}\n"
-    )
+    return arity_source(_PRELUDE, "CallNumbaEntry", _ATTRIBUTES, n_in, n_out,
+                        function_name(n_in, n_out), stream=False)  # fmt: skip
 
 
 def trampoline_target(n_in: int, n_out: int) -> str:
     """The FFI target name of the trampoline for this arity (built and registered on first use)."""
-    from ..._loading import load_cpp_inline
-    from ...errors import CallError
-
-    if n_out < 1 or n_in + n_out > 64:
-        raise CallError(
-            f"numba_kernel: needs 1 to 64 buffers with at least one output, got {n_in} "
-            f"input(s) and {n_out} output(s)"
-        )
-    key = (n_in, n_out)
-    with _lock:
-        module = _modules.get(key)
-        if module is None:
-            name = function_name(n_in, n_out)
-            tokens = ["arg"] * n_in + ["ret"] * n_out + ["attr.fn:int64", "attr.pid:int64"]
-            module = load_cpp_inline(
-                f"jaxcc_{name}", trampoline_source(n_in, n_out), {name: tokens}
-            )
-            _modules[key] = module
+    module = arity_launcher(
+        "numba", _PRELUDE, "CallNumbaEntry", _ATTRIBUTES, n_in, n_out, "numba_kernel",
+        platform="cpu",
+    )  # fmt: skip
     return module.target_name(function_name(n_in, n_out))

@@ -20,11 +20,12 @@ from .gpu_common import (
     c_buffer,
     launch_dims,
     oldest_gpu_cc,
-    output_types,
     parse_cc,
     require_gpu_backend,
 )
-from .numba_cuda_launcher import function_name, launcher_module
+from .launcher import preload
+from .numba_cuda_launcher import PRELOAD_SYMBOL, function_name, launcher_module
+from .outputs import output_types
 
 _WHO = "numba_cuda_kernel"
 
@@ -59,15 +60,43 @@ def _specs(arrays, outs) -> tuple[tuple[str, int], ...]:
     return tuple(specs)
 
 
-def compile_ptx(kernel, specs, cc: tuple[int, int]) -> tuple[str, str]:
-    """The PTX of `kernel` for these (dtype, rank) buffers, and its entry's name."""
+# `@cuda.jit` options that change the PTX, passed to `cuda.compile_ptx` as they are.
+_PTX_OPTIONS = ("debug", "lineinfo", "fastmath", "opt", "forceinline", "launch_bounds")
+
+
+def jit_options(kernel) -> tuple[tuple[str, object], ...]:
+    """The `@cuda.jit(...)` options of `kernel` that jaxcc honours, as a sorted, hashable tuple:
+    the PTX options above and `max_registers` (the PTX JIT's register limit at load). Options
+    jaxcc cannot honour yet are refused rather than dropped."""
+    options = dict(getattr(kernel, "targetoptions", None) or {})
+    name = getattr(getattr(kernel, "py_func", kernel), "__name__", "kernel")
+    for unsupported in ("link", "extensions"):
+        if options.get(unsupported):
+            raise CallError(
+                f"{_WHO}: {name} was declared with @cuda.jit({unsupported}=...), which "
+                "numba_cuda_kernel cannot honour (its launcher loads one PTX module, without "
+                "linking); write the linked code as a jaxcc CUDA kernel (load_cuda_inline) or "
+                "as a @cuda.jit(device=True) function in Python"
+            )
+    kept = {k: options[k] for k in _PTX_OPTIONS if options.get(k) is not None}
+    if options.get("max_registers"):
+        kept["max_registers"] = int(options["max_registers"])
+    if isinstance(kept.get("launch_bounds"), list):
+        kept["launch_bounds"] = tuple(kept["launch_bounds"])
+    return tuple(sorted(kept.items()))
+
+
+def compile_ptx(kernel, specs, cc: tuple[int, int], options=()) -> tuple[str, str]:
+    """The PTX of `kernel` for these (dtype, rank) buffers and `@cuda.jit` options (from
+    `jit_options`), and its entry's name."""
     cuda, types = _numba_cuda()
     from numba import from_dtype
 
     signature = tuple(types.Array(from_dtype(np.dtype(d)), rank, "C") for d, rank in specs)
     py_func = getattr(kernel, "py_func", kernel)
+    ptx_options = {k: v for k, v in options if k in _PTX_OPTIONS}
     try:
-        ptx, _ = cuda.compile_ptx(py_func, signature, device=False, cc=cc)
+        ptx, _ = cuda.compile_ptx(py_func, signature, device=False, cc=cc, **ptx_options)
     except Exception as e:
         raise CallError(
             f"numba_cuda_kernel: Numba could not compile {getattr(py_func, '__name__', py_func)} "
@@ -82,12 +111,12 @@ def compile_ptx(kernel, specs, cc: tuple[int, int]) -> tuple[str, str]:
     return ptx, found[0]
 
 
-def _buffers(kernel, specs, cc) -> tuple[int, int]:
-    key = (kernel, specs, cc)
+def _buffers(kernel, specs, cc, options) -> tuple[int, int]:
+    key = (kernel, specs, cc, options)
     with _lock:
         found = _compiled.get(key)
         if found is None:
-            ptx, entry = compile_ptx(kernel, specs, cc)
+            ptx, entry = compile_ptx(kernel, specs, cc, options)
             found = (c_buffer(ptx.encode()), c_buffer(entry.encode()))
             _compiled[key] = found
     return found[0].ctypes.data, found[1].ctypes.data
@@ -108,6 +137,8 @@ def numba_cuda_kernel(
     the plain Python function) as a function of the inputs that returns the outputs described by
     `outs`, launched with `grid` blocks of `block` threads on XLA's stream.
 
+    The kernel's `@cuda.jit` options (fastmath, lineinfo, debug, opt, forceinline, launch_bounds,
+    max_registers) apply as they would under Numba; `link=` is refused with a CallError.
     Usable on its own or returned from a kernel generator given to `def_numba_cuda_kernel`.
     `compute_capability` ("8.0") fixes the PTX target; by default the oldest GPU JAX sees.
     """
@@ -123,12 +154,14 @@ def numba_cuda_kernel(
     if not isinstance(shared_mem, (int, np.integer)) or shared_mem < 0:
         raise CallError(f"numba_cuda_kernel: shared_mem must be an int >= 0, got {shared_mem!r}")
     single, result_types = output_types(outs, _WHO)
+    options = jit_options(kernel)
+    max_registers = dict(options).get("max_registers", 0)
     arch = None if compute_capability is None else parse_cc(compute_capability, _WHO)
 
     def call(*ins):
         specs = _specs(ins, result_types)
         cc = arch or oldest_gpu_cc(_WHO)
-        ptx, name = _buffers(kernel, specs, cc)
+        ptx, name = _buffers(kernel, specs, cc, options)
         module = launcher_module(len(ins), len(result_types), f"{cc[0]}.{cc[1]}")
         ffi = jax.ffi.ffi_call(
             module.target_name(function_name(len(ins), len(result_types))),
@@ -139,12 +172,15 @@ def numba_cuda_kernel(
         attrs = dict(zip(("gx", "gy", "gz"), grid3, strict=True))
         attrs.update(zip(("bx", "by", "bz"), block3, strict=True))
         require_gpu_backend(_WHO)
+        # Load the PTX on every device now, at trace time, never inside a graph capture.
+        preload(module, PRELOAD_SYMBOL, (ptx, name, max_registers), _WHO)
         results = ffi(
             *ins,
             ptx=np.int64(ptx),
             name=np.int64(name),
             pid=np.int64(os.getpid()),
             shared_mem=np.int64(shared_mem),
+            max_registers=np.int64(max_registers),
             **{k: np.int64(v) for k, v in attrs.items()},
         )
         return results[0] if single else results

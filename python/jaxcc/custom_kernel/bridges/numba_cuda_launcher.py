@@ -2,7 +2,10 @@
 by jaxcc's CUDA path, that launches a Numba-CUDA kernel's PTX on XLA's stream.
 
 The PTX is loaded once per process with the CUDA runtime's library API (`cudaLibraryLoadData`,
-context-independent, so every GPU gets it on first use) and launched with `cudaLaunchKernel`.
+context-independent; `max_registers` from `@cuda.jit` becomes the JIT's register limit) by
+`jaxcc_numba_cuda_preload`, which Python calls when the call is traced, on every device JAX uses,
+so that no loading or PTX JIT happens inside a CUDA-graph capture; it is launched with
+`cudaLaunchKernel` on the device of XLA's stream, which the FFI wrapper makes current.
 Arguments follow Numba's kernel ABI for a C-contiguous array of rank N, passed as separate kernel
 parameters: meminfo (null), parent (null), nitems, itemsize, data, N extents, N byte strides.
 The PTX text and the kernel name are NUL-terminated buffers that Python keeps alive for the life
@@ -13,17 +16,23 @@ address.
 
 from __future__ import annotations
 
-from .gpu_common import arity_function_name, arity_launcher
+from .launcher import arity_function_name, arity_launcher
+
+PRELOAD_SYMBOL = "jaxcc_numba_cuda_preload"
 
 _PRELUDE = r"""
 #include <cuda_runtime.h>
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstring>
+#include <exception>
+#include <map>
 #include <mutex>
+#include <set>
 #include <stdexcept>
 #include <string>
-#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "jaxcc/jaxcc.h"
@@ -37,37 +46,66 @@ void ThrowCuda(cudaError_t status, const std::string& what) {
                            cudaGetErrorName(status) + ": " + cudaGetErrorString(status));
 }
 
-// One loaded library per PTX buffer; the buffers live as long as the process, so their
-// addresses are stable keys. Loading is rare, launching is the hot path: a mutex suffices.
-cudaKernel_t KernelFor(std::int64_t ptx, std::int64_t name) {
+// One loaded library per PTX buffer (the buffers live as long as the process, so their addresses
+// are stable keys), made ready per device: loaded into the device's context, PTX JIT included.
+// Loading is rare, launching is the hot path: a mutex suffices.
+cudaKernel_t KernelFor(std::int64_t ptx, std::int64_t name, std::int64_t max_registers,
+                       int device) {
   static std::mutex mutex;
-  static std::unordered_map<std::int64_t, cudaKernel_t> kernels;
+  static std::map<std::int64_t, cudaKernel_t> kernels;
+  static std::set<std::pair<std::int64_t, int>> ready;
   std::lock_guard<std::mutex> lock(mutex);
-  auto found = kernels.find(ptx);
-  if (found != kernels.end()) return found->second;
-  cudaLibrary_t library = nullptr;
-  cudaError_t status = cudaLibraryLoadData(&library, reinterpret_cast<const void*>(ptx), nullptr,
-                                           nullptr, 0, nullptr, nullptr, 0);
-  if (status != cudaSuccess) ThrowCuda(status, "loading the kernel's PTX (cudaLibraryLoadData)");
   cudaKernel_t kernel = nullptr;
-  status = cudaLibraryGetKernel(&kernel, library, reinterpret_cast<const char*>(name));
-  if (status != cudaSuccess) {
-    ThrowCuda(status, std::string("finding kernel ") + reinterpret_cast<const char*>(name));
+  auto found = kernels.find(ptx);
+  if (found != kernels.end()) {
+    kernel = found->second;
+  } else {
+    cudaJitOption options[1] = {cudaJitMaxRegisters};
+    void* values[1] = {reinterpret_cast<void*>(static_cast<std::uintptr_t>(max_registers))};
+    cudaLibrary_t library = nullptr;
+    cudaError_t status =
+        cudaLibraryLoadData(&library, reinterpret_cast<const void*>(ptx), options, values,
+                            max_registers > 0 ? 1 : 0, nullptr, nullptr, 0);
+    if (status != cudaSuccess) {
+      ThrowCuda(status, "loading the kernel's PTX (cudaLibraryLoadData)");
+    }
+    status = cudaLibraryGetKernel(&kernel, library, reinterpret_cast<const char*>(name));
+    if (status != cudaSuccess) {
+      ThrowCuda(status, std::string("finding kernel ") + reinterpret_cast<const char*>(name));
+    }
+    kernels.emplace(ptx, kernel);
   }
-  kernels.emplace(ptx, kernel);
+  if (ready.count({ptx, device}) == 0) {
+    // Forces the (lazy) load into this device's context now, PTX JIT included. A runtime that
+    // refuses the query for a library kernel only defers the load to the first launch.
+    cudaFuncAttributes attributes;
+    if (cudaFuncGetAttributes(&attributes, reinterpret_cast<const void*>(kernel)) != cudaSuccess) {
+      (void)cudaGetLastError();
+    }
+    ready.insert({ptx, device});
+  }
   return kernel;
+}
+
+int CurrentDevice() {
+  int device = 0;
+  cudaError_t status = cudaGetDevice(&device);
+  if (status != cudaSuccess) ThrowCuda(status, "finding the current device (cudaGetDevice)");
+  return device;
 }
 
 void LaunchNumbaCuda(const jaxcc::Tensor* const* tensors, int count, std::int64_t ptx,
                      std::int64_t name, std::int64_t pid, std::int64_t gx, std::int64_t gy,
                      std::int64_t gz, std::int64_t bx, std::int64_t by, std::int64_t bz,
-                     std::int64_t shared_mem, std::int64_t stream) {
+                     std::int64_t shared_mem, std::int64_t max_registers,
+                     std::int64_t stream) {
   if (pid != static_cast<std::int64_t>(getpid()) || ptx == 0 || name == 0) {
     throw std::invalid_argument(
         "this numba-cuda kernel was compiled in another process (jax.export or a persistent "
         "compilation cache); numba-cuda kernels are process-local: trace the function again here");
   }
-  cudaKernel_t kernel = KernelFor(ptx, name);
+  // The FFI wrapper made the device of XLA's stream current.
+  cudaKernel_t kernel = KernelFor(ptx, name, max_registers, CurrentDevice());
   // Values first (sized up front so the addresses taken below stay valid), then their addresses.
   std::vector<std::int64_t> words;
   words.reserve(static_cast<std::size_t>(count) * (5 + 2 * kMaxRank));
@@ -103,9 +141,45 @@ void LaunchNumbaCuda(const jaxcc::Tensor* const* tensors, int count, std::int64_
 }
 
 }  // namespace
+
+// Called from Python when a call is traced: loads the binary on the devices JAX uses (their
+// CUDA ordinals in `devices`; every device when `count` < 0), so that no loading or PTX JIT
+// happens inside a CUDA-graph capture. 0 on success; otherwise the error is written to
+// `message` (NUL-terminated, at most `size` bytes).
+extern "C" __attribute__((visibility("default"))) int jaxcc_numba_cuda_preload(
+    std::int64_t ptx, std::int64_t name, std::int64_t max_registers, const std::int64_t* devices,
+    std::int64_t count, char* message, std::int64_t size) {
+  int previous = -1;
+  try {
+    previous = CurrentDevice();
+    int all = 0;
+    if (count < 0) {
+      cudaError_t status = cudaGetDeviceCount(&all);
+      if (status != cudaSuccess) ThrowCuda(status, "counting devices (cudaGetDeviceCount)");
+    }
+    const std::int64_t n = count < 0 ? all : count;
+    for (std::int64_t i = 0; i < n; ++i) {
+      const int device = static_cast<int>(count < 0 ? i : devices[i]);
+      cudaError_t status = cudaSetDevice(device);
+      if (status != cudaSuccess) ThrowCuda(status, "selecting device " + std::to_string(device));
+      KernelFor(ptx, name, max_registers, device);
+    }
+    cudaSetDevice(previous);
+    return 0;
+  } catch (const std::exception& e) {
+    if (previous >= 0) cudaSetDevice(previous);
+    if (size > 0) {
+      std::strncpy(message, e.what(), static_cast<std::size_t>(size - 1));
+      message[size - 1] = '\0';
+    }
+    return 1;
+  }
+}
 """
 
-_ATTRIBUTES = ["ptx", "name", "pid", "gx", "gy", "gz", "bx", "by", "bz", "shared_mem"]
+_ATTRIBUTES = [
+    "ptx", "name", "pid", "gx", "gy", "gz", "bx", "by", "bz", "shared_mem", "max_registers",
+]  # fmt: skip
 
 
 def function_name(n_in: int, n_out: int) -> str:
@@ -113,8 +187,9 @@ def function_name(n_in: int, n_out: int) -> str:
 
 
 def launcher_module(n_in: int, n_out: int, compute_capability=None):
-    """The compiled launcher for this arity (built, cached and registered on first use)."""
+    """The compiled launcher for this arity and architecture (built, cached and registered on
+    first use)."""
     return arity_launcher(
-        "numba_cuda", _PRELUDE, "LaunchNumbaCuda", _ATTRIBUTES, n_in, n_out, compute_capability,
-        "numba_cuda_kernel",
+        "numba_cuda", _PRELUDE, "LaunchNumbaCuda", _ATTRIBUTES, n_in, n_out, "numba_cuda_kernel",
+        compute_capability=compute_capability,
     )  # fmt: skip

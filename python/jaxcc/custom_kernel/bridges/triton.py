@@ -26,15 +26,19 @@ from .gpu_common import (
     gpu_capabilities,
     launch_dims,
     oldest_gpu_cc,
-    output_types,
     parse_cc,
     require_gpu_backend,
 )
+from .launcher import preload
+from .outputs import output_types
 from .triton_launcher import (
+    FLAG_COOPERATIVE,
+    FLAG_PDL,
     PLAN_BUFFER,
     PLAN_GLOBAL_SCRATCH,
     PLAN_PROFILE_SCRATCH,
     PLAN_SCALAR,
+    PRELOAD_SYMBOL,
     function_name,
     launcher_module,
 )
@@ -78,14 +82,56 @@ _PTX_PARAM = re.compile(
 
 
 class CompiledTriton:
-    """One compiled kernel: the binary the launcher loads and what the launch needs to know."""
+    """One compiled kernel: the binary the launcher loads and the launch configuration Triton
+    compiled it for (which may differ from the one requested: warp-specialised kernels on Hopper
+    compile to more warps than `num_warps`)."""
 
-    def __init__(self, binary: bytes, name: str, shared: int, scratch: tuple[int, int], ptx: str):
+    def __init__(self, binary: bytes, meta, ptx: str):
         self.binary = c_buffer(binary)
-        self.name = c_buffer(name.encode())
-        self.shared = int(shared)
-        self.global_scratch, self.profile_scratch = (int(s) for s in scratch)
+        self.name = c_buffer(meta.name.encode())
+        self.shared = int(meta.shared)
+        self.global_scratch = int(getattr(meta, "global_scratch_size", 0) or 0)
+        self.profile_scratch = int(getattr(meta, "profile_scratch_size", 0) or 0)
+        self.num_warps = int(meta.num_warps)
+        # Clusters: `cluster_dims` in older Triton versions, `num_ctas` along x in newer ones.
+        cluster = getattr(meta, "cluster_dims", None) or (getattr(meta, "num_ctas", 1), 1, 1)
+        if tuple(cluster)[1:] != (1, 1):
+            raise CallError(
+                f"{_WHO}: Triton compiled {meta.name} for clusters {tuple(cluster)}; jaxcc "
+                "launches clusters along x only (num_ctas)"
+            )
+        self.num_ctas = int(cluster[0])
+        self.launch_flags = 0
+        if getattr(meta, "launch_cooperative_grid", False):
+            self.launch_flags |= FLAG_COOPERATIVE
+        if getattr(meta, "launch_pdl", False):
+            self.launch_flags |= FLAG_PDL
         self.ptx_param_bytes = ptx_param_bytes(ptx)
+        # The PTX's fixed block size, when it states one, must be the one the launch uses.
+        required = re.search(r"\.reqntid\s+(\d+)", ptx)
+        if required and int(required.group(1)) != 32 * self.num_warps:
+            raise CallError(
+                f"{_WHO}: {meta.name} requires {required.group(1)} threads per block but "
+                f"Triton's metadata says {self.num_warps} warps; this Triton version's launch "
+                "ABI is not one jaxcc knows, please report it with `triton.__version__`"
+            )
+
+    @property
+    def needs_scratch(self) -> bool:
+        """Scratch is allocated per launch: such kernels are never captured in CUDA graphs."""
+        return self.global_scratch > 0 or self.profile_scratch > 0
+
+    def launch_attributes(self, grid3, plan: np.ndarray) -> dict[str, np.int64]:
+        """The launcher's int64 attributes for one call: what Triton compiled, not what was
+        requested."""
+        values = {
+            "binary": self.binary.ctypes.data, "name": self.name.ctypes.data, "pid": os.getpid(),
+            "gx": grid3[0], "gy": grid3[1], "gz": grid3[2], "num_warps": self.num_warps,
+            "num_ctas": self.num_ctas, "launch_flags": self.launch_flags,
+            "shared_bytes": self.shared, "plan": plan.ctypes.data,
+            "global_scratch": self.global_scratch, "profile_scratch": self.profile_scratch,
+        }  # fmt: skip
+        return {k: np.int64(v) for k, v in values.items()}
 
 
 def ptx_param_bytes(ptx: str) -> list[int]:
@@ -255,14 +301,9 @@ def compile_kernel(
                 f"{_WHO}: Triton could not compile {fn.__name__} with signature {signature} for "
                 f"sm_{cc[0]}{cc[1]}: {e}"
             ) from e
-        meta = compiled.metadata
-        scratch = (
-            getattr(meta, "global_scratch_size", 0) or 0,
-            getattr(meta, "profile_scratch_size", 0) or 0,
-        )
         ptx = compiled.asm["ptx"]
         binary = ptx.encode() if use_ptx else compiled.asm["cubin"]
-        found = CompiledTriton(binary, meta.name, meta.shared, scratch, ptx)
+        found = CompiledTriton(binary, compiled.metadata, ptx)
         _compiled[key] = found
         return found
 
@@ -368,28 +409,20 @@ def triton_kernel(
             plan = _plans.get(plan_key)
             if plan is None:
                 plan = _plans[plan_key] = build_plan(compiled, len(buffers), scalars, fn.__name__)
-        module = launcher_module(len(ins), len(result_types), f"{cc[0]}.{cc[1]}")
+        module = launcher_module(
+            len(ins), len(result_types), f"{cc[0]}.{cc[1]}", not compiled.needs_scratch
+        )
         require_gpu_backend(_WHO)
+        # Load the binary on every device now, at trace time, never inside a graph capture.
+        preload(module, PRELOAD_SYMBOL, (compiled.binary.ctypes.data, compiled.name.ctypes.data,
+                                         compiled.shared), _WHO)  # fmt: skip
         ffi = jax.ffi.ffi_call(
             module.target_name(function_name(len(ins), len(result_types))),
             result_types,
             vmap_method=vmap_method or "sequential",
             input_output_aliases=input_output_aliases,
         )
-        results = ffi(
-            *ins,
-            binary=np.int64(compiled.binary.ctypes.data),
-            name=np.int64(compiled.name.ctypes.data),
-            pid=np.int64(os.getpid()),
-            gx=np.int64(grid3[0]),
-            gy=np.int64(grid3[1]),
-            gz=np.int64(grid3[2]),
-            num_warps=np.int64(num_warps),
-            shared_bytes=np.int64(compiled.shared),
-            plan=np.int64(plan.ctypes.data),
-            global_scratch=np.int64(compiled.global_scratch),
-            profile_scratch=np.int64(compiled.profile_scratch),
-        )
+        results = ffi(*ins, **compiled.launch_attributes(grid3, plan))
         return results[0] if single else results
 
     return call
