@@ -63,7 +63,7 @@ def main() -> int:
     pythons = args.python or [sys.executable]
     with tempfile.TemporaryDirectory() as root:
         caches = [f"{root}/cache{i}" for i in range(len(pythons))]
-        origins = [probe(p, c, "warmup")[2] for p, c in zip(pythons, caches)]
+        origins = [probe(p, c, "warmup")[2] for p, c in zip(pythons, caches, strict=True)]
         loads = [[] for _ in pythons]
         reloads = [[] for _ in pythons]
         for round_index in range(args.rounds):

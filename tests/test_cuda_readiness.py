@@ -21,9 +21,10 @@ void f(const jaxcc::Tensor x, jaxcc::Tensor out, float s) {}
 """
 
 
-@needs_nvcc
-def test_a_cuda_function_without_a_stream_is_refused_at_load_with_the_fix(unique_name):
-    with pytest.raises(jaxcc.CompileError) as raised:
+def test_a_cuda_function_without_a_stream_is_refused_at_load_with_the_fix(unique_name, monkeypatch):
+    # A spec error: raised before any toolchain is looked for (no nvcc needed to hear it).
+    monkeypatch.setenv("JAXCC_NVCC", "/nonexistent/nvcc")
+    with pytest.raises(jaxcc.SpecError) as raised:
         jaxcc.load_cuda_inline(unique_name, STREAMLESS, ["f"], compute_capability="8.0")
     message = str(raised.value)
     assert "CUDA function 'f' has no stream parameter" in message

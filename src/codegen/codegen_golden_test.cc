@@ -102,18 +102,6 @@ TEST(CodegenGolden, CudaWrapperRunsOnTheStreamsDeviceAndChecksTheLaunch) {
   EXPECT_EQ(GenerateFfiWrapper({ScaleBy()}, WrapperOptions{}).find("cuda"), std::string::npos);
 }
 
-TEST(CodegenGolden, CudaFunctionWithoutAStreamDoesNotBuild) {
-  WrapperOptions options;
-  options.platform = "cuda";
-  std::string text = GenerateFfiWrapper({ScaleBy(), NoInputs()}, options);
-  // First in the file, so it is the first error the build reports.
-  EXPECT_EQ(text.find("#error \"jaxcc: CUDA function 'fill' has no stream parameter"),
-            text.find('\n') + 1);
-  EXPECT_NE(text.find("(cudaStream_t)stream>>>"), std::string::npos);
-  EXPECT_EQ(text.find("'scale_by' has no stream"), std::string::npos);
-  EXPECT_EQ(GenerateFfiWrapper({NoInputs()}, WrapperOptions{}).find("#error"), std::string::npos);
-}
-
 TEST(CodegenGolden, CpuWrapperPassesZeroForStream) {
   WrapperOptions options;
   std::string text = GenerateFfiWrapper({ScaleBy()}, options);

@@ -57,6 +57,7 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& request, const BuildEnvi
   // Spec and signature errors come first: they need no toolchain.
   auto specs = signature::ResolveSpecs(request.sources, request.functions);
   if (!specs.ok()) return specs.error();
+  JAXCC_RETURN_IF_ERROR(ValidateSpecsForPlatform(request.platform, *specs));
 
   JAXCC_RETURN_IF_ERROR(CheckCacheRootIsPrivate(request.cache_dir));
   cache::CacheDir cache(request.cache_dir);

@@ -72,6 +72,11 @@ struct BuildEnvironment {
 /// target prefix, the platform, the optimization level and the vmap method. ErrorKind::kSpec.
 Status ValidateRequest(const LoadRequest& request);
 
+/// Rules a module's resolved functions must meet on its platform: on "cuda" every function takes
+/// a `stream` (decision 57). ErrorKind::kSpec naming the function and the fix.
+Status ValidateSpecsForPlatform(const std::string& platform,
+                                const std::vector<argspec::FunctionSpec>& specs);
+
 /// The prefix of the FFI target names: target_prefix, or the module name when there is none.
 const std::string& TargetPrefix(const LoadRequest& request);
 

@@ -34,4 +34,23 @@ Status ValidateRequest(const LoadRequest& request) {
                    "vmap_method must be one of " + methods + ", got '" + request.vmap_method + "'");
 }
 
+// A CUDA function without a stream would launch on the default stream, unordered with XLA's
+// (non-blocking) stream and outside any CUDA graph, while its handler claims graph safety; XLA's
+// stream cannot be passed implicitly, because `<<<grid, block>>>` names no stream to redirect.
+Status ValidateSpecsForPlatform(const std::string& platform,
+                                const std::vector<argspec::FunctionSpec>& specs) {
+  if (platform != "cuda") return OkStatus();
+  for (const argspec::FunctionSpec& spec : specs) {
+    if (spec.has_stream()) continue;
+    return MakeError(ErrorKind::kSpec,
+                     "CUDA function '" + spec.name +
+                         "' has no stream parameter, so its kernels would run on the default "
+                         "stream, unordered with XLA's work and outside CUDA graphs. Add `int64_t "
+                         "stream` (or `cudaStream_t stream`) to it, with `stream` in its @BE spec "
+                         "or functions= tokens, and launch on it: kernel<<<grid, block, 0, "
+                         "(cudaStream_t)stream>>>(...)");
+  }
+  return OkStatus();
+}
+
 }  // namespace jaxcc::pipeline

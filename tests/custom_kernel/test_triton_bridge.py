@@ -17,6 +17,7 @@ from ck_helpers import call, make_mul
 
 import jaxcc
 from jaxcc.custom_kernel.bridges import triton as tb
+from jaxcc.custom_kernel.bridges import triton_params as tp
 from jaxcc.custom_kernel.bridges.triton_launcher import (
     PLAN_BUFFER,
     PLAN_GLOBAL_SCRATCH,
@@ -63,7 +64,7 @@ def grid_for(meta):
 
 
 def bind(kernel, n_buffers, **params):
-    return tb.bind_parameters(kernel, n_buffers, ["*fp32"] * n_buffers, params)
+    return tp.bind_parameters(kernel, n_buffers, ["*fp32"] * n_buffers, params)
 
 
 # --- binding parameters ------------------------------------------------------------------------
@@ -81,33 +82,33 @@ def test_buffers_come_first_then_constexprs_and_scalars_by_name():
 
 
 def test_scalar_types_follow_tritons_rules_and_numpy_dtypes():
-    assert tb._scalar_type("a", 7, "") == "i32"
-    assert tb._scalar_type("a", -(2**31), "") == "i32"
-    assert tb._scalar_type("a", 2**31, "") == "i64"
-    assert tb._scalar_type("a", 2**63, "") == "u64"
-    assert tb._scalar_type("a", True, "") == "i1"
-    assert tb._scalar_type("a", 1.5, "") == "fp32"
-    assert tb._scalar_type("a", np.float64(1.5), "") == "fp64"
-    assert tb._scalar_type("a", np.float16(1.5), "") == "fp16"
-    assert tb._scalar_type("a", np.uint16(3), "") == "u16"
-    assert tb._scalar_type("a", 3, "i64") == "i64"  # an annotation (n: tl.int64) wins
+    assert tp.scalar_type("a", 7, "") == "i32"
+    assert tp.scalar_type("a", -(2**31), "") == "i32"
+    assert tp.scalar_type("a", 2**31, "") == "i64"
+    assert tp.scalar_type("a", 2**63, "") == "u64"
+    assert tp.scalar_type("a", True, "") == "i1"
+    assert tp.scalar_type("a", 1.5, "") == "fp32"
+    assert tp.scalar_type("a", np.float64(1.5), "") == "fp64"
+    assert tp.scalar_type("a", np.float16(1.5), "") == "fp16"
+    assert tp.scalar_type("a", np.uint16(3), "") == "u16"
+    assert tp.scalar_type("a", 3, "i64") == "i64"  # an annotation (n: tl.int64) wins
     with pytest.raises(jaxcc.CallError, match="does not fit in 64 bits"):
-        tb._scalar_type("a", 2**64, "")
+        tp.scalar_type("a", 2**64, "")
     with pytest.raises(jaxcc.CallError, match="parameter a is a runtime scalar.*tl.constexpr"):
-        tb._scalar_type("a", jnp.ones(3), "")
+        tp.scalar_type("a", jnp.ones(3), "")
 
 
 def test_scalar_words_hold_the_scalars_bytes_little_endian():
     def low_bytes(word, size):
         return np.array([word], np.int64).view(np.uint8)[:size].tobytes()
 
-    assert low_bytes(tb._scalar_word("fp32", 2.5), 4) == np.float32(2.5).tobytes()
-    assert low_bytes(tb._scalar_word("i32", -3), 4) == np.int32(-3).tobytes()
-    assert low_bytes(tb._scalar_word("fp64", -0.1), 8) == np.float64(-0.1).tobytes()
-    assert low_bytes(tb._scalar_word("i1", True), 1) == b"\x01"
-    assert low_bytes(tb._scalar_word("u64", 2**64 - 1), 8) == b"\xff" * 8
-    assert low_bytes(tb._scalar_word("bf16", 1.0), 2) == np.uint16(0x3F80).tobytes()
-    assert tb._scalar_word("i8", -1) == 0xFF  # only the scalar's bytes are set
+    assert low_bytes(tp.scalar_word("fp32", 2.5), 4) == np.float32(2.5).tobytes()
+    assert low_bytes(tp.scalar_word("i32", -3), 4) == np.int32(-3).tobytes()
+    assert low_bytes(tp.scalar_word("fp64", -0.1), 8) == np.float64(-0.1).tobytes()
+    assert low_bytes(tp.scalar_word("i1", True), 1) == b"\x01"
+    assert low_bytes(tp.scalar_word("u64", 2**64 - 1), 8) == b"\xff" * 8
+    assert low_bytes(tp.scalar_word("bf16", 1.0), 2) == np.uint16(0x3F80).tobytes()
+    assert tp.scalar_word("i8", -1) == 0xFF  # only the scalar's bytes are set
 
 
 def test_missing_unknown_and_misplaced_parameters_are_typed_errors():

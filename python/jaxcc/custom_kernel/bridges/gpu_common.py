@@ -11,17 +11,17 @@ from ...errors import CallError, DeviceError
 
 
 def parse_cc(value, who: str) -> tuple[int, int]:
-    """ "8.0", "80", "sm_80", "sm_90a" or 8.0 as (major, minor)."""
-    text = str(value).strip().lower().removeprefix("sm_").removeprefix("compute_")
-    text = text.removesuffix("a").removesuffix("f")
-    major, dot, minor = text.partition(".")
-    if not dot and text.isdigit() and len(text) >= 2:
-        major, minor = text[:-1], text[-1]
-    if not (major.isdigit() and (minor or "0").isdigit()):
-        raise CallError(
-            f"{who}: compute_capability must look like '8.0', '80' or 'sm_80', got {value!r}"
-        )
-    return int(major), int(minor or 0)
+    """ "8.0", "80", "sm_80", "sm_90a" or 8.0 as (major, minor); the spelling rule is the core's
+    (toolchain/cuda_arch.h), the same that load_cuda_* applies."""
+    from ... import _core
+    from ...errors import SpecError
+
+    try:
+        arch = _core.normalize_cuda_arch(str(value).strip())  # "80", "90a", "100"
+    except SpecError as e:
+        raise CallError(f"{who}: compute_capability {value!r}: {e}") from None
+    digits = arch.rstrip("abcdefghijklmnopqrstuvwxyz")
+    return int(digits[:-1]), int(digits[-1])
 
 
 def gpu_capabilities() -> list[tuple[int, int]]:

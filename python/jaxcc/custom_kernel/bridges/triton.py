@@ -42,6 +42,7 @@ from .triton_launcher import (
     function_name,
     launcher_module,
 )
+from .triton_params import SCALAR_BYTES, bind_parameters, pointer_type, scalar_word
 
 _WHO = "triton_kernel"
 _lock = threading.Lock()
@@ -50,31 +51,6 @@ _lock = threading.Lock()
 _compiled: dict[tuple, CompiledTriton] = {}
 _plans: dict[tuple, np.ndarray] = {}
 
-_POINTER_TYPES = {
-    "bool": "i1",
-    "int8": "i8",
-    "int16": "i16",
-    "int32": "i32",
-    "int64": "i64",
-    "uint8": "u8",
-    "uint16": "u16",
-    "uint32": "u32",
-    "uint64": "u64",
-    "float16": "fp16",
-    "bfloat16": "bf16",
-    "float32": "fp32",
-    "float64": "fp64",
-    "float8_e4m3fn": "fp8e4nv",
-    "float8_e5m2": "fp8e5",
-}
-_SCALAR_NUMPY = {
-    "i1": np.uint8, "i8": np.int8, "u8": np.uint8, "i16": np.int16, "u16": np.uint16,
-    "fp16": np.float16, "i32": np.int32, "u32": np.uint32, "fp32": np.float32,
-    "i64": np.int64, "u64": np.uint64, "fp64": np.float64,
-}  # fmt: skip
-# Bytes of a scalar parameter of each Triton type, as the launcher passes it (bf16 is packed by
-# hand: NumPy has no bfloat16).
-_SCALAR_BYTES = {t: np.dtype(n).itemsize for t, n in _SCALAR_NUMPY.items()} | {"bf16": 2}
 # `.param .u32 name`, or `.param .align 2 .b8 name[2]` for types PTX passes as byte arrays (fp16).
 _PTX_PARAM = re.compile(
     r"\.param\s+(?:\.align\s+\d+\s+)?\.[usbf](8|16|32|64)\b[^,\[]*(?:\[(\d+)\])?"
@@ -175,99 +151,6 @@ def _jit_function(kernel):
     raise CallError(f"{_WHO}: kernel must be a @triton.jit function, got {type(kernel).__name__}")
 
 
-def _pointer_type(dtype, what: str) -> str:
-    name = np.dtype(dtype).name
-    if name not in _POINTER_TYPES:
-        raise CallError(
-            f"{_WHO}: {what} has dtype {name}, which Triton kernels do not take; cast it first "
-            f"(supported: {', '.join(_POINTER_TYPES)})"
-        )
-    return "*" + _POINTER_TYPES[name]
-
-
-def _scalar_type(name: str, value, annotation: str) -> str:
-    if annotation in _SCALAR_BYTES:
-        return annotation
-    if isinstance(value, (bool, np.bool_)):
-        return "i1"
-    if isinstance(value, np.integer):
-        return _POINTER_TYPES[np.dtype(type(value)).name]
-    if isinstance(value, int):  # Triton's own rule for Python ints
-        if -(2**31) <= value < 2**31:
-            return "i32"
-        if -(2**63) <= value < 2**63:
-            return "i64"
-        if value < 2**64:
-            return "u64"
-        raise CallError(f"{_WHO}: scalar {name}={value} does not fit in 64 bits")
-    if isinstance(value, np.floating) and np.dtype(type(value)).name in _POINTER_TYPES:
-        return _POINTER_TYPES[np.dtype(type(value)).name]
-    if isinstance(value, float):
-        return "fp32"
-    raise CallError(
-        f"{_WHO}: parameter {name} is a runtime scalar of the kernel, so it needs a Python or "
-        f"NumPy number, got {type(value).__name__}; pass arrays as inputs, or mark the parameter "
-        "tl.constexpr to make it a compile-time constant"
-    )
-
-
-def _scalar_word(type_name: str, value) -> int:
-    """The int64 whose little-endian bytes start with the scalar's bytes."""
-    word = np.zeros(1, np.int64)
-    if type_name == "bf16":
-        bits = np.array([value], np.float32).view(np.uint32)[0] >> 16  # truncation, as Triton
-        word.view(np.uint16)[0] = bits
-    else:
-        item = np.array([value]).astype(_SCALAR_NUMPY[type_name])
-        word.view(np.uint8)[: item.itemsize] = item.view(np.uint8)
-    return int(word[0])
-
-
-def bind_parameters(fn, n_buffers: int, buffer_types: list[str], params: dict):
-    """(signature, constexprs, scalars, meta) for the kernel's parameters: buffers first, then
-    the rest by name from `params` or their defaults."""
-    kernel_params = fn.params
-    if len(kernel_params) < n_buffers:
-        raise CallError(
-            f"{_WHO}: {fn.__name__} takes {len(kernel_params)} parameter(s) but is called with "
-            f"{n_buffers} buffer(s) (its inputs, then its outputs)"
-        )
-    signature, constexprs, scalars, meta = {}, {}, [], {}
-    remaining = dict(params)
-    for index, param in enumerate(kernel_params):
-        if index < n_buffers:
-            if param.is_constexpr:
-                raise CallError(
-                    f"{_WHO}: parameter {param.name} of {fn.__name__} is a tl.constexpr, but "
-                    f"position {index} receives a buffer (inputs, then outputs, come first)"
-                )
-            signature[param.name] = buffer_types[index]
-            continue
-        if param.name in remaining:
-            value = remaining.pop(param.name)
-        elif param.has_default:
-            value = param.default
-        else:
-            raise CallError(
-                f"{_WHO}: {fn.__name__} needs a value for parameter {param.name}; pass it as "
-                f"{param.name}=... (buffers fill the first {n_buffers} parameters)"
-            )
-        meta[param.name] = value
-        if param.is_constexpr:
-            signature[param.name] = "constexpr"
-            constexprs[(index,)] = value
-        else:
-            type_name = _scalar_type(param.name, value, param.annotation)
-            signature[param.name] = type_name
-            scalars.append((type_name, value))
-    if remaining:
-        raise CallError(
-            f"{_WHO}: {fn.__name__} has no parameter(s) {', '.join(sorted(remaining))}; its "
-            f"parameters are {', '.join(p.name for p in kernel_params)}"
-        )
-    return signature, constexprs, scalars, meta
-
-
 def compile_kernel(
     fn, signature, constexprs, n_buffers, num_warps, num_stages, cc, use_ptx, fp_fusion=True
 ):
@@ -313,8 +196,8 @@ def build_plan(compiled: CompiledTriton, n_buffers: int, scalars, fn_name: str) 
     entries = [(PLAN_BUFFER, i) for i in range(n_buffers)]
     expected = [8] * n_buffers
     for type_name, value in scalars:
-        entries.append((PLAN_SCALAR, _scalar_word(type_name, value)))
-        expected.append(_SCALAR_BYTES[type_name])
+        entries.append((PLAN_SCALAR, scalar_word(type_name, value)))
+        expected.append(SCALAR_BYTES[type_name])
     actual = compiled.ptx_param_bytes
     extra = len(actual) - len(expected)
     # Triton appends its scratch pointers (global, then profile in newer versions).
@@ -384,7 +267,7 @@ def triton_kernel(
     def call(*ins):
         buffers = list(ins) + result_types
         buffer_types = [
-            _pointer_type(b.dtype, f"{'input' if i < len(ins) else 'output'} {i}")
+            pointer_type(b.dtype, f"{'input' if i < len(ins) else 'output'} {i}")
             for i, b in enumerate(buffers)
         ]
         signature, constexprs, scalars, meta = bind_parameters(
