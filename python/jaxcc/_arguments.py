@@ -13,6 +13,8 @@ from .errors import SpecError
 
 def require_utf8(text: str, what: str) -> None:
     """Lone surrogates (e.g. from os.fsdecode of undecodable bytes) cannot reach the core."""
+    if text.isascii():  # the common case, checked without encoding a copy
+        return
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as e:
@@ -89,7 +91,7 @@ def check_sources(sources: list[tuple[str, str]], where: str) -> None:
                 f"{column}; C++ sources are text (a binary file or a bad concatenation?): "
                 "remove the NUL"
             )
-    if all(not text.strip() for _, text in sources):
+    if all(not text or text.isspace() for _, text in sources):
         raise SpecError(
             f"{where}: the C++ source is empty; pass the source text that defines the "
             "functions to export"

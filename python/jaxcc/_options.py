@@ -4,8 +4,8 @@ no result (verbose, force_rebuild, ninja_workers, replace)."""
 
 from __future__ import annotations
 
-import dataclasses
 import os
+from typing import NamedTuple
 
 from . import _arguments, _core
 from ._cache_dir import get_cache_dir
@@ -23,8 +23,7 @@ CUDA_OPTIONS = CPP_OPTIONS | {
 }  # fmt: skip
 
 
-@dataclasses.dataclass(frozen=True)
-class RunOptions:
+class RunOptions(NamedTuple):
     """How to run one load call; never part of what is built."""
 
     verbose: bool = False
@@ -89,8 +88,6 @@ def make_request(
         raise SpecError(
             f"{where}: vmap_method must be one of {_core.VMAP_METHODS}, got {vmap_method!r}"
         )
-    # The name is checked as itself first, so a bad name is not reported as a bad prefix.
-    _core.validate_name(name, "module name")
     _arguments.check_sources(sources, where)
     cuda = None
     if platform == "cuda":
