@@ -2,14 +2,17 @@
 against the same generated wrapper compiled with another `jaxcc/detail/ffi_bridge.h` (e.g. the
 version before a change), at several sizes, every side in one process with rounds interleaved.
 
-Run:  python benchmarks/bench_per_call.py [--rounds N] [--old-bridge PATH]
+Run:  python benchmarks/bench_per_call.py [--rounds N] [--old-bridge PATH] [--peers]
   e.g. git show <commit>:include/jaxcc/detail/ffi_bridge.h > /tmp/old_ffi_bridge.h
        python benchmarks/bench_per_call.py --old-bridge /tmp/old_ffi_bridge.h
 Prints median µs per call and ratios to the hand-written handler; figures go to
 benchmarks/RESULTS.md by hand. With --old-bridge it also times the conversion itself (XLA buffer
 -> jaxcc::Tensor, `TensorFromBuffer`, what a generated handler runs once per tensor per call) in a
 C++ loop, old against this bridge, with a short and a long parameter name: a per-call difference
-of nanoseconds is far below the noise of a whole XLA call.
+of nanoseconds is far below the noise of a whole XLA call. With --peers it adds the same kernel
+built by brainevent (`load_cpp_inline`, with -O3) and by TVM-FFI (`tvm_ffi.cpp.load_inline`,
+-O3, registered through jax-tvm-ffi), where those packages are installed (brainevent 0.3 needs
+Python >= 3.12: run this script from a virtual environment that has them and jaxcc).
 """
 
 from __future__ import annotations
@@ -90,6 +93,62 @@ int main(int argc, char** argv) {
   return 0;
 }
 """
+
+BRAINEVENT_SOURCE = r"""
+#include "brainevent/common.h"
+
+void add_one(const BE::Tensor x, BE::Tensor out) {
+  const float* in = static_cast<const float*>(x.data_ptr());
+  float* o = static_cast<float*>(out.data_ptr());
+  const int64_t n = x.numel();
+  for (int64_t i = 0; i < n; ++i) o[i] = in[i] + 1.0f;
+}
+"""
+
+TVM_SOURCE = r"""
+void add_one(tvm::ffi::TensorView x, tvm::ffi::TensorView out) {
+  const float* in = static_cast<const float*>(x.data_ptr());
+  float* o = static_cast<float*>(out.data_ptr());
+  const int64_t n = x.numel();
+  for (int64_t i = 0; i < n; ++i) o[i] = in[i] + 1.0f;
+}
+"""
+
+
+def add_peers(sides: dict) -> None:
+    """Adds brainevent's and TVM-FFI's build of add_one, each where it is installed."""
+    try:
+        import brainevent
+    except ImportError:
+        print("brainevent not installed: no brainevent column")
+    else:
+        brainevent.load_cpp_inline(
+            "bench_per_call_be", BRAINEVENT_SOURCE, ["add_one"], extra_cflags=["-O3"]
+        )
+        sides[f"brainevent {brainevent.__version__}"] = jax.jit(
+            lambda v: jax.ffi.ffi_call(
+                "bench_per_call_be.add_one", jax.ShapeDtypeStruct(v.shape, v.dtype)
+            )(v)
+        )
+    try:
+        import jax_tvm_ffi
+        import tvm_ffi.cpp
+    except ImportError:
+        print("tvm_ffi / jax_tvm_ffi not installed: no TVM-FFI column")
+    else:
+        mod = tvm_ffi.cpp.load_inline(
+            "bench_per_call_tvm",
+            cpp_sources=TVM_SOURCE,
+            functions=["add_one"],
+            extra_cflags=["-O3"],
+        )
+        jax_tvm_ffi.register_ffi_target("bench_per_call_tvm.add_one", mod.add_one, platform="cpu")
+        sides[f"TVM-FFI {tvm_ffi.__version__}"] = jax.jit(
+            lambda v: jax.ffi.ffi_call(
+                "bench_per_call_tvm.add_one", jax.ShapeDtypeStruct(v.shape, v.dtype)
+            )(v)
+        )
+
 
 # jaxcc's flags for the wrapper unit (see docs/cache.md); the hand-written handler gets -O3.
 WRAPPER_FLAGS = ["-std=c++17", "-O1", "-fPIC", "-fvisibility=hidden", "-DNDEBUG"]
@@ -178,10 +237,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=11)
     parser.add_argument("--old-bridge", help="an ffi_bridge.h to compare with the installed one")
+    parser.add_argument("--peers", action="store_true", help="add brainevent and TVM-FFI")
     args = parser.parse_args()
     print(f"jax {jax.__version__}, jaxcc {jaxcc.__version__}, {os.cpu_count()} cores")
     workdir = tempfile.mkdtemp(prefix="jaxcc-per-call-")
     sides = build_sides(workdir, args.old_bridge)
+    if args.peers:
+        add_peers(sides)
     others = [name for name in sides if name != "hand-written"]
     header = ["floats", *[f"{name} µs" for name in sides], *[f"{n} / hand" for n in others]]
     if args.old_bridge:
