@@ -254,10 +254,16 @@ def main() -> None:
         for fn in sides.values():
             np.testing.assert_array_equal(fn(x), np.arange(size, dtype=np.float32) + 1)
         samples = {name: [] for name in sides}
-        for _ in range(args.rounds):  # interleaved so drift hits every side alike
-            for name, fn in sides.items():
-                samples[name].append(per_call_us(fn, x, calls))
+        names = list(sides)
+        for r in range(args.rounds):  # interleaved, order rotated: drift hits every side alike
+            for name in names[r % len(names) :] + names[: r % len(names)]:
+                samples[name].append(per_call_us(sides[name], x, calls))
         med = {name: statistics.median(s) for name, s in samples.items()}
+        fastest = {name: min(s) for name, s in samples.items()}
+        print(
+            f"{size} floats, fastest round µs: "
+            + ", ".join(f"{n} {v:.2f}" for n, v in fastest.items())
+        )
         row = [size, *[f"{v:.2f}" for v in med.values()]]
         row += [f"{med[n] / med['hand-written']:.3f}" for n in others]
         if args.old_bridge:
