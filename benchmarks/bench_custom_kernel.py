@@ -2,7 +2,7 @@
 Numba bridge against a ctypes Python-callback bridge, and a primitive call against a direct
 `jax.ffi.ffi_call` of the same target.
 
-Run:  python benchmarks/bench_custom_kernel.py [--rounds N]
+Run:  python benchmarks/bench_custom_kernel.py [--rounds N] [--only vmap|numba|dispatch]
 Prints tables with times and ratios; figures go to benchmarks/RESULTS.md by hand.
 """
 
@@ -52,6 +52,18 @@ def per_call_us(fn, args, calls: int, rounds: int) -> float:
         jax.block_until_ready(out)
         samples.append((time.perf_counter() - start) * 1e6 / calls)
     return statistics.median(samples)
+
+
+def interleaved_us(fns: dict, args, calls: int, rounds: int) -> dict:
+    """per_call_us of each function in `fns`, its rounds alternating with the others' so that
+    drift on a busy machine hits every side alike: name -> median µs."""
+    samples = {name: [] for name in fns}
+    for fn in fns.values():
+        jax.block_until_ready(fn(*args))
+    for _ in range(rounds):
+        for name, fn in fns.items():
+            samples[name].append(per_call_us(fn, args, calls, 1))
+    return {name: statistics.median(times) for name, times in samples.items()}
 
 
 def print_table(title: str, header: list[str], rows: list[list[str]]) -> None:
@@ -151,10 +163,12 @@ def bench_dispatch(rounds: int) -> None:
         def primitive(a, b, out=out):
             return k(a, b, outs=out)
 
-        eager_prim = per_call_us(primitive, (x, w), 500, rounds)
-        eager_ffi = per_call_us(direct, (x, w), 500, rounds)
-        jit_prim = per_call_us(jax.jit(primitive), (x, w), 2000, rounds)
-        jit_ffi = per_call_us(jax.jit(direct), (x, w), 2000, rounds)
+        eager = interleaved_us({"prim": primitive, "ffi": direct}, (x, w), 500, rounds)
+        jitted = interleaved_us(
+            {"prim": jax.jit(primitive), "ffi": jax.jit(direct)}, (x, w), 2000, rounds
+        )
+        eager_prim, eager_ffi = eager["prim"], eager["ffi"]
+        jit_prim, jit_ffi = jitted["prim"], jitted["ffi"]
         rows.append(
             [n, "eager", f"{eager_prim:.2f}", f"{eager_ffi:.2f}", f"{eager_prim / eager_ffi:.2f}"]
         )
@@ -169,11 +183,15 @@ def bench_dispatch(rounds: int) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--only", choices=["vmap", "numba", "dispatch"], default=None)
     args = parser.parse_args()
     print(f"jax {jax.__version__}, numba {numba.__version__}, jaxcc {jaxcc.__version__}")
-    bench_vmap(args.rounds)
-    bench_numba_bridges(args.rounds)
-    bench_dispatch(args.rounds)
+    if args.only in (None, "vmap"):
+        bench_vmap(args.rounds)
+    if args.only in (None, "numba"):
+        bench_numba_bridges(args.rounds)
+    if args.only in (None, "dispatch"):
+        bench_dispatch(args.rounds)
 
 
 if __name__ == "__main__":

@@ -18,26 +18,6 @@ from ._loading import (
 )
 from ._module import CompiledModule, KernelFunction
 from ._registry import registered_targets as list_registered_targets
-from .custom_kernel import (
-    BenchmarkConfig,
-    BenchmarkRecord,
-    BenchmarkResult,
-    KernelEntry,
-    XLACustomKernel,
-    benchmark_function,
-    clear_backends,
-    defjvp,
-    general_batching_rule,
-    get_all_primitive_names,
-    get_backend,
-    get_primitives_by_tags,
-    get_registry,
-    numba_cuda_kernel,
-    numba_kernel,
-    set_backend,
-    triton_kernel,
-    vectorized_batching_rule,
-)
 from .errors import (
     BackendError,
     BackendWarning,
@@ -62,6 +42,52 @@ from .errors import (
 )
 
 __version__ = _core.version()
+
+# XLACustomKernel and its helpers (with the bridges, benchmarking and plotting behind them) are
+# imported on first use, not by `import jaxcc` (PEP 562): they cost more than the rest of the
+# package together, and a user who only loads C++ kernels never needs them. Every name stays
+# reachable as `jaxcc.X` and `from jaxcc import X`, and is listed by `dir(jaxcc)`.
+_LAZY = {
+    name: "custom_kernel"
+    for name in (
+        "BenchmarkConfig",
+        "BenchmarkRecord",
+        "BenchmarkResult",
+        "KernelEntry",
+        "XLACustomKernel",
+        "benchmark_function",
+        "clear_backends",
+        "defjvp",
+        "general_batching_rule",
+        "get_all_primitive_names",
+        "get_backend",
+        "get_primitives_by_tags",
+        "get_registry",
+        "numba_cuda_kernel",
+        "numba_kernel",
+        "set_backend",
+        "triton_kernel",
+        "vectorized_batching_rule",
+    )
+}
+
+
+def __getattr__(name: str):
+    import importlib
+
+    if name == "custom_kernel":
+        return importlib.import_module(".custom_kernel", __name__)
+    submodule = _LAZY.get(name)
+    if submodule is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module("." + submodule, __name__), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "BackendError",

@@ -120,6 +120,30 @@ TEST(FfiBridgeTest, RankAboveLimitRaisesCheckError) {
   }
 }
 
+// The message is built out of line (ThrowBufferError) only once a check fails: same text without
+// a name, and the element type is still reported before the rank.
+TEST(FfiBridgeTest, ErrorTextWithoutANameAndCheckOrderAreUnchanged) {
+  std::int64_t dims[9] = {1, 1, 1, 1, 1, 1, 1, 1, 2};
+  XLA_FFI_Buffer deep = MakeBuffer(XLA_FFI_DataType_F32, nullptr, dims, 9);
+  try {
+    TensorFromBuffer(ffi::AnyBuffer(&deep));
+    FAIL() << "rank 9 accepted";
+  } catch (const CheckError& e) {
+    EXPECT_STREQ(e.what(),
+                 "a buffer has rank 9, above the jaxcc::Tensor limit of 8 dimensions "
+                 "(jaxcc::kMaxDim); reshape it to at most 8 dimensions before the call");
+  }
+  XLA_FFI_Buffer both = MakeBuffer(XLA_FFI_DataType_F8E5M2, nullptr, dims, 9);
+  try {
+    TensorFromBuffer(ffi::AnyBuffer(&both), "y");
+    FAIL() << "float8 of rank 9 accepted";
+  } catch (const DTypeError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("parameter 'y' has element type float8_e5m2, which", 0),
+              0u)
+        << e.what();
+  }
+}
+
 // Throws `exception` and returns what ErrorFromCurrentException makes of it.
 template <class E>
 ffi::Error Classify(E exception) {

@@ -104,24 +104,45 @@ inline std::string XlaTypeName(xla::ffi::DataType type) {
   }
 }
 
-/// Views an XLA buffer as a Tensor (C-contiguous strides). `name`, when given, names the
-/// parameter in error messages. Throws DTypeError for an element type Tensor cannot describe and
-/// CheckError for a rank above kMaxDim.
-inline Tensor TensorFromBuffer(xla::ffi::AnyBuffer buffer, const char* name = nullptr) {
+// GCC/Clang hints that keep the error text off the per-call path: the message is built in an
+// out-of-line function that is only entered once a check has failed.
+#if defined(__GNUC__) || defined(__clang__)
+#define JAXCC_BRIDGE_COLD __attribute__((noinline, cold))
+#define JAXCC_BRIDGE_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define JAXCC_BRIDGE_COLD
+#define JAXCC_BRIDGE_UNLIKELY(x) (x)
+#endif
+
+/// Throws the error TensorFromBuffer reports for a buffer it cannot view: DTypeError for an
+/// element type Tensor cannot describe (checked first), else CheckError for a rank above
+/// kMaxDim. `name`, when given, names the parameter. Out of line and cold: TensorFromBuffer
+/// builds no text unless it throws.
+[[noreturn]] JAXCC_BRIDGE_COLD inline void ThrowBufferError(xla::ffi::DataType type,
+                                                            std::size_t rank, const char* name) {
   const std::string what = name ? "parameter '" + std::string(name) + "'" : std::string("a buffer");
-  const DType dtype = DTypeFromXla(buffer.element_type());
-  if (dtype == DType::Invalid) {
-    throw DTypeError(what + " has element type " + XlaTypeName(buffer.element_type()) +
+  if (DTypeFromXla(type) == DType::Invalid) {
+    throw DTypeError(what + " has element type " + XlaTypeName(type) +
                      ", which jaxcc kernels cannot receive; supported: float16, bfloat16, "
                      "float32, float64, bool, int8..int64, uint8..uint64, complex64, complex128. "
                      "Cast the array (e.g. x.astype(jnp.float32)) before the call");
   }
+  throw CheckError(what + " has rank " + std::to_string(rank) +
+                   ", above the jaxcc::Tensor limit of " + std::to_string(kMaxDim) +
+                   " dimensions (jaxcc::kMaxDim); reshape it to at most " +
+                   std::to_string(kMaxDim) + " dimensions before the call");
+}
+
+/// Views an XLA buffer as a Tensor (C-contiguous strides). `name`, when given, names the
+/// parameter in error messages. Throws DTypeError for an element type Tensor cannot describe and
+/// CheckError for a rank above kMaxDim. Runs on every call of a generated handler, so it only
+/// compares: the `name` string is read only when it throws.
+inline Tensor TensorFromBuffer(xla::ffi::AnyBuffer buffer, const char* name = nullptr) {
+  const DType dtype = DTypeFromXla(buffer.element_type());
   const auto dims = buffer.dimensions();
-  if (dims.size() > static_cast<std::size_t>(kMaxDim)) {
-    throw CheckError(what + " has rank " + std::to_string(dims.size()) +
-                     ", above the jaxcc::Tensor limit of " + std::to_string(kMaxDim) +
-                     " dimensions (jaxcc::kMaxDim); reshape it to at most " +
-                     std::to_string(kMaxDim) + " dimensions before the call");
+  if (JAXCC_BRIDGE_UNLIKELY(dtype == DType::Invalid ||
+                            dims.size() > static_cast<std::size_t>(kMaxDim))) {
+    ThrowBufferError(buffer.element_type(), dims.size(), name);
   }
   return Tensor(buffer.untyped_data(), dims.begin(), static_cast<int>(dims.size()), dtype);
 }

@@ -33,6 +33,72 @@ def _shaped_array(item, where: str):
         raise CallError(f"{where}: cannot read the shape/dtype of an outs entry: {exc}") from None
 
 
+def _at_top_level() -> bool:
+    """Whether a bind now would call the primitive's impl directly: no jit, vmap, grad or other
+    trace is active and JAX's key-reuse checker (which wraps impls) is off. False where this JAX
+    version does not say; then every call binds."""
+    is_top_level, key_reuse = _trace_probes()
+    return is_top_level is not None and is_top_level() and not key_reuse.value
+
+
+@functools.cache
+def _trace_probes() -> tuple:
+    # Private JAX state, read defensively (checked on JAX 0.10.2 and 0.12): the current trace and
+    # the debug_key_reuse flag.
+    try:
+        from jax._src import config, core
+
+        return core.trace_ctx.is_top_level, config.debug_key_reuse
+    except (ImportError, AttributeError):
+        return None, None
+
+
+def _dispatch_probes() -> tuple:
+    """JAX's disable_jit flag and the user context holding the backend choices' jit key (None
+    until `selection.install` made it); both answer `.value` for the calling thread."""
+    from jax._src import config
+
+    return config.disable_jit, selection._context
+
+
+@functools.cache
+def _fast_path_types() -> tuple:
+    import jax
+
+    return jax.ShapeDtypeStruct, jax.Array, jax.core.Tracer
+
+
+def _outs_key(outs):
+    """A hashable key equal for two `outs` with the same structure, shapes and dtypes (all that
+    the checked path reads of them), or None where `outs` is not a ShapeDtypeStruct or a flat
+    list/tuple of them (those calls bind)."""
+    sds = _fast_path_types()[0]
+    kind = type(outs)
+    if kind is sds:
+        return (outs.shape, outs.dtype)
+    if (kind is list or kind is tuple) and outs and all(type(o) is sds for o in outs):
+        return (kind, *[(o.shape, o.dtype) for o in outs])
+    return None
+
+
+# Concrete array types seen so far (jax.Array, not a tracer): `type(x) in` is much cheaper than
+# isinstance(x, jax.Array), whose ABC check runs on every call.
+_concrete_array_types: set[type] = set()
+
+
+def _all_concrete_arrays(ins) -> bool:
+    known = _concrete_array_types
+    for x in ins:
+        kind = type(x)
+        if kind in known:
+            continue
+        _, array_type, tracer_type = _fast_path_types()
+        if not isinstance(x, array_type) or isinstance(x, tracer_type):
+            return False
+        known.add(kind)
+    return True
+
+
 def _as_array(x, index: int, where: str):
     import jax
     import jax.numpy as jnp
@@ -85,6 +151,9 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
         self.primitive.def_abstract_eval(self._abstract_eval)
         self._eager_lock = threading.Lock()
         self._eager_cache: dict[tuple, object] = {}
+        # The eager fast path (see __call__): (outs key, backend, parameters) of a call that
+        # passed every check -> (outs treedef, {backend selection: jitted bind}).
+        self._fast_calls: dict[tuple, tuple] = {}
         for platform, jax_platforms in _LOWERING_PLATFORMS.items():
             stub = mlir.lower_fun(functools.partial(self._lower_on, platform), True)
             for jax_platform in jax_platforms:
@@ -102,8 +171,11 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
         return list(outs)
 
     def _eager_impl(self, *args, **params):
-        # Eager calls run through one jitted bind per distinct parameter set, so switching
-        # backends back and forth reuses the executables compiled for each.
+        return self._run_eager(self._eager_function(params), args)
+
+    def _eager_function(self, params: dict):
+        """The jitted bind for one distinct parameter set. Eager calls run through it, so
+        switching backends back and forth reuses the executables compiled for each."""
         import jax
 
         key = tuple(sorted(params.items(), key=lambda item: item[0]))
@@ -112,10 +184,21 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
             if fn is None:
                 fn = jax.jit(functools.partial(self.primitive.bind, **params))
                 self._eager_cache[key] = fn
-        # Under jax.disable_jit() the jit above would call bind again, which lands here again:
-        # JAX's own primitives compile their eager call with jit re-enabled, and so does this.
-        # `params` already name the backend, so the backend choices (part of every jit key) are
-        # held fixed: a switch elsewhere does not recompile this call.
+        return fn
+
+    @staticmethod
+    def _run_eager(fn, args):
+        import jax
+
+        # Under jax.disable_jit() the jit would call bind again, which lands in _eager_impl
+        # again: JAX's own primitives compile their eager call with jit re-enabled, and so does
+        # this. The parameters already name the backend, so the backend choices (part of every
+        # jit key) are held fixed: a switch elsewhere does not recompile this call. Entering
+        # the two contexts costs more than the call itself, so skip them where they would set
+        # what is already set (jit enabled, the choices' key at its empty default).
+        jit_disabled, jit_key = _dispatch_probes()
+        if not jit_disabled.value and (jit_key is None or jit_key.value == ()):
+            return fn(*args)
         with jax.disable_jit(False), selection.fixed_jit_key():
             return fn(*args)
 
@@ -165,6 +248,26 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
         outputs; the result has the same structure. `params` reach the kernel generators."""
         import jax
 
+        # Eager fast path. Outside any trace, bind only calls _eager_impl with the parameters
+        # built below. Once a call with the same outs, backend and parameters has passed every
+        # check, a call with jax.Array inputs skips the checks (they depend only on those, and
+        # on the kernel table, which only grows) and calls the same jitted bind directly.
+        fast_key = None
+        if _at_top_level() and _all_concrete_arrays(ins):
+            outs_key = _outs_key(outs)
+            if outs_key is not None:
+                fast_key = (outs_key, backend, *params.items())
+                try:
+                    known = self._fast_calls.get(fast_key)
+                except TypeError:  # an unhashable parameter: the checks below say so
+                    fast_key = known = None
+                if known is not None:
+                    tree, functions = known
+                    chosen = self.kernel_table.selection()
+                    fn = functions.get(chosen)
+                    if fn is not None:
+                        return tree.unflatten(self._run_eager(fn, ins))
+
         leaves, tree = jax.tree.flatten(outs)
         if not leaves:
             raise CallError(
@@ -180,16 +283,22 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
                 "platform, kernel_generator) (or def_numba_kernel, def_cpp_kernel, ...) first"
             )
         arrays = [_as_array(x, i, self.name) for i, x in enumerate(ins)]
-        results = self.primitive.bind(
-            *arrays,
-            outs=avals,
-            **{
-                lowering.BACKEND_PARAM: backend,
-                lowering.SELECTION_PARAM: self.kernel_table.selection(),
-                lowering.BATCH_PARAM: 0,
-            },
+        chosen = self.kernel_table.selection()
+        bound = {
+            "outs": avals,
+            lowering.BACKEND_PARAM: backend,
+            lowering.SELECTION_PARAM: chosen,
+            lowering.BATCH_PARAM: 0,
             **params,
-        )
+        }
+        if fast_key is None:
+            results = self.primitive.bind(*arrays, **bound)
+        else:
+            # What bind would do here; remembered for the next call with the same key.
+            fn = self._eager_function(bound)
+            with self._eager_lock:
+                self._fast_calls.setdefault(fast_key, (tree, {}))[1][chosen] = fn
+            results = self._run_eager(fn, arrays)
         return jax.tree.unflatten(tree, list(results))
 
     def __repr__(self) -> str:

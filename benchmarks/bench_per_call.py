@@ -1,0 +1,281 @@
+"""Per-call time of a jitted jaxcc kernel against a hand-written XLA FFI handler, optionally also
+against the same generated wrapper compiled with another `jaxcc/detail/ffi_bridge.h` (e.g. the
+version before a change), at several sizes, every side in one process with rounds interleaved.
+
+Run:  python benchmarks/bench_per_call.py [--rounds N] [--old-bridge PATH] [--peers]
+  e.g. git show <commit>:include/jaxcc/detail/ffi_bridge.h > /tmp/old_ffi_bridge.h
+       python benchmarks/bench_per_call.py --old-bridge /tmp/old_ffi_bridge.h
+Prints median µs per call and ratios to the hand-written handler; figures go to
+benchmarks/RESULTS.md by hand. With --old-bridge it also times the conversion itself (XLA buffer
+-> jaxcc::Tensor, `TensorFromBuffer`, what a generated handler runs once per tensor per call) in a
+C++ loop, old against this bridge, with a short and a long parameter name: a per-call difference
+of nanoseconds is far below the noise of a whole XLA call. With --peers it adds the same kernel
+built by brainevent (`load_cpp_inline`, with -O3) and by TVM-FFI (`tvm_ffi.cpp.load_inline`,
+-O3, registered through jax-tvm-ffi), where those packages are installed (brainevent 0.3 needs
+Python >= 3.12: run this script from a virtual environment that has them and jaxcc).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import os
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+import jaxcc
+
+SOURCE = r"""
+#include "jaxcc/jaxcc.h"
+
+void add_one(const jaxcc::Tensor x, jaxcc::Tensor out) {
+  const float* in = x.data_ptr<float>();
+  float* o = out.data_ptr<float>();
+  for (int64_t i = 0; i < x.numel(); ++i) o[i] = in[i] + 1.0f;
+}
+"""
+
+HAND_WRITTEN = r"""
+#include <cstdint>
+#include "xla/ffi/api/ffi.h"
+namespace ffi = xla::ffi;
+
+static ffi::Error AddOneImpl(ffi::Buffer<ffi::F32> x, ffi::ResultBuffer<ffi::F32> out) {
+  const float* in = x.typed_data();
+  float* o = out->typed_data();
+  const int64_t n = static_cast<int64_t>(x.element_count());
+  for (int64_t i = 0; i < n; ++i) o[i] = in[i] + 1.0f;
+  return ffi::Error::Success();
+}
+
+extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* HandAddOne(XLA_FFI_CallFrame*);
+XLA_FFI_DEFINE_HANDLER_SYMBOL(HandAddOne, AddOneImpl,
+    ffi::Ffi::Bind().Arg<ffi::Buffer<ffi::F32>>().Ret<ffi::Buffer<ffi::F32>>());
+"""
+
+CONVERSION_LOOP = r"""
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include "jaxcc/detail/ffi_bridge.h"
+
+namespace ffi = xla::ffi;
+
+// ns per TensorFromBuffer(buffer, name), for a rank-1 float32 buffer; `name` comes from argv so
+// the compiler cannot fold it.
+int main(int argc, char** argv) {
+  float data[16] = {};
+  std::int64_t dims[1] = {16};
+  XLA_FFI_Buffer raw{};
+  raw.struct_size = XLA_FFI_Buffer_STRUCT_SIZE;
+  raw.dtype = XLA_FFI_DataType_F32;
+  raw.data = data;
+  raw.rank = 1;
+  raw.dims = dims;
+  const long iterations = std::atol(argv[2]);
+  std::int64_t sink = 0;
+  auto start = std::chrono::steady_clock::now();
+  for (long i = 0; i < iterations; ++i) {
+    jaxcc::Tensor t = jaxcc::detail::TensorFromBuffer(ffi::AnyBuffer(&raw), argv[1]);
+    sink += t.numel();
+    asm volatile("" : : "r"(&t) : "memory");
+  }
+  auto stop = std::chrono::steady_clock::now();
+  std::printf("%.3f %lld\n", std::chrono::duration<double, std::nano>(stop - start).count() /
+                  iterations, static_cast<long long>(sink));
+  return 0;
+}
+"""
+
+BRAINEVENT_SOURCE = r"""
+#include "brainevent/common.h"
+
+void add_one(const BE::Tensor x, BE::Tensor out) {
+  const float* in = static_cast<const float*>(x.data_ptr());
+  float* o = static_cast<float*>(out.data_ptr());
+  const int64_t n = x.numel();
+  for (int64_t i = 0; i < n; ++i) o[i] = in[i] + 1.0f;
+}
+"""
+
+TVM_SOURCE = r"""
+void add_one(tvm::ffi::TensorView x, tvm::ffi::TensorView out) {
+  const float* in = static_cast<const float*>(x.data_ptr());
+  float* o = static_cast<float*>(out.data_ptr());
+  const int64_t n = x.numel();
+  for (int64_t i = 0; i < n; ++i) o[i] = in[i] + 1.0f;
+}
+"""
+
+
+def add_peers(sides: dict) -> None:
+    """Adds brainevent's and TVM-FFI's build of add_one, each where it is installed."""
+    try:
+        import brainevent
+    except ImportError:
+        print("brainevent not installed: no brainevent column")
+    else:
+        brainevent.load_cpp_inline(
+            "bench_per_call_be", BRAINEVENT_SOURCE, ["add_one"], extra_cflags=["-O3"]
+        )
+        sides[f"brainevent {brainevent.__version__}"] = jax.jit(
+            lambda v: jax.ffi.ffi_call(
+                "bench_per_call_be.add_one", jax.ShapeDtypeStruct(v.shape, v.dtype)
+            )(v)
+        )
+    try:
+        import jax_tvm_ffi
+        import tvm_ffi.cpp
+    except ImportError:
+        print("tvm_ffi / jax_tvm_ffi not installed: no TVM-FFI column")
+    else:
+        mod = tvm_ffi.cpp.load_inline(
+            "bench_per_call_tvm",
+            cpp_sources=TVM_SOURCE,
+            functions=["add_one"],
+            extra_cflags=["-O3"],
+        )
+        jax_tvm_ffi.register_ffi_target("bench_per_call_tvm.add_one", mod.add_one, platform="cpu")
+        sides[f"TVM-FFI {tvm_ffi.__version__}"] = jax.jit(
+            lambda v: jax.ffi.ffi_call(
+                "bench_per_call_tvm.add_one", jax.ShapeDtypeStruct(v.shape, v.dtype)
+            )(v)
+        )
+
+
+# jaxcc's flags for the wrapper unit (see docs/cache.md); the hand-written handler gets -O3.
+WRAPPER_FLAGS = ["-std=c++17", "-O1", "-fPIC", "-fvisibility=hidden", "-DNDEBUG"]
+
+
+def compile_shared(sources: list[str], flags: list[str], output: str) -> ctypes.CDLL:
+    subprocess.run(["g++", *flags, "-shared", *sources, "-o", output], check=True)
+    return ctypes.CDLL(output)
+
+
+def build_sides(workdir: str, old_bridge: str | None) -> dict:
+    """name -> jitted add_one. "jaxcc" is the module as jaxcc builds it; "wrapper, old bridge"
+    and "wrapper, this bridge" link jaxcc's own generated wrapper and kernel object, differing
+    only in the ffi_bridge.h they compile against."""
+    build = os.path.join(workdir, "build")
+    mod = jaxcc.load_cpp_inline(
+        "bench_per_call", SOURCE, ["add_one"], build_directory=build, force_rebuild=True
+    )
+    sides = {"jaxcc": jax.jit(mod.add_one)}
+    includes = ["-isystem", jax.ffi.include_dir(), "-isystem", jaxcc.include_dir()]
+
+    def register(name: str, lib: ctypes.CDLL, symbol: str) -> None:
+        target = f"bench_per_call_{len(sides)}"
+        jax.ffi.register_ffi_target(target, jax.ffi.pycapsule(getattr(lib, symbol)), platform="cpu")
+        sides[name] = jax.jit(
+            lambda v, t=target: jax.ffi.ffi_call(t, jax.ShapeDtypeStruct(v.shape, v.dtype))(v)
+        )
+
+    hand_src = os.path.join(workdir, "hand.cc")
+    with open(hand_src, "w") as f:
+        f.write(HAND_WRITTEN)
+    hand_flags = ["-std=c++17", "-O3", "-fPIC", "-fvisibility=hidden", "-DNDEBUG", *includes]
+    register(
+        "hand-written", compile_shared([hand_src], hand_flags, f"{workdir}/hand.so"), "HandAddOne"
+    )
+    if old_bridge:
+        kernel_obj = os.path.join(build, "kernel_0.o")
+        wrapper = os.path.join(build, "ffi_wrapper.cc")
+        old_include = os.path.join(workdir, "old_include")
+        os.makedirs(os.path.join(old_include, "jaxcc", "detail"))
+        shutil.copy(old_bridge, os.path.join(old_include, "jaxcc", "detail", "ffi_bridge.h"))
+        for name, extra in (
+            ("wrapper, old bridge", ["-I", old_include]),
+            ("wrapper, this bridge", []),
+        ):
+            lib = compile_shared(
+                [wrapper, kernel_obj],
+                WRAPPER_FLAGS + extra + includes,
+                os.path.join(workdir, f"side{len(sides)}.so"),
+            )
+            register(name, lib, "jaxcc_ffi_add_one")
+    return sides
+
+
+def conversion_ns(workdir: str, old_bridge: str, rounds: int) -> None:
+    """Times TensorFromBuffer in C++ (at the wrapper's -O1), old bridge against this one."""
+    src = os.path.join(workdir, "conversion.cc")
+    with open(src, "w") as f:
+        f.write(CONVERSION_LOOP)
+    includes = ["-isystem", jax.ffi.include_dir(), "-isystem", jaxcc.include_dir()]
+    binaries = {}
+    for side, extra in (("old", ["-I", os.path.join(workdir, "old_include")]), ("this", [])):
+        binaries[side] = os.path.join(workdir, f"conversion_{side}")
+        flags = WRAPPER_FLAGS + extra + includes
+        subprocess.run(["g++", *flags, src, "-o", binaries[side]], check=True)
+    print("\nTensorFromBuffer, ns per conversion (C++ loop, -O1, median of rounds interleaved)")
+    for name in ("x", "input_features_batch"):  # within / beyond std::string's inline buffer
+        samples = {side: [] for side in binaries}
+        for _ in range(rounds):
+            for side, binary in binaries.items():
+                out = subprocess.run([binary, name, "20000000"], capture_output=True, text=True)
+                samples[side].append(float(out.stdout.split()[0]))
+        old, new = (statistics.median(samples[s]) for s in ("old", "this"))
+        print(f"  name {name!r:24} old {old:7.2f} ns  this {new:7.2f} ns  this/old {new / old:.3f}")
+
+
+def per_call_us(fn, x, calls: int) -> float:
+    t0 = time.perf_counter()
+    for _ in range(calls):
+        y = fn(x)
+    jax.block_until_ready(y)
+    return (time.perf_counter() - t0) * 1e6 / calls
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rounds", type=int, default=11)
+    parser.add_argument("--old-bridge", help="an ffi_bridge.h to compare with the installed one")
+    parser.add_argument("--peers", action="store_true", help="add brainevent and TVM-FFI")
+    args = parser.parse_args()
+    print(f"jax {jax.__version__}, jaxcc {jaxcc.__version__}, {os.cpu_count()} cores")
+    workdir = tempfile.mkdtemp(prefix="jaxcc-per-call-")
+    sides = build_sides(workdir, args.old_bridge)
+    if args.peers:
+        add_peers(sides)
+    others = [name for name in sides if name != "hand-written"]
+    header = ["floats", *[f"{name} µs" for name in sides], *[f"{n} / hand" for n in others]]
+    if args.old_bridge:
+        header.append("this bridge / old bridge")
+    rows = []
+    for size, calls in ((16, 2000), (4096, 1000), (65536, 300)):
+        x = jnp.arange(size, dtype=jnp.float32)
+        for fn in sides.values():
+            np.testing.assert_array_equal(fn(x), np.arange(size, dtype=np.float32) + 1)
+        samples = {name: [] for name in sides}
+        names = list(sides)
+        for r in range(args.rounds):  # interleaved, order rotated: drift hits every side alike
+            for name in names[r % len(names) :] + names[: r % len(names)]:
+                samples[name].append(per_call_us(sides[name], x, calls))
+        med = {name: statistics.median(s) for name, s in samples.items()}
+        fastest = {name: min(s) for name, s in samples.items()}
+        print(
+            f"{size} floats, fastest round µs: "
+            + ", ".join(f"{n} {v:.2f}" for n, v in fastest.items())
+        )
+        row = [size, *[f"{v:.2f}" for v in med.values()]]
+        row += [f"{med[n] / med['hand-written']:.3f}" for n in others]
+        if args.old_bridge:
+            row.append(f"{med['wrapper, this bridge'] / med['wrapper, old bridge']:.3f}")
+        rows.append(row)
+    widths = [max(len(str(c)) for c in col) for col in zip(header, *rows, strict=True)]
+    for row in [header, *rows]:
+        print("  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)))
+    if args.old_bridge:
+        conversion_ns(workdir, args.old_bridge, args.rounds)
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,78 @@
+#include "bindings/tools.h"
+
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <string>
+#include <vector>
+
+#include "bindings/raise_error.h"
+#include "cache/ownership.h"
+#include "toolchain/host_compiler.h"
+#include "toolchain/ninja.h"
+#include "toolchain/nvcc.h"
+#include "toolchain/version_memo.h"
+
+namespace nb = nanobind;
+
+namespace jaxcc::bindings {
+namespace {
+
+/// A tool as found: where, which version, and by which rule of the search order.
+struct Tool {
+  std::string path;
+  std::string version;
+  std::string found_by;
+};
+
+}  // namespace
+
+void BindTools(nb::module_& m) {
+  nb::class_<Tool>(m, "Tool", "A tool as the core finds it.")
+      .def_ro("path", &Tool::path)
+      .def_ro("version", &Tool::version)
+      .def_ro("found_by", &Tool::found_by);
+  m.def(
+      "find_host_compiler",
+      [](const std::string& memo_path) {
+        auto found = toolchain::FindHostCompiler(memo_path);
+        if (!found.ok()) RaiseError(found.error());
+        return Tool{found->path, found->version, found->found_by};
+      },
+      nb::arg("memo_path") = "", "The host compiler builds use ($CXX, g++, c++, clang++).");
+  m.def(
+      "find_nvcc",
+      [](const std::vector<std::string>& wheel_dirs, const std::string& memo_path) {
+        auto found = toolchain::FindNvcc(wheel_dirs, memo_path);
+        if (!found.ok()) RaiseError(found.error());
+        return Tool{found->path, found->version, found->found_by};
+      },
+      nb::arg("wheel_dirs"), nb::arg("memo_path") = "", "The nvcc CUDA builds use.");
+  m.def(
+      "find_ninja",
+      [](const std::vector<std::string>& dirs) {
+        auto found = toolchain::FindNinja(dirs);
+        if (!found.ok()) RaiseError(found.error());
+        return *found;
+      },
+      nb::arg("search_dirs"), "The ninja builds run ($JAXCC_NINJA, the given dirs, PATH).");
+  m.def(
+      "probe_version",
+      [](const std::string& path) {
+        auto version = toolchain::ProbeVersion(path, "", toolchain::FirstLineOf);
+        if (!version.ok()) RaiseError(version.error());
+        return *version;
+      },
+      nb::arg("path"), "The first line of `<path> --version`.");
+  m.def(
+      "check_private_path",
+      [](const std::string& path) {
+        Status ok = cache::CheckPrivatePath(
+            path, "the cache directory",
+            "Use a directory of your own: jaxcc.set_cache_dir(...) or $JAXCC_CACHE_DIR.");
+        if (!ok.ok()) RaiseError(ok.error());
+      },
+      nb::arg("path"), "CacheError unless `path` is missing or private to this user.");
+}
+
+}  // namespace jaxcc::bindings
