@@ -71,6 +71,8 @@ _LAZY = {
     )
 }
 
+_LAZY["print_diagnostics"] = "_doctor"  # `jaxcc doctor`'s report; probes tools when called
+
 
 def __getattr__(name: str):
     import importlib
@@ -137,6 +139,7 @@ __all__ = [
     "load_cuda_file",
     "load_cuda_inline",
     "numba_cuda_kernel",
+    "print_diagnostics",
     "triton_kernel",
     "numba_kernel",
     "set_backend",

@@ -78,6 +78,19 @@ def _cache_prune(max_bytes: str | None, older_than_days: float | None) -> int:
     return 0
 
 
+def _doctor(as_json: bool) -> int:
+    import dataclasses
+
+    from . import _doctor
+
+    checks = _doctor.run_checks()
+    if as_json:
+        print(json.dumps([dataclasses.asdict(c) for c in checks], indent=2))
+    else:
+        print(_doctor.report(checks))
+    return 1 if any(c.status == _doctor.FAIL for c in checks) else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     from . import __version__, clear_cache, get_cache_dir
     from ._cli_benchmark import add_benchmark_command, run_benchmark_command
@@ -103,10 +116,16 @@ def main(argv: list[str] | None = None) -> int:
     prune.add_argument(
         "--older-than", type=float, metavar="DAYS", help="also evict entries unused this long"
     )
+    doctor = commands.add_parser(
+        "doctor", help="check versions, compilers, GPUs and the cache; exit 1 on a FAIL"
+    )
+    doctor.add_argument("--json", action="store_true", help="machine-readable output")
     add_benchmark_command(commands)
     args = parser.parse_args(argv)
     if args.command == "benchmark":
         return run_benchmark_command(args)
+    if args.command == "doctor":
+        return _doctor(args.json)
     if args.command != "cache":
         parser.print_help()
         return 0

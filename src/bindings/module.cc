@@ -9,6 +9,7 @@
 #include "bindings/request_types.h"
 #include "bindings/result_types.h"
 #include "bindings/rules.h"
+#include "bindings/tools.h"
 #include "cache/cache_dir.h"
 #include "cache/cache_usage.h"
 #include "cache/entry_names.h"
@@ -90,6 +91,7 @@ NB_MODULE(_core, m) {
   BindRequestTypes(m);
   BindResultTypes(m);
   BindRules(m);
+  BindTools(m);
   m.def("load_module", &LoadModulePy, nb::arg("request"), nb::arg("environment"),
         nb::arg("on_output") = nb::none(),
         "Resolve, build (or fetch from the cache) and dlopen a module.");

@@ -27,11 +27,6 @@ std::string EnvOr(const char* name, const char* fallback) {
   return value ? value : fallback;
 }
 
-// The compiler's first line names it and its version ("g++ (Debian 12.2.0-14) 12.2.0").
-Result<std::string> FirstLine(const std::string& output) {
-  return output.substr(0, output.find('\n'));
-}
-
 }  // namespace
 
 void ResetHostCompilerMemo() {
@@ -53,7 +48,8 @@ Result<HostCompiler> FindHostCompiler(const std::string& memo_path) {
   for (size_t i = 0; i < candidates.size(); ++i) {
     std::vector<std::string> command = candidates[i];
     if (command.empty()) continue;
-    std::string label = (i == 0 && !env_cxx.empty()) ? "$CXX=" + env_cxx : command.back();
+    bool from_env = i == 0 && !env_cxx.empty();
+    std::string label = from_env ? "$CXX=" + env_cxx : command.back();
     for (std::string& word : command) {
       std::string resolved = FindExecutable(word);
       if (!resolved.empty()) word = resolved;
@@ -63,12 +59,12 @@ Result<HostCompiler> FindHostCompiler(const std::string& memo_path) {
       tried.push_back("  x " + label + ": not found");
       continue;
     }
-    auto version = ProbeVersion(compiler, memo_path, FirstLine);
+    auto version = ProbeVersion(compiler, memo_path, FirstLineOf);
     if (!version.ok()) {
       tried.push_back("  x " + label + ": " + version.error().message);
       continue;
     }
-    g_memo = HostCompiler{command, compiler, *version};
+    g_memo = HostCompiler{command, compiler, *version, from_env ? label : label + " on PATH"};
     g_memo_env = env_key;
     return *g_memo;
   }

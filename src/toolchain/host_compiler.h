@@ -11,8 +11,9 @@ namespace jaxcc::toolchain {
 struct HostCompiler {
   /// Command prefix: a launcher such as ccache (from CXX="ccache g++") followed by the compiler.
   std::vector<std::string> command;
-  std::string path;     ///< absolute path of the compiler itself (part of the cache key)
-  std::string version;  ///< first line of `<compiler> --version` (part of the cache key)
+  std::string path;      ///< absolute path of the compiler itself (part of the cache key)
+  std::string version;   ///< first line of `<compiler> --version` (part of the cache key)
+  std::string found_by;  ///< how it was found: "$CXX=...", "g++ on PATH", ...
 };
 
 /// Order: $CXX, then g++, c++, clang++ on PATH. The version is read with `--version` only when

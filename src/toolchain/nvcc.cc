@@ -66,7 +66,7 @@ Result<Nvcc> FindNvcc(const std::vector<std::string>& wheel_dirs, const std::str
       continue;
     }
     std::string absolute = AbsolutePath(path);
-    g_memo = Nvcc{absolute, *release, DirName(DirName(absolute))};
+    g_memo = Nvcc{absolute, *release, DirName(DirName(absolute)), label};
     g_memo_env = env_key;
     return *g_memo;
   }

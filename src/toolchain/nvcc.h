@@ -12,6 +12,7 @@ struct Nvcc {
   std::string path;       ///< absolute path of nvcc
   std::string version;    ///< the "release X.Y" line of `nvcc --version`
   std::string cuda_home;  ///< <nvcc>/../..
+  std::string found_by;   ///< "$JAXCC_NVCC", "$CUDA_HOME", "nvcc on PATH" or "pip wheel"
 };
 
 /// Order: $JAXCC_NVCC, $CUDA_HOME/bin/nvcc, $CUDA_PATH/bin/nvcc, nvcc on PATH, then `wheel_dirs`

@@ -41,6 +41,10 @@ void RememberVersion(const std::string& memo_path, const std::string& identity,
   (void)WriteFileAtomic(memo_path, memo.dump(1), 0600);
 }
 
+Result<std::string> FirstLineOf(const std::string& output) {
+  return output.substr(0, output.find('\n'));
+}
+
 Result<std::string> ProbeVersion(const std::string& path, const std::string& memo_path,
                                  const VersionLinePicker& pick) {
   std::string identity = ExecutableIdentity(path);

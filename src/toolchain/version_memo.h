@@ -23,6 +23,9 @@ void RememberVersion(const std::string& memo_path, const std::string& identity,
 /// Picks the line of a tool's `--version` output that names its version; an error when none does.
 using VersionLinePicker = std::function<Result<std::string>(const std::string& output)>;
 
+/// The first line of the output: how compilers name themselves ("g++ (Debian 12.2.0-14) 12.2.0").
+Result<std::string> FirstLineOf(const std::string& output);
+
 /// `<path> --version` (30 s limit), its line chosen by `pick`, remembered in `memo_path` by
 /// ExecutableIdentity so later processes skip the subprocess. The one probe of every tool.
 Result<std::string> ProbeVersion(const std::string& path, const std::string& memo_path,

@@ -1,0 +1,72 @@
+"""`jaxcc doctor` (and brainevent's print_diagnostics): real tools, real processes; a broken
+setup must turn into a FAIL line with its fix and a non-zero exit."""
+
+import json
+import os
+import subprocess
+import sys
+
+import jaxcc
+
+
+def doctor(*args, env=None):
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run(
+        [sys.executable, "-m", "jaxcc", "doctor", *args],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=300,
+    )
+
+
+def test_doctor_reports_the_tools_a_build_would_use(tmp_path):
+    result = doctor(env={"JAXCC_CACHE_DIR": str(tmp_path / "cache")})
+    assert result.returncode == 0, result.stdout + result.stderr
+    lines = result.stdout.splitlines()
+    compiler = next(line for line in lines if line.startswith("PASS  host compiler"))
+    assert "found by" in compiler and "--version" not in compiler
+    assert any(line.startswith("PASS  XLA FFI API") and "version" in line for line in lines)
+    assert any(line.startswith("PASS  ninja") for line in lines)
+    assert any(line.startswith("PASS  cache") and "not created yet" in line for line in lines)
+    assert lines[-1].startswith("0 failed")
+
+
+def test_doctor_json_has_one_entry_per_check(tmp_path):
+    result = doctor("--json", env={"JAXCC_CACHE_DIR": str(tmp_path / "cache")})
+    checks = json.loads(result.stdout)
+    assert {c["status"] for c in checks} <= {"PASS", "WARN", "FAIL", "INFO"}
+    names = [c["name"] for c in checks]
+    for expected in ("jaxcc", "jax", "XLA FFI API", "host compiler", "ninja", "nvcc", "cache"):
+        assert expected in names, names
+
+
+def test_a_missing_compiler_is_a_fail_with_the_fix_and_exit_1(tmp_path):
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    result = doctor(
+        env={
+            "PATH": str(empty),
+            "CXX": str(tmp_path / "no-such-g++"),
+            "JAXCC_CACHE_DIR": str(tmp_path / "cache"),
+        }
+    )
+    assert result.returncode == 1, result.stdout
+    assert "FAIL  host compiler" in result.stdout
+    assert "fix: install one" in result.stdout
+
+
+def test_a_cache_others_can_write_is_a_fail(tmp_path):
+    cache = tmp_path / "shared-cache"
+    cache.mkdir()
+    cache.chmod(0o777)
+    result = doctor(env={"JAXCC_CACHE_DIR": str(cache)})
+    assert result.returncode == 1, result.stdout
+    assert "FAIL  cache" in result.stdout and "fix:" in result.stdout
+
+
+def test_print_diagnostics_prints_the_report(capsys, tmp_path):
+    jaxcc.print_diagnostics()
+    out = capsys.readouterr().out
+    assert "host compiler" in out and "failed" in out.splitlines()[-1]
