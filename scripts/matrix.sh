@@ -79,6 +79,10 @@ if ! "$vpython" -c "import $modules" 2>/dev/null; then
 fi
 # The smoke leg installs jaxcc as a user would, with its declared dependencies (the newest JAX
 # that pip resolves for this Python); the test leg already has them.
+# The compiled core comes from ccache where scripts/setup.sh built it already (same settings).
+if [ -z "${CMAKE_CXX_COMPILER_LAUNCHER:-}" ] && command -v ccache >/dev/null; then
+  export CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_DIR=${CCACHE_DIR:-$PWD/build/ccache}
+fi
 echo "matrix: building and installing jaxcc into $venv"
 if [ "$mode" = test ]; then
   "${pip[@]}" --no-build-isolation --no-deps .
