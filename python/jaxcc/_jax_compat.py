@@ -28,7 +28,11 @@ DEFAULT_VMAP_METHOD = "sequential"
 
 
 class JaxVersionWarning(UserWarning):
-    """The installed JAX is older than the lowest one jaxcc is tested with (or is missing)."""
+    """The installed JAX is older than the lowest one jaxcc is tested with (or is missing).
+
+    A warning, not an error: pip's `jax>=` bound already stops ordinary installs, and an older JAX
+    may still do what a given user needs; issued when jaxcc is imported, before anything an old
+    JAX could break, so whatever fails later comes explained."""
 
 
 def _shaped_array():
