@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-apt_packages=(g++ cmake ninja-build libssl-dev nlohmann-json3-dev libgtest-dev)
+apt_packages=(g++ cmake ninja-build libssl-dev nlohmann-json3-dev libgtest-dev ccache)
 missing=()
 for pkg in "${apt_packages[@]}"; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
@@ -30,5 +30,10 @@ if ! "$PYTHON" -c "import jax, numpy, ninja, nanobind, scikit_build_core, pytest
   "$PYTHON" -m pip install -q --disable-pip-version-check "${pip_packages[@]}"
 fi
 
+# ccache lets the builds of jaxcc for the other Pythons (scripts/matrix.sh) reuse the compiled
+# core; CMake reads the launcher from the environment when it configures a new build directory.
+if [ -z "${CMAKE_CXX_COMPILER_LAUNCHER:-}" ] && command -v ccache >/dev/null; then
+  export CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_DIR=${CCACHE_DIR:-$PWD/build/ccache}
+fi
 echo "setup: building and installing jaxcc (pip install .)"
 "$PYTHON" -m pip install -q --disable-pip-version-check --no-build-isolation --no-deps . 

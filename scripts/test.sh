@@ -1,20 +1,71 @@
 #!/usr/bin/env bash
-# The full test suite: C++ unit tests (GoogleTest via ctest), again under ASan+UBSan, the fuzz
-# targets for a bounded time, then pytest with real JAX and g++.
+# The full test suite, each phase timed (a summary at the end, also after a failure):
+#   setup        scripts/setup.sh: tools, Python packages, jaxcc built and installed for $PYTHON
+#   ctest        C++ unit tests (GoogleTest via ctest)
+#   sanitize     the same under ASan+UBSan (scripts/sanitize.sh)
+#   fuzz         each libFuzzer target for JAXCC_FUZZ_SECONDS, default 60 (scripts/fuzz.sh)
+#   pytest       the Python suite on $PYTHON (python3: Python 3.11, JAX 0.10.x), real JAX and g++
+#   pytest-3.12  the Python suite without `slow` tests on Python 3.12 with the newest JAX on PyPI,
+#                in build/venv-py312 (scripts/matrix.sh)
+#   smoke-3.13   Python 3.13, newest JAX: pip install ., README quickstart, one XLACustomKernel call
+# A missing Python 3.12 or 3.13 is reported and its phase skipped. Arguments go to both pytest
+# runs; JAXCC_MATRIX=0 leaves out the last two phases (a quicker local run; CI runs them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+timings=()
+phase=""
+started=$(date +%s)
+begin() {
+  phase=$1
+  phase_start=$(date +%s)
+  echo "test: ---- $phase"
+}
+end() {
+  timings+=("$(printf '%-12s %5d s' "$phase" $(($(date +%s) - phase_start)))")
+  phase=""
+}
+summary() {
+  local rc=$?
+  echo "test: phase times"
+  [ ${#timings[@]} -eq 0 ] || printf '  %s\n' "${timings[@]}"
+  printf '  %-12s %5d s\n' total $(($(date +%s) - started))
+  [ "$rc" -eq 0 ] || echo "test: FAILED${phase:+ in $phase} (exit $rc)"
+}
+trap summary EXIT
+
+begin setup
 ./scripts/setup.sh
+end
 
 PYTHON=${PYTHON:-python3}
+begin ctest
 JAX_INCLUDE=$("$PYTHON" -c "import jax.ffi; print(jax.ffi.include_dir())")
 cmake -S . -B build/ctest -G Ninja -DJAXCC_BUILD_TESTS=ON -DJAXCC_BUILD_PYTHON=OFF \
   -DJAXCC_FFI_INCLUDE_DIR="$JAX_INCLUDE" >/dev/null
 cmake --build build/ctest -j "$(nproc)"
 ctest --test-dir build/ctest --output-on-failure -j "$(nproc)"
+end
 
-# The same unit tests under ASan+UBSan, then each fuzz target for JAXCC_FUZZ_SECONDS (60).
+begin sanitize
 ./scripts/sanitize.sh
+end
+
+begin fuzz
 ./scripts/fuzz.sh
+end
 
 # Tests run against the installed package, with a private cache per test session.
+begin pytest
 "$PYTHON" -m pytest tests -q -n "$(nproc)" "$@"
+end
+
+if [ "${JAXCC_MATRIX:-1}" != 0 ]; then
+  begin pytest-3.12
+  ./scripts/matrix.sh test 3.12 "$@"
+  end
+
+  begin smoke-3.13
+  ./scripts/matrix.sh smoke 3.13
+  end
+fi

@@ -5,6 +5,7 @@ mod = jaxcc.load_cpp_inline("ops", SRC, ["add_one"])
 y = jax.jit(mod.add_one)(x)
 """
 
+from . import _jax_compat  # noqa: F401  # isort: skip  (first: warns if JAX is older than tested)
 from . import _core
 from ._cache_dir import clear_cache, get_cache_dir, set_cache_dir
 from ._loading import (

@@ -23,7 +23,8 @@ def defjvp(primitive, *jvp_rules):
     primitive has one output); None marks an input with no contribution. Contributions are
     summed; inputs with symbolic-zero tangents are skipped."""
     import jax
-    from jax.interpreters import ad
+
+    from .._jax_compat import ad
 
     rules = list(jvp_rules)
     for index, rule in enumerate(rules):

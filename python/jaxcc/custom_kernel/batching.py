@@ -36,7 +36,8 @@ def vectorized_batching_rule(prim, args, axes, **params):
     broadcast) and every output is declared with a leading batch axis. Under nested vmaps the
     batch axes are merged into one, so the kernel always sees exactly one leading batch axis."""
     import jax.numpy as jnp
-    from jax.core import ShapedArray
+
+    from .._jax_compat import ShapedArray
 
     n_outs = len(params["outs"])
     if all(ax is None for ax in axes):

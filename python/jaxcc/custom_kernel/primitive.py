@@ -20,7 +20,7 @@ _LOWERING_PLATFORMS = {"cpu": ("cpu",), "gpu": ("cuda", "rocm"), "tpu": ("tpu",)
 
 
 def _shaped_array(item, where: str):
-    from jax.core import ShapedArray
+    from .._jax_compat import ShapedArray
 
     if not hasattr(item, "shape") or not hasattr(item, "dtype"):
         raise CallError(
@@ -103,7 +103,9 @@ def _as_array(x, index: int, where: str):
     import jax
     import jax.numpy as jnp
 
-    if isinstance(x, (jax.Array, jax.core.Tracer)):
+    from .._jax_compat import Tracer
+
+    if isinstance(x, (jax.Array, Tracer)):
         return x
     try:
         return jnp.asarray(x)
@@ -130,8 +132,7 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
     """
 
     def __init__(self, name: str, doc: str | None = None):
-        from jax.extend.core import Primitive
-        from jax.interpreters import mlir
+        from .._jax_compat import Primitive, mlir
 
         if not isinstance(name, str):
             raise SpecTypeError(

@@ -23,7 +23,7 @@ class TransformsMixin(UsesKernelTable):
 
     def def_batching_rule(self, fun) -> None:
         """Replaces the vmap rule: `fun(args, axes, **params) -> (outputs, out_axes)`."""
-        from jax.interpreters import batching
+        from .._jax_compat import batching
 
         _require_callable(self.name, "the batching rule", fun)
         batching.primitive_batchers[self.primitive] = fun
@@ -31,7 +31,7 @@ class TransformsMixin(UsesKernelTable):
     def register_general_batching(self) -> None:
         """Installs (or restores) the default vmap rule: one vectorised call when every selected
         kernel declared `vectorized=True`, otherwise `general_batching_rule` (a `lax.scan`)."""
-        from jax.interpreters import batching
+        from .._jax_compat import batching
 
         batching.primitive_batchers[self.primitive] = self._default_batching
 
@@ -45,7 +45,7 @@ class TransformsMixin(UsesKernelTable):
 
     def def_jvp_rule(self, fun) -> None:
         """Installs a whole JVP rule: `fun(primals, tangents, **params) -> (outs, tangents)`."""
-        from jax.interpreters import ad
+        from .._jax_compat import ad
 
         _require_callable(self.name, "the JVP rule", fun)
         ad.primitive_jvps[self.primitive] = fun
@@ -57,7 +57,7 @@ class TransformsMixin(UsesKernelTable):
     def def_transpose_rule(self, fun) -> None:
         """Installs the transpose rule: `fun(cotangents, *args, **params)` returns one cotangent
         (or None) per input; inputs being transposed are `jax.interpreters.ad.UndefinedPrimal`."""
-        from jax.interpreters import ad
+        from .._jax_compat import ad
 
         _require_callable(self.name, "the transpose rule", fun)
         ad.primitive_transposes[self.primitive] = fun
