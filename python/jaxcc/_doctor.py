@@ -34,18 +34,21 @@ def _versions() -> list[Check]:
         Check(INFO, "platform", f"{platform.system()} {platform.machine()}"),
     ]
     problem = _jax_compat.check_jax_version()
-    try:
-        import jax
-        import jaxlib
-
-        detail = f"jax {jax.__version__}, jaxlib {jaxlib.__version__}"
-    except ImportError as e:
-        return checks + [Check(FAIL, "jax", f"cannot import JAX ({e})", "pip install jax")]
-    if problem:
-        checks.append(Check(FAIL, "jax", detail, problem))
-    else:
-        checks.append(Check(PASS, "jax", detail))
+    jax_version = _jax_compat.installed_jax_version()
+    if jax_version is None:
+        return checks + [Check(FAIL, "jax", "JAX is not installed", "pip install jax")]
+    detail = f"jax {jax_version}, jaxlib {_distribution_version('jaxlib')}"
+    checks.append(Check(FAIL, "jax", detail, problem) if problem else Check(PASS, "jax", detail))
     return checks
+
+
+def _distribution_version(name: str) -> str:
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
 
 
 def ffi_api_version(include_dir: str) -> str | None:
@@ -156,7 +159,9 @@ def _cache() -> list[Check]:
     except JaxccError as e:
         return [Check(FAIL, "cache", str(e).splitlines()[0], _fix_of(e))]
     if not os.path.exists(root):
-        return [Check(PASS, "cache", f"{root} (not created yet; made with mode 0700 on first build)")]
+        return [
+            Check(PASS, "cache", f"{root} (not created yet; made with mode 0700 on first build)")
+        ]
     if not os.access(root, os.W_OK):
         checks.append(
             Check(

@@ -82,6 +82,19 @@ def _ad():
     return ad
 
 
+def _trace_probes():
+    # (jax._src.core.trace_ctx.is_top_level, jax._src.config.debug_key_reuse,
+    # jax._src.config.disable_jit): private state the eager XLACustomKernel fast path reads
+    # (decision 61); present on JAX 0.10.2, 0.11.2 and 0.12.0.1. (None, None, None) where a JAX
+    # lacks them, and the fast path then steps aside for the ordinary bind.
+    try:
+        from jax._src import config, core
+
+        return core.trace_ctx.is_top_level, config.debug_key_reuse, config.disable_jit
+    except (ImportError, AttributeError):
+        return None, None, None
+
+
 _SHIMS = {
     "ShapedArray": _shaped_array,
     "Tracer": _tracer,
@@ -89,6 +102,7 @@ _SHIMS = {
     "mlir": _mlir,
     "batching": _batching,
     "ad": _ad,
+    "trace_probes": _trace_probes,
 }
 
 

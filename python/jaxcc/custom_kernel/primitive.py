@@ -41,31 +41,29 @@ def _at_top_level() -> bool:
     return is_top_level is not None and is_top_level() and not key_reuse.value
 
 
-@functools.cache
 def _trace_probes() -> tuple:
-    # Private JAX state, read defensively (checked on JAX 0.10.2 and 0.12): the current trace and
-    # the debug_key_reuse flag.
-    try:
-        from jax._src import config, core
+    """JAX's is-top-level test of the current trace and its debug_key_reuse flag (private JAX
+    state, through _jax_compat; None, None where a JAX lacks them)."""
+    from .._jax_compat import trace_probes
 
-        return core.trace_ctx.is_top_level, config.debug_key_reuse
-    except (ImportError, AttributeError):
-        return None, None
+    return trace_probes[0], trace_probes[1]
 
 
 def _dispatch_probes() -> tuple:
     """JAX's disable_jit flag and the user context holding the backend choices' jit key (None
     until `selection.install` made it); both answer `.value` for the calling thread."""
-    from jax._src import config
+    from .._jax_compat import trace_probes
 
-    return config.disable_jit, selection._context
+    return trace_probes[2], selection._context
 
 
 @functools.cache
 def _fast_path_types() -> tuple:
     import jax
 
-    return jax.ShapeDtypeStruct, jax.Array, jax.core.Tracer
+    from .._jax_compat import Tracer
+
+    return jax.ShapeDtypeStruct, jax.Array, Tracer
 
 
 def _outs_key(outs):
@@ -198,7 +196,8 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
         # the two contexts costs more than the call itself, so skip them where they would set
         # what is already set (jit enabled, the choices' key at its empty default).
         jit_disabled, jit_key = _dispatch_probes()
-        if not jit_disabled.value and (jit_key is None or jit_key.value == ()):
+        fast = jit_disabled is not None and not jit_disabled.value
+        if fast and (jit_key is None or jit_key.value == ()):
             return fn(*args)
         with jax.disable_jit(False), selection.fixed_jit_key():
             return fn(*args)
