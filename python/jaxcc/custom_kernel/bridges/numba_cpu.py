@@ -15,6 +15,7 @@ import threading
 
 import numpy as np
 
+from ..._jax_compat import DEFAULT_VMAP_METHOD
 from ...errors import CallError
 from .numba_cpu_trampoline import trampoline_target
 from .outputs import output_types
@@ -178,7 +179,7 @@ def numba_kernel(
         ffi = jax.ffi.ffi_call(
             target,
             result_types,
-            vmap_method=vmap_method or "sequential",
+            vmap_method=vmap_method or DEFAULT_VMAP_METHOD,
             input_output_aliases=input_output_aliases,
         )
         results = ffi(*ins, fn=np.int64(address), pid=np.int64(os.getpid()))

@@ -20,6 +20,7 @@ import threading
 
 import numpy as np
 
+from ..._jax_compat import DEFAULT_VMAP_METHOD
 from ...errors import CallError
 from .gpu_common import (
     c_buffer,
@@ -302,7 +303,7 @@ def triton_kernel(
         ffi = jax.ffi.ffi_call(
             module.target_name(function_name(len(ins), len(result_types))),
             result_types,
-            vmap_method=vmap_method or "sequential",
+            vmap_method=vmap_method or DEFAULT_VMAP_METHOD,
             input_output_aliases=input_output_aliases,
         )
         results = ffi(*ins, **compiled.launch_attributes(grid3, plan))
