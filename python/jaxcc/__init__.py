@@ -49,42 +49,27 @@ __version__ = _core.version()
 # imported on first use, not by `import jaxcc` (PEP 562): they cost more than the rest of the
 # package together, and a user who only loads C++ kernels never needs them. Every name stays
 # reachable as `jaxcc.X` and `from jaxcc import X`, and is listed by `dir(jaxcc)`.
-_LAZY = {
-    name: "custom_kernel"
-    for name in (
-        "BenchmarkConfig",
-        "BenchmarkRecord",
-        "BenchmarkResult",
-        "KernelEntry",
-        "XLACustomKernel",
-        "benchmark_function",
-        "clear_backends",
-        "defjvp",
-        "general_batching_rule",
-        "get_all_primitive_names",
-        "get_backend",
-        "get_primitives_by_tags",
-        "get_registry",
-        "numba_cuda_kernel",
-        "numba_kernel",
-        "set_backend",
-        "triton_kernel",
+_CUSTOM_KERNEL_NAMES = frozenset(
+    {
+        "BenchmarkConfig", "BenchmarkRecord", "BenchmarkResult", "KernelEntry", "XLACustomKernel",
+        "benchmark_function", "clear_backends", "defjvp", "general_batching_rule",
+        "get_all_primitive_names", "get_backend", "get_primitives_by_tags", "get_registry",
+        "numba_cuda_kernel", "numba_kernel", "set_backend", "triton_kernel",
         "vectorized_batching_rule",
-    )
-}
-
-_LAZY["print_diagnostics"] = "_doctor"  # `jaxcc doctor`'s report; probes tools when called
+    }
+)  # fmt: skip
 
 
 def __getattr__(name: str):
-    import importlib
+    # Plain import statements, no module named by a string (tests/test_no_eval.py).
+    if name == "custom_kernel" or name in _CUSTOM_KERNEL_NAMES:
+        from . import custom_kernel
 
-    if name == "custom_kernel":
-        return importlib.import_module(".custom_kernel", __name__)
-    submodule = _LAZY.get(name)
-    if submodule is None:
+        value = custom_kernel if name == "custom_kernel" else getattr(custom_kernel, name)
+    elif name == "print_diagnostics":  # `jaxcc doctor`'s report; probes tools when called
+        from ._doctor import print_diagnostics as value
+    else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module("." + submodule, __name__), name)
     globals()[name] = value  # later look-ups skip this function
     return value
 
