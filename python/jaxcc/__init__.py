@@ -61,13 +61,16 @@ _CUSTOM_KERNEL_NAMES = frozenset(
 
 
 def __getattr__(name: str):
-    # Plain import statements, no module named by a string (tests/test_no_eval.py).
-    if name == "custom_kernel" or name in _CUSTOM_KERNEL_NAMES:
-        from . import custom_kernel
+    # import_module with literal names: `from . import custom_kernel` would ask this very
+    # function for the attribute first (recursion), and computed names are refused
+    # (tests/test_no_eval.py).
+    import importlib
 
+    if name == "custom_kernel" or name in _CUSTOM_KERNEL_NAMES:
+        custom_kernel = importlib.import_module("jaxcc.custom_kernel")
         value = custom_kernel if name == "custom_kernel" else getattr(custom_kernel, name)
     elif name == "print_diagnostics":  # `jaxcc doctor`'s report; probes tools when called
-        from ._doctor import print_diagnostics as value
+        value = importlib.import_module("jaxcc._doctor").print_diagnostics
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value  # later look-ups skip this function

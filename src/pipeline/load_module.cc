@@ -57,7 +57,6 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& request, const BuildEnvi
   // Spec and signature errors come first: they need no toolchain.
   auto specs = signature::ResolveSpecs(request.sources, request.functions);
   if (!specs.ok()) return specs.error();
-  JAXCC_RETURN_IF_ERROR(ValidateSpecsForPlatform(request.platform, *specs));
 
   JAXCC_RETURN_IF_ERROR(CheckCacheRootIsPrivate(request.cache_dir));
   cache::CacheDir cache(request.cache_dir);
@@ -68,6 +67,8 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& request, const BuildEnvi
     auto resolved = toolchain::ResolveCudaArchs(request.cuda.archs, env.detected_cuda_archs,
                                                 toolchain::QueryGpusWithNvidiaSmi);
     if (!resolved.ok()) return resolved.error();
+    // Also the user's to fix and toolchain-free, after the architecture spelling.
+    JAXCC_RETURN_IF_ERROR(ValidateSpecsForPlatform(request.platform, *specs));
     auto nvcc = toolchain::FindNvcc(env.nvcc_search_dirs, JoinPath(memo_dir, "nvcc.json"));
     if (!nvcc.ok()) return nvcc.error();
     cuda = CudaToolchain{*nvcc, resolved->archs};
