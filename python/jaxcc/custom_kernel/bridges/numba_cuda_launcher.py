@@ -36,15 +36,15 @@ _PRELUDE = r"""
 #include <vector>
 
 #include "jaxcc/jaxcc.h"
+#define JAXCC_BRIDGE_NAME "numba_cuda_kernel"
+#include "jaxcc/detail/launcher_support.h"
 
 namespace {
 
-constexpr int kMaxRank = 16;
+using jaxcc::detail::CurrentDevice;
+using jaxcc::detail::ThrowCuda;
 
-void ThrowCuda(cudaError_t status, const std::string& what) {
-  throw std::runtime_error("numba_cuda_kernel: " + what + " failed: " +
-                           cudaGetErrorName(status) + ": " + cudaGetErrorString(status));
-}
+constexpr int kMaxRank = 16;
 
 // One loaded library per PTX buffer (the buffers live as long as the process, so their addresses
 // are stable keys), made ready per device: loaded into the device's context, PTX JIT included.
@@ -85,13 +85,6 @@ cudaKernel_t KernelFor(std::int64_t ptx, std::int64_t name, std::int64_t max_reg
     ready.insert({ptx, device});
   }
   return kernel;
-}
-
-int CurrentDevice() {
-  int device = 0;
-  cudaError_t status = cudaGetDevice(&device);
-  if (status != cudaSuccess) ThrowCuda(status, "finding the current device (cudaGetDevice)");
-  return device;
 }
 
 void LaunchNumbaCuda(const jaxcc::Tensor* const* tensors, int count, std::int64_t ptx,
@@ -149,31 +142,9 @@ void LaunchNumbaCuda(const jaxcc::Tensor* const* tensors, int count, std::int64_
 extern "C" __attribute__((visibility("default"))) int jaxcc_numba_cuda_preload(
     std::int64_t ptx, std::int64_t name, std::int64_t max_registers, const std::int64_t* devices,
     std::int64_t count, char* message, std::int64_t size) {
-  int previous = -1;
-  try {
-    previous = CurrentDevice();
-    int all = 0;
-    if (count < 0) {
-      cudaError_t status = cudaGetDeviceCount(&all);
-      if (status != cudaSuccess) ThrowCuda(status, "counting devices (cudaGetDeviceCount)");
-    }
-    const std::int64_t n = count < 0 ? all : count;
-    for (std::int64_t i = 0; i < n; ++i) {
-      const int device = static_cast<int>(count < 0 ? i : devices[i]);
-      cudaError_t status = cudaSetDevice(device);
-      if (status != cudaSuccess) ThrowCuda(status, "selecting device " + std::to_string(device));
-      KernelFor(ptx, name, max_registers, device);
-    }
-    cudaSetDevice(previous);
-    return 0;
-  } catch (const std::exception& e) {
-    if (previous >= 0) cudaSetDevice(previous);
-    if (size > 0) {
-      std::strncpy(message, e.what(), static_cast<std::size_t>(size - 1));
-      message[size - 1] = '\0';
-    }
-    return 1;
-  }
+  return jaxcc::detail::PreloadOnDevices(devices, count, message, size, [&](int device) {
+    KernelFor(ptx, name, max_registers, device);
+  });
 }
 """
 
