@@ -29,6 +29,7 @@ import time
 import jax
 import jax.numpy as jnp
 import numpy as np
+from bench_core import HAND_WRITTEN  # the same hand-written XLA FFI handler as bench_core
 
 import jaxcc
 
@@ -42,23 +43,6 @@ void add_one(const jaxcc::Tensor x, jaxcc::Tensor out) {
 }
 """
 
-HAND_WRITTEN = r"""
-#include <cstdint>
-#include "xla/ffi/api/ffi.h"
-namespace ffi = xla::ffi;
-
-static ffi::Error AddOneImpl(ffi::Buffer<ffi::F32> x, ffi::ResultBuffer<ffi::F32> out) {
-  const float* in = x.typed_data();
-  float* o = out->typed_data();
-  const int64_t n = static_cast<int64_t>(x.element_count());
-  for (int64_t i = 0; i < n; ++i) o[i] = in[i] + 1.0f;
-  return ffi::Error::Success();
-}
-
-extern "C" __attribute__((visibility("default"))) XLA_FFI_Error* HandAddOne(XLA_FFI_CallFrame*);
-XLA_FFI_DEFINE_HANDLER_SYMBOL(HandAddOne, AddOneImpl,
-    ffi::Ffi::Bind().Arg<ffi::Buffer<ffi::F32>>().Ret<ffi::Buffer<ffi::F32>>());
-"""
 
 CONVERSION_LOOP = r"""
 #include <chrono>

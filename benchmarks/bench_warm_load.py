@@ -17,19 +17,7 @@ import sys
 import tempfile
 import textwrap
 
-SOURCE = r"""
-#include "brainevent/common.h"
-void add_one(const BE::Tensor x, BE::Tensor out) {
-    const float* in = static_cast<const float*>(x.data_ptr());
-    float* o = static_cast<float*>(out.data_ptr());
-    for (int64_t i = 0; i < x.numel(); ++i) o[i] = in[i] + 1.0f;
-}
-void scale_by(const BE::Tensor x, BE::Tensor out, float factor) {
-    const float* in = static_cast<const float*>(x.data_ptr());
-    float* o = static_cast<float*>(out.data_ptr());
-    for (int64_t i = 0; i < x.numel(); ++i) o[i] = in[i] * factor;
-}
-"""
+from bench_core import SEED_SRC
 
 PROBE = textwrap.dedent(
     """
@@ -50,7 +38,7 @@ PROBE = textwrap.dedent(
 
 def probe(python: str, cache: str, mode: str) -> tuple[float, float, str]:
     out = subprocess.run(
-        [python, "-c", PROBE, SOURCE, cache, mode], capture_output=True, text=True, check=True
+        [python, "-c", PROBE, SEED_SRC, cache, mode], capture_output=True, text=True, check=True
     ).stdout.split()
     return float(out[0]), float(out[1]), out[2]
 
