@@ -8,9 +8,9 @@ y = jax.jit(mod.add_one)(x)
 from . import _jax_compat  # noqa: F401  # isort: skip  (first: warns if JAX is older than tested)
 from . import _core
 from ._cache_dir import clear_cache, get_cache_dir, set_cache_dir
+from ._discovery import include_dir
 from ._jax_compat import JaxVersionWarning
 from ._loading import (
-    include_dir,
     load_cpp_dir,
     load_cpp_file,
     load_cpp_inline,

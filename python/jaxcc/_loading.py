@@ -8,18 +8,7 @@ from __future__ import annotations
 import os
 
 from . import _arguments, _core, _load, _options
-from ._discovery import include_dir
 from ._module import CompiledModule
-
-__all__ = [
-    "include_dir",
-    "load_cpp_dir",
-    "load_cpp_file",
-    "load_cpp_inline",
-    "load_cuda_dir",
-    "load_cuda_file",
-    "load_cuda_inline",
-]
 
 
 def _load_request(

@@ -52,43 +52,14 @@ bool SameSources(const LoadRequest& a, const LoadRequest& b) {
   return true;
 }
 
-void Mix(std::size_t& seed, std::size_t value) {
-  seed ^= value + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2);
-}
-
-void Mix(std::size_t& seed, const std::string& text) { Mix(seed, std::hash<std::string>{}(text)); }
-
-void Mix(std::size_t& seed, const Strings& items) {
-  Mix(seed, items.size());
-  for (const std::string& item : items) Mix(seed, item);
-}
-
+// Equal requests must hash equal, nothing more: the name and the sources tell requests apart
+// in practice, and __eq__ compares every field.
 std::size_t HashOf(const LoadRequest& r) {
-  std::size_t seed = 0;
-  Mix(seed, r.name);
-  Mix(seed, r.platform);
+  std::hash<std::string> hash;
+  std::size_t seed = hash(r.name);
   for (const SourceFile& source : r.sources) {
-    Mix(seed, source.label);
-    Mix(seed, source.text);
+    seed ^= hash(source.text) + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2);
   }
-  Mix(seed, r.functions.has_value() ? r.functions->size() + 1 : 0);
-  if (r.functions) {
-    for (const FunctionRequest& f : *r.functions) {
-      Mix(seed, f.name);
-      if (f.tokens) Mix(seed, *f.tokens);
-    }
-  }
-  for (const Strings* list : {&r.extra_cflags, &r.extra_ldflags, &r.extra_include_paths,
-                              &r.source_dirs, &r.cuda.archs, &r.cuda.extra_cflags}) {
-    Mix(seed, *list);
-  }
-  Mix(seed, static_cast<std::size_t>(r.optimization_level));
-  Mix(seed, r.build_directory);
-  Mix(seed, r.cache_dir);
-  Mix(seed, r.target_prefix.value_or(std::string(1, '\0')));  // NUL: no prefix
-  Mix(seed, r.vmap_method);
-  Mix(seed, (r.cuda.use_fast_math ? 1u : 0u) | (r.cuda.allow_cuda_graph ? 2u : 0u) |
-                (r.auto_register ? 4u : 0u));
   return seed;
 }
 
