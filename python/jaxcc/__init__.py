@@ -9,6 +9,7 @@ from . import _jax_compat  # noqa: F401  # isort: skip  (first: warns if JAX is 
 from . import _core
 from ._cache_dir import clear_cache, get_cache_dir, set_cache_dir
 from ._discovery import include_dir
+from ._export import deserialize, export
 from ._jax_compat import JaxVersionWarning
 from ._loading import (
     load_cpp_dir,
@@ -29,6 +30,7 @@ from .errors import (
     CallError,
     CompileError,
     DeviceError,
+    ExportError,
     JaxccError,
     KernelCompilationError,
     KernelError,
@@ -36,6 +38,7 @@ from .errors import (
     KernelLoadError,
     KernelRegistrationError,
     LoadError,
+    MissingTargetError,
     RegistrationError,
     SignatureError,
     SpecError,
@@ -94,6 +97,7 @@ __all__ = [
     "CompileError",
     "CompiledModule",
     "DeviceError",
+    "ExportError",
     "JaxVersionWarning",
     "JaxccError",
     "KernelEntry",
@@ -104,6 +108,7 @@ __all__ = [
     "KernelLoadError",
     "KernelRegistrationError",
     "LoadError",
+    "MissingTargetError",
     "RegistrationError",
     "SignatureError",
     "SpecError",
@@ -115,6 +120,8 @@ __all__ = [
     "clear_backends",
     "clear_cache",
     "defjvp",
+    "deserialize",
+    "export",
     "general_batching_rule",
     "get_all_primitive_names",
     "get_backend",

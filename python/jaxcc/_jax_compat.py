@@ -95,6 +95,19 @@ def _trace_probes():
         return None, None, None
 
 
+def _xla_custom_call_targets():
+    # jax._src.lib.xla_client.custom_call_targets(platform) -> {name: handler}: every target XLA
+    # has for a platform, whoever registered it (jaxcc, jax.ffi, jaxlib). jaxcc.deserialize reads
+    # it to tell registered targets from missing ones; present on JAX 0.10.2. None where a JAX
+    # lacks it, and jaxcc then knows only the targets it registered itself.
+    try:
+        from jax._src.lib import xla_client
+
+        return xla_client.custom_call_targets
+    except (ImportError, AttributeError):
+        return None
+
+
 _SHIMS = {
     "ShapedArray": _shaped_array,
     "Tracer": _tracer,
@@ -103,6 +116,7 @@ _SHIMS = {
     "batching": _batching,
     "ad": _ad,
     "trace_probes": _trace_probes,
+    "xla_custom_call_targets": _xla_custom_call_targets,
 }
 
 

@@ -43,3 +43,9 @@ def registered_targets() -> list[str]:
     """Names of the targets jaxcc registered in this process, sorted."""
     with _lock:
         return sorted({target for target, _ in _registered})
+
+
+def registered_targets_on(platform: str) -> set[str]:
+    """Names of the targets jaxcc registered in this process for `platform` ("cpu" or "CUDA")."""
+    with _lock:
+        return {target for target, where in _registered if where == platform}

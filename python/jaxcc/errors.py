@@ -81,6 +81,21 @@ class BenchmarkDataFnNotProvidedError(JaxccError, LookupError):
     """benchmark() was called on a primitive without def_benchmark_data()."""
 
 
+class ExportError(JaxccError, ValueError):
+    """jaxcc.export or jaxcc.deserialize was given something it cannot export or read (a kernel
+    that only runs in the process that traced it, a foreign custom call, a blob that is not a
+    jax.export artefact)."""
+
+
+class MissingTargetError(LoadError):
+    """A deserialized artefact calls FFI targets that nobody registered in this process;
+    `missing` lists them. Load the modules (or bundles) that define them first."""
+
+    def __init__(self, message: str, missing: list[str] | None = None):
+        super().__init__(message)
+        self.missing = list(missing or [])
+
+
 # brainevent 0.3's names, so code written against it runs with `import jaxcc as brainevent`.
 # Each is the jaxcc class raised where brainevent raised its namesake (docs/custom_kernel.md,
 # "brainevent's exception names"). brainevent's KernelError is the base of all its kernel errors;
@@ -99,6 +114,7 @@ __all__ = [
     "CallError",
     "CompileError",
     "DeviceError",
+    "ExportError",
     "JaxccError",
     "KernelCompilationError",
     "KernelError",
@@ -106,6 +122,7 @@ __all__ = [
     "KernelLoadError",
     "KernelRegistrationError",
     "LoadError",
+    "MissingTargetError",
     "RegistrationError",
     "SignatureError",
     "SpecError",
