@@ -123,7 +123,8 @@ def build_only(arch: str, n: int) -> int:
     start = time.perf_counter()
     make_primitive(arch)
     print(f"jaxcc CUDA module for sm_{arch.replace('.', '')}: built and cached")
-    cc = tuple(int(p) for p in arch.split("."))
+    major, minor = (int(p) for p in arch.split("."))
+    cc = (major, minor)
     _, kernel = triton_parts()
     buffer_types = ["*fp32"] * 3
     signature, constexprs, scalars, _ = triton_bridge.bind_parameters(

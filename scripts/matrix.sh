@@ -62,13 +62,14 @@ vpython=$venv/bin/python
 pip=("$vpython" -m pip install -q --disable-pip-version-check)
 
 # Build requirements (jaxcc builds without isolation, so nothing is fetched per build), then what
-# each leg runs. The test leg adds Numba (the XLACustomKernel tests use its CPU backend) and
-# matplotlib (benchmark plots); Triton, Numba-CUDA and Warp stay out: their tests need a GPU or
-# exercise those packages rather than JAX, and the default leg runs them.
+# each leg runs. The test leg adds Numba (the XLACustomKernel tests use its CPU backend),
+# matplotlib (benchmark plots), flatbuffers (jax.export artefacts) and mypy (tests/test_typing.py);
+# Triton, Numba-CUDA and Warp stay out: their tests need a GPU or exercise those packages rather
+# than JAX, and the default leg runs them.
 build_packages=("nanobind>=2.0" "scikit-build-core>=0.10" ninja)
 if [ "$mode" = test ]; then
-  packages=(jax numpy pytest pytest-xdist numba matplotlib)
-  modules="jax, numpy, nanobind, scikit_build_core, ninja, pytest, xdist, numba, matplotlib"
+  packages=(jax numpy pytest pytest-xdist numba matplotlib flatbuffers mypy)
+  modules="jax, numpy, nanobind, scikit_build_core, ninja, pytest, xdist, numba, matplotlib, flatbuffers, mypy"
 else
   packages=()
   modules="nanobind, scikit_build_core, ninja"

@@ -209,6 +209,8 @@ def deserialize(
     _load_bundles(bundles)
     try:
         exported = jax.export.deserialize(bytearray(blob))
+    except ImportError as e:  # JAX reads artefacts with the flatbuffers package
+        raise ExportError(f"jaxcc.deserialize: {e} (pip install flatbuffers)") from None
     except Exception as e:  # noqa: BLE001  # flatbuffers raises assorted errors on garbage
         raise ExportError(
             f"jaxcc.deserialize: the blob is not a jax.export artefact this JAX can read "

@@ -6,9 +6,11 @@ looks it up in the in-process table or asks the C++ core to build or fetch it.""
 from __future__ import annotations
 
 import os
+from typing import Any
 
 from . import _arguments, _core, _load, _options
 from ._module import CompiledModule
+from ._types import ComputeCapability, Functions, PathArg, Sources, StringList
 
 
 def _load_request(
@@ -32,13 +34,13 @@ def _load_request(
 
 def load_cpp_inline(
     name: str,
-    cpp_sources,
-    functions=None,
+    cpp_sources: Sources,
+    functions: Functions = None,
     *,
-    extra_cflags=None,
-    extra_ldflags=None,
-    extra_include_paths=None,
-    build_directory=None,
+    extra_cflags: StringList = None,
+    extra_ldflags: StringList = None,
+    extra_include_paths: StringList = None,
+    build_directory: PathArg | None = None,
     verbose: bool = False,
     force_rebuild: bool = False,
     replace: bool = False,
@@ -79,7 +81,9 @@ def load_cpp_inline(
     )
 
 
-def load_cpp_file(filepath, functions=None, *, name: str | None = None, **kwargs) -> CompiledModule:
+def load_cpp_file(
+    filepath: PathArg, functions: Functions = None, *, name: str | None = None, **kwargs: Any
+) -> CompiledModule:
     """Compile a C++ file. `name` defaults to the file's stem; the file's directory is on the
     include path; diagnostics name the file by its real path."""
     path = _arguments.abspath(filepath, "load_cpp_file: filepath")
@@ -96,7 +100,12 @@ def load_cpp_file(filepath, functions=None, *, name: str | None = None, **kwargs
 
 
 def load_cpp_dir(
-    directory, functions=None, *, name: str | None = None, file_patterns=None, **kwargs
+    directory: PathArg,
+    functions: Functions = None,
+    *,
+    name: str | None = None,
+    file_patterns: StringList = None,
+    **kwargs: Any,
 ) -> CompiledModule:
     """Compile every C++ file of a directory, each as its own translation unit (compiled in
     parallel; with `build_directory=` a rebuild recompiles only the files that changed).
@@ -121,15 +130,15 @@ def load_cpp_dir(
 
 def load_cuda_inline(
     name: str,
-    cuda_sources,
-    functions=None,
+    cuda_sources: Sources,
+    functions: Functions = None,
     *,
-    extra_cuda_cflags=None,
-    extra_ldflags=None,
-    extra_include_paths=None,
-    build_directory=None,
+    extra_cuda_cflags: StringList = None,
+    extra_ldflags: StringList = None,
+    extra_include_paths: StringList = None,
+    build_directory: PathArg | None = None,
     verbose: bool = False,
-    compute_capability=None,
+    compute_capability: ComputeCapability = None,
     force_rebuild: bool = False,
     replace: bool = False,
     auto_register: bool = True,
@@ -176,7 +185,7 @@ def load_cuda_inline(
 
 
 def load_cuda_file(
-    filepath, functions=None, *, name: str | None = None, **kwargs
+    filepath: PathArg, functions: Functions = None, *, name: str | None = None, **kwargs: Any
 ) -> CompiledModule:
     """Compile a .cu file (keyword arguments as load_cuda_inline). `name` defaults to the file's
     stem; the file's directory is on the include path; diagnostics name the real file."""
@@ -193,7 +202,12 @@ def load_cuda_file(
 
 
 def load_cuda_dir(
-    directory, functions=None, *, name: str | None = None, file_patterns=None, **kwargs
+    directory: PathArg,
+    functions: Functions = None,
+    *,
+    name: str | None = None,
+    file_patterns: StringList = None,
+    **kwargs: Any,
 ) -> CompiledModule:
     """Compile every CUDA file of a directory (default pattern ["*.cu"]; add "*.cc" for
     host-side C++, which the host compiler builds), each file its own translation unit, compiled

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from . import _core
 from ._attributes import convert_attribute
@@ -148,7 +149,7 @@ class KernelFunction:
             )
         return {n: convert_attribute(self.name, n, expected[n], v) for n, v in attributes.items()}
 
-    def __call__(self, *arrays, outs=None, **attributes):
+    def __call__(self, *arrays: Any, outs: Any = None, **attributes: Any) -> Any:
         import jax
 
         if len(arrays) != self.num_args:
@@ -232,6 +233,17 @@ class CompiledModule:
                 f"module '{self.name}' has no function '{function}'; it has: "
                 f"{', '.join(self.functions)}"
             ) from None
+
+    def __getattr__(self, name: str) -> KernelFunction:
+        # Runs only when ordinary look-up failed: every function is already an attribute, so this
+        # names the functions there are (and tells type checkers that mod.<function> is one).
+        functions = self.__dict__.get("functions")
+        if functions is None or name.startswith("__"):
+            raise AttributeError(name)
+        raise AttributeError(
+            f"module '{self.__dict__.get('name')}' has no function or attribute '{name}'; its "
+            f"functions: {', '.join(functions) or 'none'}"
+        )
 
     def __contains__(self, function: str) -> bool:
         return function in self.functions
