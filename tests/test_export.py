@@ -229,3 +229,24 @@ def test_bad_arguments_are_typed_errors(monkeypatch):
     monkeypatch.delattr(jaxcc, "load_library", raising=False)
     with pytest.raises(ExportError, match="modules="):
         jaxcc.deserialize(blob, bundles=["/nonexistent/bundle"])
+
+
+def test_an_artefact_run_against_a_changed_signature_is_an_error_not_a_crash(tmp_path, unique_name):
+    """Target names do not depend on the code: a process that loads changed code under the
+    exported name runs it, and a handler whose attribute type changed refuses the call."""
+    ops = jaxcc.load_cpp_inline(unique_name, SOURCE, ["scale_add"])
+    blob_path = tmp_path / "model.jaxexport"
+    blob_path.write_bytes(jaxcc.export(model(ops), SHAPE).serialize())
+    changed = SOURCE.replace("float factor", "double factor")
+    report = run_in_fresh_process(
+        f"""
+        ops = jaxcc.load_cpp_inline({unique_name!r}, {changed!r}, ["scale_add"])
+        exported = jaxcc.deserialize(blob, modules=[ops])  # the name is registered
+        try:
+            exported.call(jnp.ones(5, jnp.float32))
+        except jax.errors.JaxRuntimeError as e:
+            report["error"] = str(e)
+        """,
+        blob_path,
+    )
+    assert "Wrong scalar data type: expected F64 but got F32" in report["error"]
