@@ -250,3 +250,13 @@ def test_an_artefact_run_against_a_changed_signature_is_an_error_not_a_crash(tmp
         blob_path,
     )
     assert "Wrong scalar data type: expected F64 but got F32" in report["error"]
+
+
+def test_a_kernel_function_exports_directly_with_symbolic_shapes():
+    ops = load_ops()
+    shape = jax.ShapeDtypeStruct(jax.export.symbolic_shape("n"), jnp.float32)
+    exported = jaxcc.export(ops.negate, shape)
+    blob = exported.serialize()
+    for n in (1, 7):
+        x = np.arange(n, dtype=np.float32)
+        np.testing.assert_allclose(jaxcc.deserialize(blob, modules=[ops]).call(x), -x)

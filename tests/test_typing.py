@@ -55,3 +55,14 @@ def test_mypy_sees_jaxccs_types_and_reports_wrong_use(tmp_path):
     assert done.returncode == 1, done.stdout + done.stderr
     for line in (3, 5, 6, 7):
         assert f"wrong_use.py:{line}: error" in done.stdout, done.stdout
+
+
+def test_a_missing_function_is_an_attribute_error_naming_the_functions():
+    import jaxcc
+
+    source = '#include "jaxcc/jaxcc.h"\nvoid one(const jaxcc::Tensor x, jaxcc::Tensor y) {}\n'
+    mod = jaxcc.load_cpp_inline("typing_attr_ops", source, ["one"])
+    assert isinstance(mod.one, jaxcc.KernelFunction)
+    with pytest.raises(AttributeError, match="no function or attribute 'two'; its functions: one"):
+        mod.two  # noqa: B018
+    assert not hasattr(mod, "two") and not hasattr(mod, "__wrapped__")
