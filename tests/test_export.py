@@ -260,3 +260,30 @@ def test_a_kernel_function_exports_directly_with_symbolic_shapes():
     for n in (1, 7):
         x = np.arange(n, dtype=np.float32)
         np.testing.assert_allclose(jaxcc.deserialize(blob, modules=[ops]).call(x), -x)
+
+
+@pytest.mark.gpu
+def test_a_cuda_kernel_round_trips_through_a_fresh_process(tmp_path, unique_name):
+    from cuda_sources import SCALE_BY
+
+    name = f"{unique_name}_scale"
+    ops = jaxcc.load_cuda_inline(name, SCALE_BY)
+    exported = jaxcc.export(lambda x: ops.scale_by(x, scale_factor=3.0) + 1.0, SHAPE)
+    assert exported.platforms == ("cuda",)
+    assert exported.disabled_safety_checks == (DisabledSafetyCheck.custom_call(f"{name}.scale_by"),)
+    blob_path = tmp_path / "model.jaxexport"
+    blob_path.write_bytes(exported.serialize())
+    report = run_in_fresh_process(
+        f"""
+        try:
+            jaxcc.deserialize(blob)
+        except jaxcc.MissingTargetError as e:
+            report["missing"] = e.missing
+        ops = jaxcc.load_cuda_inline({name!r}, {SCALE_BY!r})
+        exported = jaxcc.deserialize(blob, modules=[ops])
+        report["y"] = np.asarray(exported.call(jnp.arange(5, dtype=jnp.float32))).tolist()
+        """,
+        blob_path,
+    )
+    assert report["missing"] == [f"{name}.scale_by"]
+    np.testing.assert_allclose(report["y"], X * 3.0 + 1.0, rtol=1e-6)
