@@ -11,13 +11,16 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def mypy(*arguments: str) -> subprocess.CompletedProcess:
+def mypy(cache: str, *arguments: str) -> subprocess.CompletedProcess:
+    """mypy with pyproject.toml's settings; each test keeps its own cache (warm on later runs),
+    so tests running at once never share one."""
     try:
         import mypy  # noqa: F401
     except ImportError:
         pytest.fail("the typing check needs mypy: pip install mypy (scripts/setup.sh installs it)")
     return subprocess.run(
-        [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"), *arguments],
+        [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"),
+         "--cache-dir", str(ROOT / "build" / "mypy-cache" / cache), *arguments],
         cwd=ROOT, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
 
@@ -35,7 +38,7 @@ def test_the_installed_package_ships_py_typed_and_the_core_stub():
 
 
 def test_examples_and_typed_usage_pass_mypy():
-    done = mypy()
+    done = mypy("usage")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "no issues found in" in done.stdout
 
@@ -51,7 +54,7 @@ def test_mypy_sees_jaxccs_types_and_reports_wrong_use(tmp_path):
         "_core.version() + 1\n"
         "jaxcc.deserialize('not bytes')\n"
     )
-    done = mypy(str(wrong))
+    done = mypy("wrong-use", str(wrong))
     assert done.returncode == 1, done.stdout + done.stderr
     for line in (3, 5, 6, 7):
         assert f"wrong_use.py:{line}: error" in done.stdout, done.stdout
