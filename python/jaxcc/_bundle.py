@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import os
 import pathlib
-import shutil
-import tempfile
 from typing import NamedTuple
 
 from . import _arguments, _core, _discovery, _registry
@@ -109,6 +107,9 @@ def load_library(
         )
     # A resource that is not a plain directory (a zip): copied to a private directory, loaded,
     # and removed; the loaded library stays mapped.
+    import shutil
+    import tempfile
+
     scratch = pathlib.Path(tempfile.mkdtemp(prefix="jaxcc-bundle-"))
     try:
         _copy_resource(path, scratch / "bundle")
