@@ -264,3 +264,70 @@ def test_load_library_argument_errors(built):
         jaxcc.load_library(built, target_prefix="bad prefix!")
     with pytest.raises(jaxcc.BundleError, match="not a directory"):
         jaxcc.load_library(built / "jaxcc-bundle.json")
+
+
+NVCC = shutil.which("nvcc") or (
+    "/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else None
+)
+
+
+@pytest.fixture(scope="module")
+def cuda_bundle(tmp_path_factory):
+    if NVCC is None:
+        pytest.skip("nvcc is not installed")
+    from cuda_sources import VECTOR_ADD
+
+    root = tmp_path_factory.mktemp("cuda_bundle")
+    (root / "vec.cu").write_text(VECTOR_ADD)
+    out = root / "vec_bundle"
+    result = jaxcc_cli(
+        "build",
+        str(root / "vec.cu"),
+        "--name",
+        "bundled_vec",
+        "--cuda-arch",
+        "8.0,9.0",
+        "--out",
+        str(out),
+        env={"CUDA_HOME": os.path.dirname(os.path.dirname(NVCC))},
+    )
+    assert result.returncode == 0, result.stderr
+    assert "bundled_vec (cuda sm_80, sm_90 + PTX 90; vector_add)" in result.stdout
+    return out
+
+
+def test_cuda_bundle_has_sass_per_arch_and_ptx_and_loads_without_nvcc(cuda_bundle, tmp_path):
+    manifest = manifest_of(cuda_bundle)
+    assert manifest["platform"] == "cuda"
+    assert manifest["cuda_archs"] == ["80", "90"]
+    assert manifest["ptx_arch"] == "90"
+    assert "nvcc" in manifest["nvcc"]
+    cuobjdump = os.path.join(os.path.dirname(NVCC), "cuobjdump")
+    if os.path.exists(cuobjdump):
+        library = str(library_of(cuda_bundle))
+        elf = subprocess.run([cuobjdump, "--list-elf", library], capture_output=True, text=True)
+        assert "sm_80" in elf.stdout and "sm_90" in elf.stdout
+        ptx = subprocess.run([cuobjdump, "--list-ptx", library], capture_output=True, text=True)
+        assert "sm_90" in ptx.stdout
+    code = textwrap.dedent(f"""
+        import jaxcc
+        mod = jaxcc.load_library({str(cuda_bundle)!r})
+        print(mod.platform, mod.cuda_archs, mod.targets["vector_add"])
+        print(mod.targets["vector_add"] in jaxcc.list_registered_targets())
+    """)
+    result = run_python(code, env=no_compiler_env(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["cuda", "['80',", "'90']", "bundled_vec.vector_add", "True"]
+
+
+@pytest.mark.gpu
+def test_cuda_bundle_runs_on_the_gpu(cuda_bundle, tmp_path):
+    code = textwrap.dedent(f"""
+        import jax, jax.numpy as jnp, jaxcc
+        mod = jaxcc.load_library({str(cuda_bundle)!r})
+        x = jnp.arange(1000, dtype=jnp.float32)
+        print(float(jax.jit(mod.vector_add)(x, x).sum()))
+    """)
+    result = run_python(code, env=no_compiler_env(tmp_path))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split()[-1] == str(float(2 * sum(range(1000))))
