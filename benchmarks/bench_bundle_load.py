@@ -5,8 +5,9 @@ and from brainevent's warm cache, interleaved round by round (the first side rot
 Run:  python benchmarks/bench_bundle_load.py [--rounds 15] [--brainevent-python PY]
 brainevent runs in its own interpreter (`--brainevent-python`, e.g. a Python 3.12 venv with
 brainevent 0.3; left out when not given or not importable). Measured per process after `import
-jax` and the loader's own import: the load call, then the first eager call of add_one (trace,
-compile, run); the process's wall time is printed too. Each side's cache is warmed first."""
+jax` and the loader's own import: the load call, then the first eager call of add_one through
+jax.ffi.ffi_call on its target (trace, compile, run); the process's wall time is printed too.
+Each side's cache is warmed first."""
 
 from __future__ import annotations
 
@@ -31,7 +32,9 @@ BUNDLE_PROBE = textwrap.dedent(
     t0 = time.perf_counter()
     mod = jaxcc.load_library(sys.argv[1])
     t1 = time.perf_counter()
-    mod.add_one(jnp.ones(16)).block_until_ready()
+    x = jnp.ones(16)
+    out = jax.ShapeDtypeStruct(x.shape, x.dtype)
+    jax.ffi.ffi_call("bench_bundle_seed.add_one", out)(x).block_until_ready()
     print(t1 - t0, time.perf_counter() - t1)
     """
 )
@@ -43,7 +46,9 @@ CACHE_PROBE = textwrap.dedent(
     t0 = time.perf_counter()
     mod = loader.load_cpp_inline("bench_bundle_seed", sys.argv[1], json.loads(sys.argv[2]))
     t1 = time.perf_counter()
-    mod.add_one(jnp.ones(16)).block_until_ready()
+    x = jnp.ones(16)
+    out = jax.ShapeDtypeStruct(x.shape, x.dtype)
+    jax.ffi.ffi_call("bench_bundle_seed.add_one", out)(x).block_until_ready()
     print(t1 - t0, time.perf_counter() - t1)
     """
 )
