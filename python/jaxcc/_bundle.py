@@ -35,6 +35,16 @@ def _load_dir(directory: str, target_prefix, vmap_method, auto_register, replace
     import jax
 
     manifest = _core.read_bundle_manifest(directory)
+    # Names the manifest supplies obey the rules load_* applies to the user's (checked before
+    # anything is loaded).
+    _core.validate_name(manifest.module_name, "the bundle's module name")
+    if target_prefix is None:
+        _core.validate_name(manifest.target_prefix, "the bundle's target prefix")
+    if vmap_method is None and manifest.vmap_method not in _core.VMAP_METHODS:
+        raise BundleError(
+            f"bundle {directory}: vmap_method {manifest.vmap_method!r} is not one of "
+            f"{', '.join(_core.VMAP_METHODS)}; rebuild it with `jaxcc build`"
+        )
     gpus = _discovery.jax_gpu_archs() if manifest.platform == "cuda" else []
     manifest, loaded = _core.load_bundle(directory, jax.ffi.include_dir(), gpus)
     request = _BundleRequest(
