@@ -159,6 +159,7 @@ def run_build_command(args: argparse.Namespace) -> int:
             print("jaxcc build: give source files, a directory or --module", file=sys.stderr)
             return 2
     except JaxccError as error:
-        print(f"jaxcc build: {error}", file=sys.stderr)
+        text = str(error)
+        print(text if text.startswith("jaxcc build") else f"jaxcc build: {text}", file=sys.stderr)
         return 1
     return 0
