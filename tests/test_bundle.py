@@ -216,6 +216,11 @@ def test_build_errors_are_clear(tmp_path):
     assert result.returncode == 1 and "is not a file" in result.stderr
     result = jaxcc_cli("build", str(source), "--cuda-arch", "8.0", "--out", str(tmp_path / "x"))
     assert result.returncode == 1 and "--cuda-arch is for CUDA" in result.stderr
+    result = jaxcc_cli("build", "--module", "no_such_kernels_pkg", "--out", str(tmp_path / "x"))
+    assert result.returncode == 1
+    assert result.stderr.startswith("jaxcc build: cannot import 'no_such_kernels_pkg'")
+    result = jaxcc_cli("build", "--module", "json", "--out", str(tmp_path / "x"))
+    assert result.returncode == 1 and "loaded no jaxcc module" in result.stderr
 
 
 def library_of(bundle):
