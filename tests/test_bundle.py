@@ -248,6 +248,7 @@ def mapped(path) -> bool:
         ("other_host", "built for plan9-mips, and this machine is"),
         ("newer_ffi", r"XLA FFI API \d+\.999, and this jaxlib provides XLA FFI API"),
         ("not_a_bundle", "is not a jaxcc bundle"),
+        ("other_device_platform", "platform 'rocm' is not one this jaxcc loads"),
     ],
 )
 def test_a_bundle_that_fails_a_check_is_refused_and_nothing_is_loaded(
@@ -270,15 +271,25 @@ def test_a_bundle_that_fails_a_check_is_refused_and_nothing_is_loaded(
     elif damage == "newer_ffi":
         major = manifest_of(bundle)["xla_ffi_api"]["major"]
         edit_manifest(bundle, xla_ffi_api={"major": major, "minor": 999})
+    elif damage == "other_device_platform":
+        edit_manifest(bundle, platform="rocm")
     elif damage == "not_a_bundle":
         (bundle / "jaxcc-bundle.json").unlink()
     prefix = f"damaged_{damage}"
     with pytest.raises(jaxcc.BundleError, match=message) as caught:
         jaxcc.load_library(bundle, target_prefix=prefix)
     assert isinstance(caught.value, jaxcc.LoadError)
-    assert "jaxcc build" in str(caught.value)  # the fix
+    assert "jaxcc build" in str(caught.value) or "Build the bundle" in str(caught.value)
     assert not mapped(library)
     assert not any(t.startswith(prefix) for t in jaxcc.list_registered_targets())
+
+
+def test_a_gpu_the_bundle_has_no_code_for_is_refused_naming_both(built, tmp_path):
+    bundle = copy_bundle(built, tmp_path)
+    edit_manifest(bundle, platform="cuda", cuda_archs=["80", "90"], ptx_arch="90")
+    with pytest.raises(jaxcc.BundleError, match=r"sm_80, sm_90 \(PTX compute_90\).*GPU sm_75"):
+        jaxcc._core.load_bundle(str(bundle), jax.ffi.include_dir(), ["7.5"])
+    assert not mapped(library_of(bundle))
 
 
 def test_load_library_argument_errors(built):
