@@ -20,6 +20,8 @@ ALLOWED_DYNAMIC_IMPORTS = {
     # `jaxcc benchmark --module mypkg.ops` imports the module the user named: no string is
     # evaluated, and importing a module the user chose is what the option is for.
     ("_cli_benchmark.py", "import_module"),
+    # `jaxcc build --module pkg.kernels` imports the module the user named, recording its loads.
+    ("_cli_build.py", "import_module"),
 }
 
 

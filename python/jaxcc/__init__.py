@@ -7,6 +7,7 @@ y = jax.jit(mod.add_one)(x)
 
 from . import _jax_compat  # noqa: F401  # isort: skip  (first: warns if JAX is older than tested)
 from . import _core
+from ._bundle import load_library
 from ._cache_dir import clear_cache, get_cache_dir, set_cache_dir
 from ._discovery import include_dir
 from ._export import deserialize, export
@@ -25,6 +26,7 @@ from .errors import (
     BackendError,
     BackendWarning,
     BenchmarkDataFnNotProvidedError,
+    BundleError,
     CacheError,
     CacheWarning,
     CallError,
@@ -91,6 +93,7 @@ __all__ = [
     "BenchmarkDataFnNotProvidedError",
     "BenchmarkRecord",
     "BenchmarkResult",
+    "BundleError",
     "CacheError",
     "CacheWarning",
     "CallError",
@@ -136,6 +139,7 @@ __all__ = [
     "load_cuda_dir",
     "load_cuda_file",
     "load_cuda_inline",
+    "load_library",
     "numba_cuda_kernel",
     "print_diagnostics",
     "triton_kernel",

@@ -1,4 +1,4 @@
-"""`jaxcc` command line: version, cache maintenance and benchmarks."""
+"""`jaxcc` command line: version, cache maintenance, bundles and benchmarks."""
 
 from __future__ import annotations
 
@@ -94,6 +94,7 @@ def _doctor(as_json: bool) -> int:
 def main(argv: list[str] | None = None) -> int:
     from . import __version__, clear_cache, get_cache_dir
     from ._cli_benchmark import add_benchmark_command, run_benchmark_command
+    from ._cli_build import add_build_command, run_build_command
     from .errors import JaxccError
 
     parser = argparse.ArgumentParser(prog="jaxcc", description=__doc__)
@@ -121,7 +122,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     doctor.add_argument("--json", action="store_true", help="machine-readable output")
     add_benchmark_command(commands)
+    add_build_command(commands)
     args = parser.parse_args(argv)
+    if args.command == "build":
+        return run_build_command(args)
     if args.command == "benchmark":
         return run_benchmark_command(args)
     if args.command == "doctor":

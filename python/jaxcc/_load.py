@@ -3,6 +3,7 @@ the handlers with JAX, and the CompiledModule the loaders return."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import sys
 import warnings
@@ -15,8 +16,24 @@ from .errors import CacheWarning
 
 logger = logging.getLogger("jaxcc")
 
+# `jaxcc build --module`: the requests of every load while a recording is active.
+_recordings: list[list[_core.LoadRequest]] = []
+
+
+@contextlib.contextmanager
+def recording_loads():
+    """Yields a list that receives the request of every load_* call made inside the block."""
+    requests: list[_core.LoadRequest] = []
+    _recordings.append(requests)
+    try:
+        yield requests
+    finally:
+        _recordings.remove(requests)
+
 
 def load(request: _core.LoadRequest, options: RunOptions) -> CompiledModule:
+    for requests in _recordings:
+        requests.append(request)
     if not options.force_rebuild:
         module = _loaded_table.get(request)
         if module is not None:

@@ -39,6 +39,12 @@ class LoadError(JaxccError, RuntimeError):
     """A compiled library could not be loaded or lacks a handler symbol."""
 
 
+class BundleError(LoadError):
+    """A prebuilt bundle (`jaxcc build`) was refused by `load_library`: a missing, altered or
+    truncated file, a manifest from a newer jaxcc, or a bundle built for another host, XLA FFI API
+    version or GPU. Nothing from such a bundle is loaded; the message names both sides."""
+
+
 class RegistrationError(JaxccError, RuntimeError):
     """An FFI target name is already registered with different code."""
 
@@ -109,6 +115,7 @@ __all__ = [
     "BackendError",
     "BackendWarning",
     "BenchmarkDataFnNotProvidedError",
+    "BundleError",
     "CacheError",
     "CacheWarning",
     "CallError",

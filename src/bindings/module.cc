@@ -5,6 +5,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "bindings/bundle_types.h"
 #include "bindings/raise_error.h"
 #include "bindings/request_types.h"
 #include "bindings/result_types.h"
@@ -92,6 +93,7 @@ NB_MODULE(_core, m) {
   BindResultTypes(m);
   BindRules(m);
   BindTools(m);
+  BindBundle(m);
   m.def("load_module", &LoadModulePy, nb::arg("request"), nb::arg("environment"),
         nb::arg("on_output") = nb::none(),
         "Resolve, build (or fetch from the cache) and dlopen a module.");

@@ -26,6 +26,8 @@ const char* ClassName(ErrorKind kind) {
       return "CacheError";
     case ErrorKind::kIo:
       return "JaxccError";
+    case ErrorKind::kBundle:
+      return "BundleError";
   }
   return "JaxccError";
 }

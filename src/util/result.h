@@ -17,6 +17,7 @@ enum class ErrorKind {
   kRegistration,  ///< a target name clash (raised by the Python layer)
   kCache,         ///< the cache directory is unusable (permissions, disk full, ...)
   kIo,            ///< any other filesystem or process failure
+  kBundle,        ///< a prebuilt bundle failed verification or does not fit this machine
 };
 
 /// A failure that names the problem and the fix. `log_path` is set when a full log exists on disk.

@@ -1,0 +1,128 @@
+"""`jaxcc.load_library`: load a prebuilt bundle (`jaxcc build`) with no compiler on the machine.
+
+The core reads the manifest, checks it fits this machine, verifies every file's SHA-256 and only
+then dlopens the library (src/bundle/); this module finds the bundle (a path or a package
+resource), registers the handlers with JAX and returns the CompiledModule load_* would."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+from typing import NamedTuple
+
+from . import _arguments, _core, _discovery, _registry
+from ._module import CompiledModule
+from .errors import BundleError, SpecError
+
+
+class _BundleRequest(NamedTuple):
+    """What CompiledModule reads from a LoadRequest, filled from the bundle's manifest."""
+
+    name: str
+    platform: str
+    target_prefix: str
+    vmap_method: str
+
+
+def _copy_resource(resource, into: pathlib.Path) -> None:
+    into.mkdir()
+    for child in resource.iterdir():
+        if child.is_file():
+            (into / child.name).write_bytes(child.read_bytes())
+
+
+def _load_dir(directory: str, target_prefix, vmap_method, auto_register, replace):
+    import jax
+
+    manifest = _core.read_bundle_manifest(directory)
+    # Names the manifest supplies obey the rules load_* applies to the user's (checked before
+    # anything is loaded).
+    _core.validate_name(manifest.module_name, "the bundle's module name")
+    if target_prefix is None:
+        _core.validate_name(manifest.target_prefix, "the bundle's target prefix")
+    if vmap_method is None and manifest.vmap_method not in _core.VMAP_METHODS:
+        raise BundleError(
+            f"bundle {directory}: vmap_method {manifest.vmap_method!r} is not one of "
+            f"{', '.join(_core.VMAP_METHODS)}; rebuild it with `jaxcc build`"
+        )
+    gpus = _discovery.jax_gpu_archs() if manifest.platform == "cuda" else []
+    manifest, loaded = _core.load_bundle(directory, jax.ffi.include_dir(), gpus)
+    request = _BundleRequest(
+        name=manifest.module_name,
+        platform=manifest.platform,
+        target_prefix=target_prefix or manifest.target_prefix,
+        vmap_method=vmap_method or manifest.vmap_method,
+    )
+    module = CompiledModule(request, loaded)
+    module.bundle = manifest
+    if auto_register:
+        platform = "cpu" if manifest.platform == "cpu" else "CUDA"
+        for fn_name in module.function_names:
+            _registry.register_target(
+                f"{request.target_prefix}.{fn_name}",
+                loaded.handler(fn_name),
+                platform,
+                loaded.key,
+                request.name,
+                replace=replace,
+            )
+    return module
+
+
+def load_library(
+    path,
+    *,
+    target_prefix: str | None = None,
+    vmap_method: str | None = None,
+    auto_register: bool = True,
+    replace: bool = False,
+) -> CompiledModule:
+    """Load a bundle written by `jaxcc build` and register its functions; no compiler, nvcc or
+    ninja is needed. `path` is the bundle directory: a str, an os.PathLike or a package resource
+    (`importlib.resources.files("pkg") / "kernels"`, also from a zip).
+
+    Before anything is loaded the manifest is checked against this machine (host, XLA FFI API
+    version, the GPUs JAX sees) and every file's size and SHA-256 against the manifest; any
+    mismatch is a BundleError naming both sides and nothing is loaded. `target_prefix` and
+    `vmap_method` default to the ones the bundle was built with; `auto_register` and `replace`
+    are load_*'s. Returns the same CompiledModule type load_* returns (`.bundle` is the manifest).
+    """
+    for flag, value in (("auto_register", auto_register), ("replace", replace)):
+        if not isinstance(value, bool):
+            raise SpecError(f"load_library: {flag} must be True or False, got {value!r}")
+    if vmap_method is not None and vmap_method not in _core.VMAP_METHODS:
+        raise SpecError(
+            f"load_library: vmap_method={vmap_method!r} is not one of "
+            f"{', '.join(_core.VMAP_METHODS)}"
+        )
+    if target_prefix is not None:
+        if not isinstance(target_prefix, str):
+            raise SpecError(
+                "load_library: target_prefix must be a string or None, "
+                f"got {type(target_prefix).__name__}"
+            )
+        _core.validate_name(target_prefix, "target_prefix")
+    options = (target_prefix, vmap_method, auto_register, replace)
+    if isinstance(path, (str, bytes, os.PathLike)):
+        return _load_dir(_arguments.abspath(path, "load_library: path"), *options)
+    if not (hasattr(path, "iterdir") and hasattr(path, "read_bytes")):
+        raise SpecError(
+            "load_library: path must be a bundle directory (str, os.PathLike or an "
+            f"importlib.resources Traversable), got {type(path).__name__}"
+        )
+    if not path.is_dir():
+        raise BundleError(
+            f"load_library: package resource {path} is not a directory; give the bundle "
+            "directory that `jaxcc build --out` wrote and the package ships"
+        )
+    # A resource that is not a plain directory (a zip): copied to a private directory, loaded,
+    # and removed; the loaded library stays mapped.
+    import shutil
+    import tempfile
+
+    scratch = pathlib.Path(tempfile.mkdtemp(prefix="jaxcc-bundle-"))
+    try:
+        _copy_resource(path, scratch / "bundle")
+        return _load_dir(str(scratch / "bundle"), *options)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)

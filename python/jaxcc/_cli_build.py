@@ -1,0 +1,165 @@
+"""`jaxcc build`: write prebuilt bundles (src/bundle/) that `jaxcc.load_library` loads on machines
+without a compiler. From source files or a directory (one bundle), or from a Python module that
+calls load_* (`--module pkg.kernels`: one bundle per module it loads, in OUT/<name>)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+_CUDA_SUFFIXES = (".cu", ".cuh")
+_CPP_PATTERNS = ["*.cc", "*.cpp", "*.cxx"]
+
+
+def add_build_command(commands) -> None:
+    build = commands.add_parser(
+        "build",
+        help="build kernels into a bundle that load_library loads without a compiler",
+        description=__doc__,
+    )
+    build.add_argument("sources", nargs="*", metavar="SRC", help="source files or one directory")
+    build.add_argument(
+        "--module",
+        action="append",
+        default=[],
+        metavar="PKG.MOD",
+        help="import this module and bundle every module it loads (repeatable)",
+    )
+    build.add_argument("--name", help="module name (default: the file's stem or directory name)")
+    build.add_argument(
+        "--functions", help="comma-separated function names (default: every // @BE annotation)"
+    )
+    build.add_argument(
+        "--platform", choices=["cpu", "cuda"], help="default: cuda when a source is .cu, else cpu"
+    )
+    build.add_argument(
+        "--cuda-arch",
+        help="GPU architectures, e.g. 8.0,9.0 (SASS for each, "
+        "PTX of the highest); default: $JAXCC_CUDA_ARCH, else the GPUs here",
+    )
+    build.add_argument("-O", dest="optimization_level", type=int, default=3, choices=range(4))
+    build.add_argument("-I", dest="include", action="append", default=[], metavar="DIR")
+    build.add_argument("--cflags", default="", help="extra compiler flags, space-separated")
+    build.add_argument("--target-prefix", help="prefix of the FFI target names (default: NAME)")
+    build.add_argument("--vmap-method", default="sequential")
+    build.add_argument(
+        "--out",
+        required=True,
+        metavar="DIR",
+        help="bundle directory (with --module: one subdirectory per module)",
+    )
+
+
+def _request_from_sources(args):
+    from . import _arguments, _core, _options
+    from .errors import SpecError
+
+    paths = [_arguments.abspath(p, "jaxcc build: SRC") for p in args.sources]
+    platform = args.platform or (
+        "cuda" if any(p.endswith(_CUDA_SUFFIXES) for p in paths) else "cpu"
+    )
+    if len(paths) == 1 and os.path.isdir(paths[0]):
+        patterns = ["*.cu", "*.cc"] if platform == "cuda" else _CPP_PATTERNS
+        root, sources = _arguments.collect_dir(paths[0], patterns, patterns, "jaxcc build")
+        name, dirs = args.name or _core.module_name_from_path(root), [root]
+    else:
+        for path in paths:
+            if not os.path.isfile(path):
+                raise SpecError(
+                    f"jaxcc build: {path} is not a file; give source files or one directory"
+                )
+        sources = [(p, _arguments.read_source(p)) for p in paths]
+        name = args.name or _core.module_name_from_path(paths[0])
+        dirs = sorted({os.path.dirname(p) for p in paths})
+    functions = [f for f in (args.functions or "").replace(",", " ").split() if f] or None
+    cuda = {}
+    if platform == "cuda":
+        cuda["compute_capability"] = args.cuda_arch
+    elif args.cuda_arch:
+        raise SpecError("jaxcc build: --cuda-arch is for CUDA sources (.cu or --platform cuda)")
+    return _options.make_request(
+        "jaxcc build",
+        name=name,
+        platform=platform,
+        sources=sources,
+        functions=functions,
+        extra_cflags=args.cflags.split(),
+        extra_include_paths=args.include,
+        source_dirs=dirs,
+        target_prefix=args.target_prefix,
+        optimization_level=args.optimization_level,
+        vmap_method=args.vmap_method,
+        **cuda,
+    )
+
+
+def _requests_from_modules(modules: list[str]):
+    """The distinct requests of the load_* calls the modules make when imported."""
+    from . import _load
+    from .errors import SpecError
+
+    with _load.recording_loads() as recorded:
+        for module in modules:
+            try:
+                importlib.import_module(module)
+            except ImportError as exc:
+                raise SpecError(f"jaxcc build: cannot import {module!r}: {exc}") from None
+    requests = list(dict.fromkeys(recorded))
+    if not requests:
+        raise SpecError(
+            f"jaxcc build: importing {', '.join(modules)} loaded no jaxcc module; "
+            "--module needs a module that calls jaxcc.load_* at import"
+        )
+    names = [r.name for r in requests]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise SpecError(
+            f"jaxcc build: module name(s) {', '.join(twice)} loaded with different "
+            "code; give each load its own name"
+        )
+    return requests
+
+
+def _write(request, out_dir: str):
+    from . import _core, _discovery
+    from ._progress import BuildProgress
+
+    environment = _discovery.build_environment(
+        request, verbose=False, force_rebuild=False, ninja_workers=0
+    )
+    with BuildProgress(request.name):
+        manifest = _core.write_bundle(request, environment, out_dir)
+    archs = (
+        f" sm_{', sm_'.join(manifest.cuda_archs)} + PTX {manifest.ptx_arch}"
+        if (manifest.platform == "cuda")
+        else ""
+    )
+    functions = ", ".join(spec.name for spec in manifest.functions)
+    print(
+        f"jaxcc build: {manifest.module_name} ({manifest.platform}{archs}; {functions}) "
+        f"-> {os.path.abspath(out_dir)}"
+    )
+
+
+def run_build_command(args: argparse.Namespace) -> int:
+    from .errors import JaxccError
+
+    try:
+        if args.module and args.sources:
+            print("jaxcc build: give SRC... or --module, not both", file=sys.stderr)
+            return 2
+        if args.module:
+            for request in _requests_from_modules(args.module):
+                _write(request, os.path.join(args.out, request.name))
+        elif args.sources:
+            _write(_request_from_sources(args), args.out)
+        else:
+            print("jaxcc build: give source files, a directory or --module", file=sys.stderr)
+            return 2
+    except JaxccError as error:
+        text = str(error)
+        print(text if text.startswith("jaxcc build") else f"jaxcc build: {text}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,83 @@
+#include "bundle/bundle.h"
+#include "pipeline/cache_access.h"
+#include "util/fs.h"
+#include "util/sha256.h"
+
+namespace jaxcc::bundle {
+namespace {
+
+Error Refused(const std::string& dir, const std::string& what, const std::string& fix) {
+  return MakeError(ErrorKind::kBundle, "bundle " + dir + ": " + what + ". " + fix +
+                                           " Nothing was loaded from this bundle.");
+}
+
+const char* kRebuild = "Rebuild it with `jaxcc build` (or reinstall the package that ships it).";
+
+// Size first (a truncated or grown file is named as such), then the SHA-256 of every byte.
+Status VerifyFile(const std::string& dir, const BundleFile& file) {
+  std::string path = JoinPath(dir, file.path);
+  FileInfo info = StatPath(path);
+  if (!info.exists) return Refused(dir, "file " + file.path + " is missing", kRebuild);
+  if (info.size != file.size) {
+    return Refused(dir,
+                   "file " + file.path + " has " + std::to_string(info.size) +
+                       " bytes and the manifest says " + std::to_string(file.size) +
+                       (info.size < file.size ? " (truncated)" : " (altered)"),
+                   kRebuild);
+  }
+  auto digest = Sha256FileHex(path);
+  if (!digest.ok()) return Refused(dir, "cannot read " + file.path, digest.error().message);
+  if (*digest != file.sha256) {
+    return Refused(dir,
+                   "file " + file.path + " has SHA-256 " + digest->substr(0, 16) +
+                       "..., and the manifest says " + file.sha256.substr(0, 16) + "... (altered)",
+                   kRebuild);
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Result<BundleManifest> ReadBundleManifest(const std::string& dir) {
+  std::string path = JoinPath(dir, kManifestName);
+  if (!StatPath(dir).is_dir) {
+    return MakeError(ErrorKind::kBundle, "bundle " + dir +
+                                             " is not a directory. Give the directory that "
+                                             "`jaxcc build --out` wrote.");
+  }
+  auto text = ReadFile(path);
+  if (!text.ok()) {
+    return MakeError(ErrorKind::kBundle, std::string("bundle ") + dir + " has no readable " +
+                                             kManifestName +
+                                             ", so it is not a jaxcc bundle. Give the "
+                                             "directory that `jaxcc build --out` wrote.");
+  }
+  return BundleManifestFromJson(*text, path);
+}
+
+Result<LoadedBundle> LoadBundle(const std::string& dir_text, const Runtime& runtime) {
+  std::string dir = AbsolutePath(dir_text);
+  auto manifest = ReadBundleManifest(dir);
+  if (!manifest.ok()) return manifest.error();
+  if (manifest->platform != "cpu" && manifest->platform != "cuda") {
+    return Refused(dir, "platform '" + manifest->platform + "' is not one this jaxcc loads",
+                   "Build the bundle for cpu or cuda.");
+  }
+  JAXCC_RETURN_IF_ERROR(CheckCompatible(*manifest, runtime));
+  const BundleFile* library = nullptr;
+  for (const BundleFile& file : manifest->files) {
+    JAXCC_RETURN_IF_ERROR(VerifyFile(dir, file));
+    if (file.role == "library") library = &file;
+  }
+  if (library == nullptr) return Refused(dir, "the manifest lists no library", kRebuild);
+  auto module = pipeline::LoadPrivateLibrary(JoinPath(dir, library->path), manifest->functions,
+                                             manifest->key);
+  if (!module.ok()) return module.error();
+  module->entry_dir = dir;
+  module->miss_reason = "bundle";
+  module->cuda_archs = manifest->cuda_archs;
+  module->cuda_archs_source = "the bundle's manifest";
+  return LoadedBundle{std::move(*manifest), std::move(*module)};
+}
+
+}  // namespace jaxcc::bundle
