@@ -2,6 +2,8 @@
 across real processes, and the typed errors for artefacts whose targets nobody loaded."""
 
 import json
+import subprocess
+import sys
 import textwrap
 
 import jax
@@ -44,7 +46,7 @@ def expected(x):
     return np.sin(x * 3.0 + 1.0) * 2.0
 
 
-def run_in_fresh_process(body: str, blob_path) -> dict:
+def run_in_fresh_process(body: str, blob_path, env=None) -> dict:
     """Runs `body` in a new interpreter with SOURCE, jaxcc, jnp and the blob at hand; the body
     assigns a dict to `report`, which comes back as JSON."""
     code = "\n".join(
@@ -57,7 +59,7 @@ def run_in_fresh_process(body: str, blob_path) -> dict:
             "print('REPORT=' + json.dumps(report))",
         ]
     )
-    done = run_python(code)
+    done = run_python(code, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     line = [ln for ln in done.stdout.splitlines() if ln.startswith("REPORT=")][-1]
     return json.loads(line[len("REPORT=") :])
@@ -287,3 +289,40 @@ def test_a_cuda_kernel_round_trips_through_a_fresh_process(tmp_path, unique_name
     )
     assert report["missing"] == [f"{name}.scale_by"]
     np.testing.assert_allclose(report["y"], X * 3.0 + 1.0, rtol=1e-6)
+
+
+def test_round_trip_through_a_bundle_in_a_process_without_a_compiler(tmp_path):
+    """Export here; a fresh process with no g++, nvcc or ninja on PATH (CXX and JAXCC_NVCC name
+    missing files) gets the targets from a `jaxcc build` bundle alone and runs the artefact."""
+    ops = load_ops()
+    blob_path = tmp_path / "model.jaxexport"
+    blob_path.write_bytes(jaxcc.export(model(ops), SHAPE).serialize())
+    source = tmp_path / "export_ops.cc"
+    source.write_text(SOURCE)
+    bundle = tmp_path / "export_ops_bundle"
+    built = subprocess.run(
+        [sys.executable, "-m", "jaxcc", "build", str(source), "--name", "export_ops"]
+        + ["--functions", "scale_add,negate", "--out", str(bundle)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert built.returncode == 0, built.stderr
+    empty_bin = tmp_path / "empty-bin"
+    empty_bin.mkdir()
+    no_compiler = {
+        "PATH": str(empty_bin),
+        "CXX": str(tmp_path / "missing" / "g++"),
+        "JAXCC_NVCC": str(tmp_path / "missing" / "nvcc"),
+    }
+    report = run_in_fresh_process(
+        f"""
+        exported = jaxcc.deserialize(blob, bundles=[{str(bundle)!r}])
+        report["targets"] = jaxcc.list_registered_targets()
+        report["y"] = np.asarray(exported.call(jnp.arange(5, dtype=jnp.float32))).tolist()
+        """,
+        blob_path,
+        env=no_compiler,
+    )
+    assert "export_ops.scale_add" in str(report["targets"])
+    np.testing.assert_allclose(report["y"], expected(X), rtol=1e-6)
