@@ -20,6 +20,7 @@ from ._loading import (
 )
 from ._module import CompiledModule, KernelFunction
 from ._registry import registered_targets as list_registered_targets
+from ._sharding import ShardingRule, set_sharding_check
 from .errors import (
     BackendError,
     BackendWarning,
@@ -37,6 +38,8 @@ from .errors import (
     KernelRegistrationError,
     LoadError,
     RegistrationError,
+    ShardingError,
+    ShardingWarning,
     SignatureError,
     SpecError,
     SpecTypeError,
@@ -105,6 +108,9 @@ __all__ = [
     "KernelRegistrationError",
     "LoadError",
     "RegistrationError",
+    "ShardingError",
+    "ShardingRule",
+    "ShardingWarning",
     "SignatureError",
     "SpecError",
     "SpecTypeError",
@@ -135,5 +141,6 @@ __all__ = [
     "numba_kernel",
     "set_backend",
     "set_cache_dir",
+    "set_sharding_check",
     "vectorized_batching_rule",
 ]

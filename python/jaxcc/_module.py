@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from . import _core
 from ._attributes import convert_attribute
 from ._discovery import gpu_backend_present
+from ._sharding import ShardingRule, check_rule_less, partitioned
 from .errors import CallError, DeviceError, KernelError, SpecError
 
 MAX_RANK = _core.MAX_RANK  # jaxcc::kMaxDim, the rank limit of jaxcc::Tensor
@@ -46,6 +47,11 @@ class KernelFunction:
         self.num_args = spec.num_args
         self.num_rets = spec.num_rets
         self.attribute_types = {p.name: p.attr_type for p in params if p.kind == "attr"}
+        rule = getattr(spec, "sharding_rule", "")
+        # Parsed and checked against the spec in the core at load already; this cannot fail.
+        self.sharding = (
+            ShardingRule(rule, self.num_args, self.num_rets, self.name) if rule else None
+        )
         self.__name__ = self.name
         self.__qualname__ = f"{module_name}.{self.name}"
         self.__doc__ = f"jaxcc kernel {module_name}.{self.name}({self.signature()})"
@@ -164,10 +170,13 @@ class KernelFunction:
                 "NVIDIA GPU and a CUDA-enabled jaxlib (pip install 'jax[cuda13]' or "
                 "'jax[cuda12]'), or load the CPU version with jaxcc.load_cpp_inline."
             )
-        result_types, _ = self._output_types(arrays, outs)
+        result_types, as_list = self._output_types(arrays, outs)
         converted = self._convert_attributes(attributes)
         call = jax.ffi.ffi_call(self.target, result_types, vmap_method=self.vmap_method)
         try:
+            if self.sharding is not None:
+                return self._call_with_rule(arrays, result_types, as_list, converted, call)
+            check_rule_less(self.__qualname__, self.name, arrays)
             return call(*arrays, **converted)
         except jax.errors.JaxRuntimeError as e:
             # An eager call runs the kernel here; under jit JAX raises at execution instead.
@@ -175,6 +184,22 @@ class KernelFunction:
                 f"{e}\n(raised by the C++ kernel '{self.target}' during the call: the message "
                 "above is the kernel's own; fix the inputs it rejects or the kernel)"
             ) from e
+
+    def _call_with_rule(self, arrays, result_types, as_list, converted, call):
+        import jax
+
+        def local(xs, types):
+            shard_call = jax.ffi.ffi_call(self.target, list(types), vmap_method=self.vmap_method)
+            return list(shard_call(*xs, **converted))
+
+        types = list(result_types) if as_list else [result_types]
+        try:
+            results = partitioned(self.sharding, local, arrays, types)
+        except NotImplementedError:
+            # custom_partitioning has no vmap rule: a batched call runs as a rule-less one
+            # (XLACustomKernel composes the two; docs/sharding.md).
+            return call(*arrays, **converted)
+        return results if as_list else results[0]
 
     def __repr__(self) -> str:
         return f"<jaxcc kernel {self.target}({self.signature()})>"
