@@ -8,6 +8,7 @@ from . import _core
 from .errors import SpecError
 
 ELLIPSIS = "..."
+_tracing_rule = [0]  # > 0 while a call with a rule traces its per-shard body
 
 
 class ShardingRule:
@@ -148,9 +149,17 @@ def partitioned(rule: ShardingRule, call_local, args, result_types):
     in_factors, out_factors = rule.expand([a.shape for a in args],
                                           [r.shape for r in result_types])  # fmt: skip
 
+    def call_inside(xs, types):
+        # Kernels called in here are the rule's per-shard body: no rule-less warning for them.
+        _tracing_rule[0] += 1
+        try:
+            return call_local(xs, types)
+        finally:
+            _tracing_rule[0] -= 1
+
     @custom_partitioning
     def op(*xs):
-        return tuple(call_local(list(xs), list(result_types)))
+        return tuple(call_inside(list(xs), list(result_types)))
 
     def partition(mesh, arg_shapes, result_shape):
         axes_of = _choose_axes(rule, in_factors, [a.sharding for a in arg_shapes])
@@ -163,7 +172,7 @@ def partitioned(rule: ShardingRule, call_local, args, result_types):
         summed = tuple(a for f in rule.reduction for a in axes_of.get(f, ()))
 
         def lower(*xs):
-            outs = call_local(list(xs), local_types)
+            outs = call_inside(list(xs), local_types)
             if summed:
                 outs = [jax.lax.psum(o, summed) for o in outs]
             return tuple(outs)
@@ -238,7 +247,7 @@ def check_rule_less(function: str, fn_name: str, arrays) -> None:
     from .errors import ShardingError, ShardingWarning
 
     mode = sharding_check()
-    if mode == "off" or (mode == "warn" and function in _warned):
+    if _tracing_rule[0] or mode == "off" or (mode == "warn" and function in _warned):
         return
     for i, x in enumerate(arrays):
         spec = _sharded_spec(x)

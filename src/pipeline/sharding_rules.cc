@@ -26,7 +26,10 @@ Status ApplyShardingRules(const std::map<std::string, std::string>& rules,
       return MakeError(ErrorKind::kSpec, message);
     }
     auto rule = argspec::ParseRuleFor(*spec, text);
-    if (!rule.ok()) return MakeError(ErrorKind::kSpec, "sharding=: " + rule.error().message);
+    if (!rule.ok()) {
+      return MakeError(ErrorKind::kSpec,
+                       "sharding={\"" + name + "\": ...}: " + rule.error().message);
+    }
     parsed[name] = rule->text;
   }
   for (argspec::FunctionSpec& spec : *specs) {

@@ -173,6 +173,125 @@ def main(names):
     print("RESULTS " + json.dumps(results, default=lambda o: bool(o) if isinstance(o, np.bool_) else str(o)))
 
 
+def _row_norm_numba(x, out):
+    for r in range(x.shape[0]):
+        s = 0.0
+        for c in range(x.shape[1]):
+            s += x[r, c]
+        for c in range(x.shape[1]):
+            out[r, c] = x[r, c] / s
+
+
+def custom_kernel_backends():
+    import numba
+
+    m = ops()
+    numba_fn = numba.njit(_row_norm_numba)
+    prim = jaxcc.XLACustomKernel("shard_row_norm", sharding="r c -> r c; need_replication: c")
+    prim.def_cpp_kernel(lambda **p: m.row_norm_plain)
+    prim.def_numba_kernel(lambda outs, **p: jaxcc.numba_kernel(numba_fn, outs))
+    x = put(X, P("x", None))
+    out = jax.ShapeDtypeStruct(X.shape, X.dtype)
+    result = {}
+    for backend in ("cpp", "numba"):
+        def f(a, backend=backend):
+            return prim(a, outs=out, backend=backend)
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            y = jax.jit(f)(x)
+        result[backend] = {
+            "correct": np.allclose(np.asarray(y), X / X.sum(1, keepdims=True), rtol=1e-5),
+            "spec": spec_of(y), "hlo": hlo_report(f, x),
+            "warnings": [str(w.message) for w in caught
+                         if issubclass(w.category, jaxcc.ShardingWarning)]}  # fmt: skip
+    try:
+        from jax.experimental import pallas as pl
+
+        def pallas_kg(outs, **p):
+            def body(x_ref, o_ref):
+                o_ref[...] = x_ref[...] / jnp.sum(x_ref[...], axis=1, keepdims=True)
+
+            return pl.pallas_call(body, out_shape=outs[0], interpret=True)
+
+        prim.def_kernel("pallas", "cpu", pallas_kg)
+
+        def g(a):
+            return prim(a, outs=out, backend="pallas")
+
+        xa = put(X, P("x", None), AUTO)  # Pallas refuses Explicit mesh axes outside shard_map
+        y = jax.jit(g)(xa)
+        x_for_hlo = xa
+        result["pallas"] = {
+            "correct": np.allclose(np.asarray(y), X / X.sum(1, keepdims=True), rtol=1e-5),
+            "spec": spec_of(y), "hlo": hlo_report(g, x_for_hlo)}  # fmt: skip
+    except ImportError as e:
+        result["pallas"] = {"skipped": str(e)}
+    try:
+        prim(jnp.zeros((4, 2, 2)), outs=jax.ShapeDtypeStruct((4, 2, 2), jnp.float32))
+        result["rank_error"] = None
+    except jaxcc.SpecError as e:
+        result["rank_error"] = str(e)
+    return result
+
+
+def custom_kernel_vmap_keeps_batch_sharded():
+    elem = jaxcc.load_cpp_inline("shard_elem", kernels.SOURCE, ["add_one"],
+                                 sharding={"add_one": "... -> ..."})  # fmt: skip
+    prim = jaxcc.XLACustomKernel("shard_add_one", sharding="i -> i")
+    prim.def_cpp_kernel(lambda **p: elem.add_one, vectorized=True)
+    x = put(X[:8], P("x", None))
+
+    def f(a):
+        return jax.vmap(lambda row: prim(row, outs=jax.ShapeDtypeStruct(row.shape, row.dtype)))(a)
+
+    y = jax.jit(f)(x)
+    return {"correct": np.allclose(np.asarray(y), X[:8] + 1), "spec": spec_of(y),
+            "hlo": hlo_report(f, x)}  # fmt: skip
+
+
+def custom_kernel_grad():
+    from jax.interpreters import ad
+
+    m = ops()
+    prim = jaxcc.XLACustomKernel("shard_mul", sharding="..., ... -> ...")
+    prim.def_cpp_kernel(lambda **p: m.mul)
+
+    def mul(x, y):
+        return prim(x, y, outs=[jax.ShapeDtypeStruct(x.shape, x.dtype)])
+
+    prim.def_jvp_rule2(lambda t, x, y, outs, **kw: mul(t, y), lambda t, x, y, outs, **kw: mul(x, t))
+
+    def transpose(cts, x, y, **params):
+        (ct,) = cts
+        if type(ct) is ad.Zero:
+            return None, None
+        ct_x = mul(ct, y)[0] if ad.is_undefined_primal(x) else None
+        ct_y = mul(x, ct)[0] if ad.is_undefined_primal(y) else None
+        return ct_x, ct_y
+
+    prim.def_transpose_rule(transpose)
+    x = put(X, P("x", None))
+    w = put(np.cos(X), P("x", None))
+
+    def loss(a, b):
+        return jnp.sum(mul(a, b)[0] ** 2)
+
+    grad_jit = jax.jit(jax.grad(loss))
+    g = grad_jit(x, w)
+    expected = 2 * X * np.cos(X) ** 2
+    body = jax.shard_map(lambda a, b: jax.grad(lambda u: jnp.sum(mul(u, b)[0] ** 2))(a),
+                         mesh=MESH, in_specs=(P("x", None), P("x", None)),
+                         out_specs=P("x", None))  # fmt: skip
+    g2 = jax.jit(body)(x, w)
+    return {"jit_correct": np.allclose(np.asarray(g), expected, rtol=1e-4),
+            "jit_spec": spec_of(g), "jit_hlo": hlo_report(jax.grad(loss), x, w),
+            "shard_map_correct": np.allclose(np.asarray(g2), expected, rtol=1e-4)}  # fmt: skip
+
+
+SCENARIOS += [custom_kernel_backends, custom_kernel_vmap_keeps_batch_sharded, custom_kernel_grad]
+
+
 if __name__ == "__main__":
     assert len(jax.devices()) == 8, jax.devices()
     main(sys.argv[1:])

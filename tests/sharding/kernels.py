@@ -42,6 +42,14 @@ void scale_rows(const jaxcc::Tensor x, jaxcc::Tensor scaled, jaxcc::Tensor sums,
   }
 }
 
+// Elementwise product of two arrays of any (equal) shape.
+void mul(const jaxcc::Tensor x, const jaxcc::Tensor y, jaxcc::Tensor out) {
+  const float* a = static_cast<const float*>(x.data_ptr());
+  const float* b = static_cast<const float*>(y.data_ptr());
+  float* o = static_cast<float*>(out.data_ptr());
+  for (int64_t i = 0; i < x.numel(); ++i) o[i] = a[i] * b[i];
+}
+
 // out[r] = sum_k a[r, k] * v[k]: `k` is a reduction factor.
 void matvec(const jaxcc::Tensor a, const jaxcc::Tensor v, jaxcc::Tensor out) {
   const float* m = static_cast<const float*>(a.data_ptr());
@@ -56,7 +64,7 @@ void matvec(const jaxcc::Tensor a, const jaxcc::Tensor v, jaxcc::Tensor out) {
 }
 """
 
-FUNCTIONS = ["row_norm", "row_norm_plain", "add_one", "scale_rows", "matvec"]
+FUNCTIONS = ["row_norm", "row_norm_plain", "add_one", "scale_rows", "matvec", "mul"]
 RULES = {
     "scale_rows": "r c -> r c, r",
     "matvec": "r k, k -> r; reduction: k",

@@ -176,12 +176,19 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
                 f"\"{self.sharding.text}\"; a primitive has one rule for all backends"
             )
         self.sharding = parsed
+        from .._jax_compat import devices_during_lowering
+
+        devices_during_lowering.add(self.primitive)
 
     # -- abstract evaluation and eager execution ------------------------------------------
 
     @staticmethod
     def _abstract_eval(*args, outs, **params):
-        return list(outs)
+        # Inside jax.shard_map the inputs vary over manual mesh axes (`vma`); the outputs vary
+        # over all of them, or JAX's type checks reject the cotangents of a grad there.
+        from .._jax_compat import varying_like
+
+        return varying_like(outs, args)
 
     def _eager_impl(self, *args, **params):
         return self._run_eager(self._eager_function(params), args)
