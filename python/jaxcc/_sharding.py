@@ -77,7 +77,7 @@ class ShardingRule:
         ellipsis_ranks = set()
         for kind, ops, shapes in (("input", self.inputs, shapes_in),
                                   ("output", self.outputs, shapes_out)):  # fmt: skip
-            for i, (op, shape) in enumerate(zip(ops, shapes)):
+            for i, (op, shape) in enumerate(zip(ops, shapes, strict=True)):
                 rank = len(shape)
                 has_ellipsis = bool(op) and op[0] == (ELLIPSIS,)
                 named = len(op) - (1 if has_ellipsis else 0)
@@ -116,9 +116,9 @@ def _choose_axes(rule: ShardingRule, in_factors, arg_shardings):
     factors and compound dims get none, and no mesh axis serves two factors."""
     axes_of: dict[str, tuple] = {}
     taken: set = set()
-    for factors, sharding in zip(in_factors, arg_shardings):
+    for factors, sharding in zip(in_factors, arg_shardings, strict=True):
         spec = tuple(getattr(sharding, "spec", ())) + (None,) * len(factors)
-        for factor, entry in zip(factors, spec):
+        for factor, entry in zip(factors, spec, strict=False)  # spec padded with None:
             if factor is None or factor in axes_of or factor in rule.need_replication:
                 continue
             axes = _spec_entry(entry)
@@ -167,7 +167,7 @@ def partitioned(rule: ShardingRule, call_local, args, result_types):
         out_shardings = tuple(_named(mesh, f, axes_of) for f in out_factors)
         local_types = [
             jax.ShapeDtypeStruct(s.shard_shape(r.shape), r.dtype)
-            for s, r in zip(out_shardings, result_types)
+            for s, r in zip(out_shardings, result_types, strict=True)
         ]
         summed = tuple(a for f in rule.reduction for a in axes_of.get(f, ()))
 

@@ -12,9 +12,7 @@ namespace {
 constexpr const char* kExample = "e.g. \"b i, i -> b i\" or \"..., ... -> ...\"";
 
 bool IsFactorStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; }
-bool IsFactorChar(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_';
-}
+bool IsFactorChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
 
 class Reader {
  public:
@@ -45,8 +43,8 @@ class Reader {
         ++pos;
       } else if (text_.compare(pos, 3, "...") == 0) {
         if (!current.dims.empty()) {
-          return Fail(pos, "`...` may only be an operand's first dimension, " +
-                               std::string(kExample));
+          return Fail(pos,
+                      "`...` may only be an operand's first dimension, " + std::string(kExample));
         }
         current.dims.push_back({"..."});
         pos += 3;
@@ -83,8 +81,10 @@ class Reader {
         return Fail(begin, "factor names start with a letter, got '" + std::string(1, c) + "'");
       }
       if (c == ')') return Fail(begin, "`)` without a matching `(`");
-      return Fail(begin, "unexpected character '" + std::string(1, c) + "'; a rule holds factor "
-                         "names, `...`, `( )`, commas and one `->`, " + kExample);
+      return Fail(begin, "unexpected character '" + std::string(1, c) +
+                             "'; a rule holds factor "
+                             "names, `...`, `( )`, commas and one `->`, " +
+                             kExample);
     }
     while (*pos < end_ && IsFactorChar(text_[*pos])) ++*pos;
     return std::string(text_.substr(begin, *pos - begin));
@@ -147,8 +147,8 @@ Result<ShardingRule> ParseShardingRule(std::string_view text, size_t* error_offs
   // Where each factor is used: whole dimension somewhere, or only inside compounds.
   std::map<std::string, bool> whole;  // factor -> used as a whole dimension
   std::set<std::string> in_inputs;
-  auto collect = [&](const std::vector<RuleOperand>& side, bool input, const char* kind)
-      -> Result<Ok> {
+  auto collect = [&](const std::vector<RuleOperand>& side, bool input,
+                     const char* kind) -> Result<Ok> {
     for (size_t i = 0; i < side.size(); ++i) {
       std::set<std::string> seen;
       for (const RuleDim& dim : side[i].dims) {
@@ -172,8 +172,9 @@ Result<ShardingRule> ParseShardingRule(std::string_view text, size_t* error_offs
   for (const auto& [factor, is_whole] : whole) {
     if (!is_whole) {
       return fail(text.find(factor),
-                  "factor `" + factor + "` is used only inside `( )`, so its size is unknown; "
-                  "also use it as a whole dimension of some operand, or drop the compound");
+                  "factor `" + factor +
+                      "` is used only inside `( )`, so its size is unknown; "
+                      "also use it as a whole dimension of some operand, or drop the compound");
     }
   }
 
@@ -192,9 +193,10 @@ Result<ShardingRule> ParseShardingRule(std::string_view text, size_t* error_offs
                                      : kind == "permutation"      ? &rule.permutation
                                                                   : nullptr;
     if (list == nullptr || colon == std::string_view::npos) {
-      return fail(pos + 1, "after `;` comes `reduction: <factors>`, `need_replication: "
-                           "<factors>` or `permutation: <factors>`, e.g. \"i k, k j -> i j; "
-                           "reduction: k\"");
+      return fail(pos + 1,
+                  "after `;` comes `reduction: <factors>`, `need_replication: "
+                  "<factors>` or `permutation: <factors>`, e.g. \"i k, k j -> i j; "
+                  "reduction: k\"");
     }
     std::string_view names = clause.substr(colon + 1);
     size_t base = pos + 1 + colon + 1;
@@ -206,13 +208,14 @@ Result<ShardingRule> ParseShardingRule(std::string_view text, size_t* error_offs
       if (i == begin) break;
       std::string f(names.substr(begin, i - begin));
       if (whole.count(f) == 0) {
-        return fail(base + begin, "`" + kind + "` names factor `" + f +
-                                      "`, which the rule does not use");
+        return fail(base + begin,
+                    "`" + kind + "` names factor `" + f + "`, which the rule does not use");
       }
       if (!special.insert(f).second) {
-        return fail(base + begin, "factor `" + f + "` is listed in more than one clause (or "
-                                  "twice); a factor is reduction, need_replication or "
-                                  "permutation, not several");
+        return fail(base + begin, "factor `" + f +
+                                      "` is listed in more than one clause (or "
+                                      "twice); a factor is reduction, need_replication or "
+                                      "permutation, not several");
       }
       list->push_back(f);
     }
@@ -235,8 +238,9 @@ Result<ShardingRule> ParseShardingRule(std::string_view text, size_t* error_offs
       for (const std::string& f : dim) {
         if (f != "..." && in_inputs.count(f) == 0) {
           return fail(arrow + 2 + std::string_view(text.substr(arrow + 2)).find(f),
-                      "factor `" + f + "` of the outputs appears in no input, so its size "
-                      "cannot be known; name it in the input it comes from");
+                      "factor `" + f +
+                          "` of the outputs appears in no input, so its size "
+                          "cannot be known; name it in the input it comes from");
         }
       }
     }

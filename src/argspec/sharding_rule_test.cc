@@ -69,8 +69,7 @@ TEST(ShardingRuleTest, MalformedRulesSayWhatAndWhere) {
   EXPECT_NE(ErrorOf("(i) -> i").find("at least two factors"), std::string::npos);
   EXPECT_NE(ErrorOf("(i j) -> i").find("`j` is used only inside"), std::string::npos);
   EXPECT_NE(ErrorOf("i i -> i").find("appears twice in input 1"), std::string::npos);
-  EXPECT_NE(ErrorOf("i -> i j").find("`j` of the outputs appears in no input"),
-            std::string::npos);
+  EXPECT_NE(ErrorOf("i -> i j").find("`j` of the outputs appears in no input"), std::string::npos);
   EXPECT_NE(ErrorOf("i k -> i; reduction: q").find("does not use"), std::string::npos);
   EXPECT_NE(ErrorOf("i k -> i; reduce: k").find("after `;`"), std::string::npos);
   EXPECT_NE(ErrorOf("i k -> i k; reduction: k").find("appears in an output"), std::string::npos);
@@ -87,8 +86,7 @@ TEST(ShardingRuleTest, OperandCountsMustMatchTheFunction) {
   EXPECT_NE(rule.error().message.find("1 input(s), but the function takes 2"), std::string::npos);
   rule = ParseRuleFor(Spec(1, 2), "b i -> b i");
   ASSERT_FALSE(rule.ok());
-  EXPECT_NE(rule.error().message.find("1 output(s), but the function takes 2"),
-            std::string::npos);
+  EXPECT_NE(rule.error().message.find("1 output(s), but the function takes 2"), std::string::npos);
   EXPECT_TRUE(ParseRuleFor(Spec(1, 2), "b i -> b i, b").ok());
   rule = ParseRuleFor(Spec(1, 1), "b i -> b i x");
   ASSERT_FALSE(rule.ok());

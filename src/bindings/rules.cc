@@ -51,7 +51,8 @@ void BindRules(nb::module_& m) {
         for (int i = 0; i < num_args; ++i) spec.params.push_back({argspec::ParamKind::kArg});
         for (int i = 0; i < num_rets; ++i) spec.params.push_back({argspec::ParamKind::kRet});
         // Negative counts: the caller does not know them yet (an XLACustomKernel's rule).
-        auto rule = num_args < 0 ? argspec::ParseShardingRule(text) : argspec::ParseRuleFor(spec, text);
+        auto rule =
+            num_args < 0 ? argspec::ParseShardingRule(text) : argspec::ParseRuleFor(spec, text);
         if (!rule.ok() && num_args < 0) {
           RaiseError(MakeError(ErrorKind::kSpec, "`" + function + "`: " + rule.error().message));
         }

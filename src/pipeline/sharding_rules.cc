@@ -16,7 +16,8 @@ Status ApplyShardingRules(const std::map<std::string, std::string>& rules,
       if (s.name == name) spec = &s;
     }
     if (spec == nullptr) {
-      std::string message = "sharding={\"" + name + "\": ...} names a function the module does "
+      std::string message = "sharding={\"" + name +
+                            "\": ...} names a function the module does "
                             "not load (it loads: ";
       for (size_t i = 0; i < names.size(); ++i) message += (i ? ", " : "") + names[i];
       message += ")";

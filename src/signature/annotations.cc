@@ -73,8 +73,8 @@ void ReadComment(const std::vector<SourceFile>& sources, int source_index, const
   std::string_view words_text = text;
   if (key != std::string_view::npos && key < stop) {
     size_t open = key + 9;
-    size_t close = open < text.size() && text[open] == '"' ? text.find('"', open + 1)
-                                                           : std::string_view::npos;
+    size_t close =
+        open < text.size() && text[open] == '"' ? text.find('"', open + 1) : std::string_view::npos;
     if (close == std::string_view::npos || close > stop) {
       scan->errors.push_back(AnnotationError(
           source, WordSpan(comment, key, std::min(stop, text.size()) - key),

@@ -11,8 +11,8 @@ using namespace resolve_testing;  // NOLINT(google-build-using-namespace): test 
 constexpr const char* kRowOp = "void row_op(const Tensor& x, Tensor& y) {}\n";
 
 TEST(ShardingAnnotationTest, RuleFillsTheSpec) {
-  auto specs = Resolve({{"<module>", std::string("// @BE row_op arg ret sharding=\"r  c -> r c\"\n") +
-                                         kRowOp}});
+  auto specs = Resolve(
+      {{"<module>", std::string("// @BE row_op arg ret sharding=\"r  c -> r c\"\n") + kRowOp}});
   ASSERT_TRUE(specs.ok()) << specs.error().message;
   EXPECT_EQ((*specs)[0].sharding_rule, "r c -> r c");
   EXPECT_EQ((*specs)[0].num_args(), 1);
@@ -53,8 +53,7 @@ TEST(ShardingAnnotationTest, UnquotedOrMisplacedRule) {
   Error e = ErrorOf(One(std::string("// @BE row_op sharding=r->r\n") + kRowOp));
   EXPECT_NE(e.message.find("write the rule in double quotes"), std::string::npos) << e.message;
   e = ErrorOf(One(std::string("// @BE row_op sharding=\"r -> r\" arg ret\n") + kRowOp));
-  EXPECT_NE(e.message.find("must be the annotation's last item"), std::string::npos)
-      << e.message;
+  EXPECT_NE(e.message.find("must be the annotation's last item"), std::string::npos) << e.message;
 }
 
 }  // namespace
