@@ -118,7 +118,7 @@ def _choose_axes(rule: ShardingRule, in_factors, arg_shardings):
     taken: set = set()
     for factors, sharding in zip(in_factors, arg_shardings, strict=True):
         spec = tuple(getattr(sharding, "spec", ())) + (None,) * len(factors)
-        for factor, entry in zip(factors, spec, strict=False)  # spec padded with None:
+        for factor, entry in zip(factors, spec, strict=False):  # spec padded with None
             if factor is None or factor in axes_of or factor in rule.need_replication:
                 continue
             axes = _spec_entry(entry)
