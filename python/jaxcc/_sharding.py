@@ -258,7 +258,8 @@ def check_rule_less(function: str, fn_name: str, arrays) -> None:
             "rule, so XLA inserts an all-gather of it onto every device and runs the whole "
             "kernel replicated there (output sharding P()). Declare how the kernel splits: load "
             f"it with sharding={{'{fn_name}': 'b i -> b i'}} (or end its annotation with "
-            f"sharding=\"b i -> b i\"), or call it inside jax.shard_map. "
+            f"sharding=\"b i -> b i\"; one operand per input and output, one factor per "
+            "dimension, docs/sharding.md), or call it inside jax.shard_map. "
             "JAXCC_SHARDING_CHECK=error makes this an error, =off silences it."
         )
         if mode == "error":

@@ -61,7 +61,7 @@ def rule_on_auto_mesh():
 def columns_sharded_get_gathered_for_need_replication():
     # `c` is need_replication: a column-sharded input must be resharded, never computed split.
     m = ops()
-    x = put(X.T.copy().T, P(None, "x"), MESH) if False else put(np.tile(X, (1, 8))[:, :48], P(None, "x"))
+    x = put(np.tile(X, (1, 8)), P(None, "x"))  # 48 columns, 6 per device
     y = jax.jit(m.row_norm)(x)
     xs = np.asarray(x)
     return {"correct": np.allclose(np.asarray(y), xs / xs.sum(1, keepdims=True), rtol=1e-6)}
@@ -103,7 +103,7 @@ def attrs_and_two_outputs():
 
 def reduction_factor():
     m = ops()
-    a = put(X, P(None, "x")) if False else put(np.tile(X, (1, 8))[:, :48], P(None, "x"))
+    a = put(np.tile(X, (1, 8)), P(None, "x"))  # k = 48, split over the 8 devices
     v = put(np.linspace(-1, 1, 48).astype(np.float32), P("x"))
     out = jax.ShapeDtypeStruct((16,), np.float32)
 
