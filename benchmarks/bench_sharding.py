@@ -31,6 +31,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "shard
 import kernels  # noqa: E402  (the row_norm kernels of the sharding tests)
 
 import jaxcc  # noqa: E402
+from jaxcc import _sharding  # noqa: E402
 
 COLLECTIVE = re.compile(
     r"=\s*(\w+)\[([\d,]*)\][^=]*?\b(all-gather|all-to-all|all-reduce|collective-permute|"
@@ -71,24 +72,34 @@ def main() -> None:
     warnings.simplefilter("ignore", jaxcc.ShardingWarning)
     mesh = jax.make_mesh((DEVICES,), ("x",))
     print(f"jax {jax.__version__}, jaxcc {jaxcc.__version__}, {DEVICES} CPU devices")
-    print("rows x cols | with rule | without rule | ratio | collectives with / without "
-          "(count, bytes written per device)")
+    print("rows x cols | rule, batch partitioner | rule, custom_partitioning | without rule | "
+          "ratio batch | ratio cp | collectives batch / cp / without (count, bytes written per "
+          "device)")
     for size in args.sizes.split(","):
         r, c = (int(v) for v in size.split(":"))
         host = np.random.default_rng(0).uniform(1, 2, (DEVICES * r, c)).astype(np.float32)
         x = jax.device_put(host, NamedSharding(mesh, P("x", None)))
         ruled, plain = jax.jit(mod.row_norm), jax.jit(mod.row_norm_plain)
-        np.testing.assert_allclose(np.asarray(ruled(x)), np.asarray(plain(x)), rtol=1e-6)
+        # The same rule through custom_partitioning instead of XLA's batch partitioner: traced
+        # (on its first call) with the batch path switched off.
+        ruled_cp = jax.jit(lambda a: mod.row_norm(a))
+        _sharding.BATCH_PATH[0] = False
+        ruled_cp(x).block_until_ready()
+        _sharding.BATCH_PATH[0] = True
+        for f in (ruled, ruled_cp):
+            np.testing.assert_allclose(np.asarray(f(x)), np.asarray(plain(x)), rtol=1e-6)
         calls = max(5, int(4e6 // host.size))
-        with_rule, without = [], []
-        for _ in range(args.rounds):  # interleaved, so both sides see the same machine load
-            with_rule.append(time_calls(ruled, x, calls))
-            without.append(time_calls(plain, x, calls))
-        a, b = statistics.median(with_rule), statistics.median(without)
+        times = {"batch": [], "cp": [], "plain": []}
+        for _ in range(args.rounds):  # interleaved, so every side sees the same machine load
+            times["batch"].append(time_calls(ruled, x, calls))
+            times["cp"].append(time_calls(ruled_cp, x, calls))
+            times["plain"].append(time_calls(plain, x, calls))
+        a, a2, b = (statistics.median(times[k]) for k in ("batch", "cp", "plain"))
         hlo_rule = collective_bytes(ruled.lower(x).compile().as_text())
+        hlo_cp = collective_bytes(ruled_cp.lower(x).compile().as_text())
         hlo_plain = collective_bytes(plain.lower(x).compile().as_text())
-        print(f"{DEVICES * r} x {c} | {a * 1e6:.1f} µs | {b * 1e6:.1f} µs | {b / a:.2f}x | "
-              f"{hlo_rule} / {hlo_plain}")  # fmt: skip
+        print(f"{DEVICES * r} x {c} | {a * 1e6:.1f} µs | {a2 * 1e6:.1f} µs | {b * 1e6:.1f} µs | "
+              f"{b / a:.2f}x | {b / a2:.2f}x | {hlo_rule} / {hlo_cp} / {hlo_plain}")  # fmt: skip
 
 
 if __name__ == "__main__":

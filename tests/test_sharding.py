@@ -36,6 +36,19 @@ def test_rule_keeps_rows_sharded_without_collectives(results):
     assert r["spec"] == ["x"]  # P("x", None): rows stay split, no replicated output
     assert r["hlo"] == NO_COLLECTIVE
     assert r["rule"] == "r c -> r c; need_replication: c"  # from the // @BE annotation
+    assert r["path"] == "batch"  # only the leading dimension may split: XLA's batch partitioner
+
+
+def test_custom_partitioning_path_gives_the_same_program(results):
+    r = scenario(results, "forced_custom_partitioning")
+    for case in ("rows", "elementwise"):
+        assert r[case]["path"] == "custom_partitioning"
+        assert r[case]["correct"] and r[case]["spec"] == ["x"]
+        assert r[case]["hlo"] == NO_COLLECTIVE
+
+
+def test_loader_function_with_rule_under_vmap(results):
+    assert scenario(results, "batch_path_under_vmap")["correct"]
 
 
 def test_rule_works_on_auto_axes_too(results):
@@ -64,6 +77,7 @@ def test_attributes_and_two_outputs_keep_their_sharding(results):
     assert r["correct"]
     assert r["specs"] == [["x"], ["x"]]
     assert r["hlo"] == NO_COLLECTIVE
+    assert r["path"] == "custom_partitioning"  # `c` may split: more than leading dimensions
 
 
 def test_reduction_factor_is_all_reduced_not_gathered(results):
@@ -76,6 +90,8 @@ def test_reduction_factor_is_all_reduced_not_gathered(results):
 def test_elementwise_ellipsis_rule_any_rank(results):
     r = scenario(results, "elementwise_ellipsis")
     assert r["correct"] and r["spec"] == ["x"] and r["hlo"] == NO_COLLECTIVE
+    # XLA's batch partitioner gathers when every dimension is a batch dimension (decision 63)
+    assert r["path"] == "custom_partitioning"
 
 
 def test_wrong_rank_is_a_spec_error_before_xla(results):

@@ -6,8 +6,10 @@ from collections.abc import Sequence
 
 from . import _core
 from ._attributes import convert_attribute
+from ._batch_partition import call as batch_call
+from ._batch_partition import leading_batch_dims
 from ._discovery import gpu_backend_present
-from ._sharding import ShardingRule, check_rule_less, partitioned
+from ._sharding import BATCH_PATH, ShardingRule, check_rule_less, partitioned
 from .errors import CallError, DeviceError, KernelError, SpecError
 
 MAX_RANK = _core.MAX_RANK  # jaxcc::kMaxDim, the rank limit of jaxcc::Tensor
@@ -193,6 +195,15 @@ class KernelFunction:
             return list(shard_call(*xs, **converted))
 
         types = list(result_types) if as_list else [result_types]
+        in_factors, out_factors = self.sharding.expand(
+            [a.shape for a in arrays], [t.shape for t in types]
+        )
+        k = leading_batch_dims(self.sharding, in_factors, out_factors)
+        if k and BATCH_PATH[0]:
+            results = batch_call(
+                self.target, arrays, types, converted, k, self.sharding, self.vmap_method
+            )
+            return results if as_list else results[0]
         try:
             results = partitioned(self.sharding, local, arrays, types)
         except NotImplementedError:

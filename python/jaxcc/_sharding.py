@@ -8,6 +8,9 @@ from . import _core
 from .errors import SpecError
 
 ELLIPSIS = "..."
+# Loader functions whose rule splits only leading dimensions take XLA's batch-partitionable
+# path (_batch_partition.py); False forces custom_partitioning (tests and the benchmark compare).
+BATCH_PATH = [True]
 _tracing_rule = [0]  # > 0 while a call with a rule traces its per-shard body
 
 

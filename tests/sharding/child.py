@@ -37,6 +37,13 @@ def hlo_report(f, *args):
     return {c: text.count(c + "(") + text.count(c + "-start(") for c in COLLECTIVES}
 
 
+def path_of(f, *args):
+    """Which lowering a call took: XLA's batch partitioner or custom_partitioning."""
+    text = jax.jit(f).lower(*args).as_text()
+    return ("batch" if "num_batch_dims" in text else "") + (
+        "custom_partitioning" if "CustomSPMDPartitioning" in text else "")
+
+
 def spec_of(y):
     return [None if e is None else str(e) for e in y.sharding.spec]
 
@@ -51,7 +58,7 @@ def rule_keeps_rows_sharded(mesh=MESH):
     y = jax.jit(m.row_norm)(x)
     ok = np.allclose(np.asarray(y), X / X.sum(1, keepdims=True), rtol=1e-6)
     return {"correct": ok, "spec": spec_of(y), "hlo": hlo_report(m.row_norm, x),
-            "rule": m.row_norm.spec.sharding_rule}  # fmt: skip
+            "rule": m.row_norm.spec.sharding_rule, "path": path_of(m.row_norm, x)}  # fmt: skip
 
 
 def rule_on_auto_mesh():
@@ -98,7 +105,8 @@ def attrs_and_two_outputs():
 
     scaled, sums = jax.jit(f)(x)
     return {"correct": bool(np.allclose(scaled, X * 0.5) and np.allclose(sums, X.sum(1) * 0.5)),
-            "specs": [spec_of(scaled), spec_of(sums)], "hlo": hlo_report(f, x)}  # fmt: skip
+            "specs": [spec_of(scaled), spec_of(sums)], "hlo": hlo_report(f, x),
+            "path": path_of(f, x)}  # fmt: skip
 
 
 def reduction_factor():
@@ -122,7 +130,7 @@ def elementwise_ellipsis():
     x3 = put(np.arange(8 * 4 * 2, dtype=np.float32).reshape(8, 4, 2), P("x", None, None))
     y = jax.jit(m.add_one)(x3)
     return {"correct": np.allclose(np.asarray(y), np.asarray(x3) + 1), "spec": spec_of(y),
-            "hlo": hlo_report(m.add_one, x3)}  # fmt: skip
+            "hlo": hlo_report(m.add_one, x3), "path": path_of(m.add_one, x3)}  # fmt: skip
 
 
 def wrong_rank_is_a_spec_error():
@@ -155,7 +163,27 @@ def shard_map_kernels():
     return {"correct": bool(ok), "warnings": warned, "hlo": hlo_report(f, x)}
 
 
-SCENARIOS = [rule_keeps_rows_sharded, rule_on_auto_mesh,
+def forced_custom_partitioning():
+    from jaxcc import _sharding
+
+    _sharding.BATCH_PATH[0] = False
+    jax.clear_caches()  # the switch is not part of jit's cache key
+    try:
+        return {"rows": rule_keeps_rows_sharded(), "elementwise": elementwise_ellipsis()}
+    finally:
+        _sharding.BATCH_PATH[0] = True
+        jax.clear_caches()
+
+
+def batch_path_under_vmap():
+    m = ops()
+    x = put(np.stack([X, 2 * X]), P(None, "x", None))
+    y = jax.jit(jax.vmap(m.row_norm))(x)  # the loader function's vmap: a plain ffi_call
+    xs = np.asarray(x)
+    return {"correct": np.allclose(np.asarray(y), xs / xs.sum(2, keepdims=True), rtol=1e-6)}
+
+
+SCENARIOS = [rule_keeps_rows_sharded, forced_custom_partitioning, batch_path_under_vmap, rule_on_auto_mesh,
              columns_sharded_get_gathered_for_need_replication, rule_less_warns_once,
              attrs_and_two_outputs, reduction_factor, elementwise_ellipsis,
              wrong_rank_is_a_spec_error, shard_map_kernels]  # fmt: skip
