@@ -6,10 +6,17 @@
 #include <map>
 #include <set>
 
+#include "util/text.h"
+
 namespace jaxcc::argspec {
 namespace {
 
 constexpr const char* kExample = "e.g. \"b i, i -> b i\" or \"..., ... -> ...\"";
+
+// User text quoted in a message: control bytes escaped, long text cut (the fuzz targets check).
+std::string Q(std::string_view text, size_t max_bytes = 80) {
+  return EscapeForMessage(text, max_bytes);
+}
 
 bool IsFactorStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) != 0; }
 bool IsFactorChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
@@ -20,7 +27,7 @@ class Reader {
 
   Error Fail(size_t at, const std::string& what) {
     offset_ = at;
-    return MakeError(ErrorKind::kSpec, "sharding rule \"" + std::string(text_) + "\": " + what +
+    return MakeError(ErrorKind::kSpec, "sharding rule \"" + Q(text_, 200) + "\": " + what +
                                            " (at character " + std::to_string(at + 1) + ")");
   }
   size_t offset() const { return offset_; }
@@ -78,7 +85,7 @@ class Reader {
     char c = text_[begin];
     if (!IsFactorStart(c)) {
       if (std::isdigit(static_cast<unsigned char>(c))) {
-        return Fail(begin, "factor names start with a letter, got '" + std::string(1, c) + "'");
+        return Fail(begin, "factor names start with a letter, got '" + Q(std::string(1, c)) + "'");
       }
       if (c == ')') return Fail(begin, "`)` without a matching `(`");
       return Fail(begin, "unexpected character '" + std::string(1, c) +
@@ -155,7 +162,7 @@ Result<ShardingRule> ParseShardingRule(std::string_view text, size_t* error_offs
         for (const std::string& f : dim) {
           if (f == "...") continue;
           if (!seen.insert(f).second) {
-            return fail(text.find(f), "factor `" + f + "` appears twice in " + kind + " " +
+            return fail(text.find(f), "factor `" + Q(f) + "` appears twice in " + kind + " " +
                                           std::to_string(i + 1) +
                                           "; one factor names one dimension of an operand")
                 .error();
@@ -172,7 +179,7 @@ Result<ShardingRule> ParseShardingRule(std::string_view text, size_t* error_offs
   for (const auto& [factor, is_whole] : whole) {
     if (!is_whole) {
       return fail(text.find(factor),
-                  "factor `" + factor +
+                  "factor `" + Q(factor) +
                       "` is used only inside `( )`, so its size is unknown; "
                       "also use it as a whole dimension of some operand, or drop the compound");
     }
@@ -209,24 +216,24 @@ Result<ShardingRule> ParseShardingRule(std::string_view text, size_t* error_offs
       std::string f(names.substr(begin, i - begin));
       if (whole.count(f) == 0) {
         return fail(base + begin,
-                    "`" + kind + "` names factor `" + f + "`, which the rule does not use");
+                    "`" + Q(kind) + "` names factor `" + Q(f) + "`, which the rule does not use");
       }
       if (!special.insert(f).second) {
-        return fail(base + begin, "factor `" + f +
+        return fail(base + begin, "factor `" + Q(f) +
                                       "` is listed in more than one clause (or "
                                       "twice); a factor is reduction, need_replication or "
                                       "permutation, not several");
       }
       list->push_back(f);
     }
-    if (list->empty()) return fail(pos + 1, "`" + kind + ":` lists no factor");
+    if (list->empty()) return fail(pos + 1, "`" + Q(kind) + ":` lists no factor");
     pos = next;
   }
   for (const std::string& f : rule.reduction) {
     for (const RuleOperand& out : rule.outputs) {
       for (const RuleDim& dim : out.dims) {
         if (std::find(dim.begin(), dim.end(), f) != dim.end()) {
-          return fail(text.find(f), "reduction factor `" + f +
+          return fail(text.find(f), "reduction factor `" + Q(f) +
                                         "` appears in an output; a reduction factor is one the "
                                         "outputs sum over, so only inputs name it");
         }
@@ -238,7 +245,7 @@ Result<ShardingRule> ParseShardingRule(std::string_view text, size_t* error_offs
       for (const std::string& f : dim) {
         if (f != "..." && in_inputs.count(f) == 0) {
           return fail(arrow + 2 + std::string_view(text.substr(arrow + 2)).find(f),
-                      "factor `" + f +
+                      "factor `" + Q(f) +
                           "` of the outputs appears in no input, so its size "
                           "cannot be known; name it in the input it comes from");
         }
@@ -261,10 +268,11 @@ Result<ShardingRule> ParseShardingRule(std::string_view text, size_t* error_offs
 Status CheckRuleAgainstSpec(const ShardingRule& rule, const FunctionSpec& spec) {
   auto mismatch = [&](const char* side, size_t rule_count, int spec_count, const char* token) {
     return MakeError(ErrorKind::kSpec,
-                     "function `" + spec.name + "`: sharding rule \"" + rule.text + "\" has " +
-                         std::to_string(rule_count) + " " + side + "(s), but the function takes " +
-                         std::to_string(spec_count) + " (`" + token + "` parameters); write one " +
-                         "comma-separated operand per " + token + " on that side of `->`");
+                     "function `" + spec.name + "`: sharding rule \"" + Q(rule.text, 200) +
+                         "\" has " + std::to_string(rule_count) + " " + side +
+                         "(s), but the function takes " + std::to_string(spec_count) + " (`" +
+                         token + "` parameters); write one " + "comma-separated operand per " +
+                         token + " on that side of `->`");
   };
   if (static_cast<int>(rule.inputs.size()) != spec.num_args()) {
     return mismatch("input", rule.inputs.size(), spec.num_args(), "arg");

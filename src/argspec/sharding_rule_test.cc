@@ -78,6 +78,16 @@ TEST(ShardingRuleTest, MalformedRulesSayWhatAndWhere) {
   EXPECT_NE(ErrorOf("i k -> i; reduction:").find("lists no factor"), std::string::npos);
 }
 
+TEST(ShardingRuleTest, MessagesQuoteUserTextEscapedAndCut) {
+  std::string message = ErrorOf(std::string("r \x01 -> r"));
+  EXPECT_NE(message.find("\\x01"), std::string::npos) << message;
+  EXPECT_EQ(message.find('\x01'), std::string::npos);
+  std::string huge(100000, 'a');
+  message = ErrorOf(huge + " " + huge + " -> " + huge);
+  EXPECT_NE(message.find("appears twice"), std::string::npos);
+  EXPECT_LT(message.size(), 1000u);
+}
+
 TEST(ShardingRuleTest, OperandCountsMustMatchTheFunction) {
   auto rule = ParseRuleFor(Spec(2, 1), "b i -> b i");
   ASSERT_FALSE(rule.ok());

@@ -2,6 +2,7 @@
 
 #include "argspec/sharding_rule.h"
 #include "argspec/suggest.h"
+#include "util/text.h"
 
 namespace jaxcc::pipeline {
 
@@ -28,8 +29,8 @@ Status ApplyShardingRules(const std::map<std::string, std::string>& rules,
     }
     auto rule = argspec::ParseRuleFor(*spec, text);
     if (!rule.ok()) {
-      return MakeError(ErrorKind::kSpec,
-                       "sharding={\"" + name + "\": ...}: " + rule.error().message);
+      return MakeError(ErrorKind::kSpec, "sharding={\"" + EscapeForMessage(name) +
+                                             "\": ...}: " + rule.error().message);
     }
     parsed[name] = rule->text;
   }
