@@ -88,7 +88,7 @@ class Reader {
         return Fail(begin, "factor names start with a letter, got '" + Q(std::string(1, c)) + "'");
       }
       if (c == ')') return Fail(begin, "`)` without a matching `(`");
-      return Fail(begin, "unexpected character '" + std::string(1, c) +
+      return Fail(begin, "unexpected character '" + Q(std::string(1, c)) +
                              "'; a rule holds factor "
                              "names, `...`, `( )`, commas and one `->`, " +
                              kExample);
