@@ -22,6 +22,7 @@ from ._loading import (
 )
 from ._module import CompiledModule, KernelFunction
 from ._registry import registered_targets as list_registered_targets
+from ._sharding import ShardingRule, set_sharding_check
 from .errors import (
     BackendError,
     BackendWarning,
@@ -42,6 +43,8 @@ from .errors import (
     LoadError,
     MissingTargetError,
     RegistrationError,
+    ShardingError,
+    ShardingWarning,
     SignatureError,
     SpecError,
     SpecTypeError,
@@ -113,6 +116,9 @@ __all__ = [
     "LoadError",
     "MissingTargetError",
     "RegistrationError",
+    "ShardingError",
+    "ShardingRule",
+    "ShardingWarning",
     "SignatureError",
     "SpecError",
     "SpecTypeError",
@@ -146,5 +152,6 @@ __all__ = [
     "numba_kernel",
     "set_backend",
     "set_cache_dir",
+    "set_sharding_check",
     "vectorized_batching_rule",
 ]

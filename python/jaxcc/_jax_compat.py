@@ -108,6 +108,47 @@ def _xla_custom_call_targets():
         return None
 
 
+def _devices_during_lowering():
+    # jax._src.dispatch.prim_requires_devices_during_lowering: the set of primitives whose
+    # lowering needs the device assignment (custom_partitioning_p is in it). A primitive whose
+    # lowering emits custom_partitioning must be in it too, or that lowering finds no devices.
+    # Private; present on JAX 0.10.2. An empty set where a JAX lacks it (then a rule inside an
+    # XLACustomKernel fails at lowering with JAX's own message).
+    try:
+        from jax._src import dispatch
+
+        return dispatch.prim_requires_devices_during_lowering
+    except (ImportError, AttributeError):
+        return set()
+
+
+def _varying_like():
+    # Inside jax.shard_map, avals record the manual mesh axes a value varies over: JAX 0.10.2
+    # spells it `aval.manual_axis_type.varying` (ManualAxisType), later JAX `aval.vma`.
+    # varying_like(outs, args) -> outs varying over the union of the args' axes.
+    def varying_of(aval):
+        mat = getattr(aval, "manual_axis_type", None)
+        if mat is not None:
+            return frozenset(mat.varying)
+        return frozenset(getattr(aval, "vma", None) or ())
+
+    def varying_like(outs, args):
+        axes = frozenset().union(*(varying_of(a) for a in args))
+        if not axes:
+            return list(outs)
+        if hasattr(outs[0], "manual_axis_type"):
+            from jax._src.core import ManualAxisType
+            from jax.sharding import NamedSharding, PartitionSpec
+
+            mesh = next(a.sharding.mesh for a in args if varying_of(a))
+            mat = ManualAxisType(varying=axes)
+            return [o.update(sharding=NamedSharding(mesh, PartitionSpec(*[None] * len(o.shape))),
+                             manual_axis_type=mat) for o in outs]  # fmt: skip
+        return [o.update(vma=axes) for o in outs]
+
+    return varying_like
+
+
 _SHIMS = {
     "ShapedArray": _shaped_array,
     "Tracer": _tracer,
@@ -117,6 +158,8 @@ _SHIMS = {
     "ad": _ad,
     "trace_probes": _trace_probes,
     "xla_custom_call_targets": _xla_custom_call_targets,
+    "devices_during_lowering": _devices_during_lowering,
+    "varying_like": _varying_like,
 }
 
 

@@ -49,12 +49,15 @@ def load_cpp_inline(
     optimization_level: int = 3,
     ninja_workers: int | None = None,
     vmap_method: str = "sequential",
+    sharding=None,
 ) -> CompiledModule:
     """Compile inline C++ (CPU) source and return a CompiledModule.
 
     `functions`: a dict name -> arg_spec tokens, a list of names (specs inferred from the C++
     signatures) or None (every `// @BE name [tokens]` annotation). Compiler diagnostics point at
     `<name>:LINE`. The result is cached by SHA-256 of everything that affects the binary.
+    `sharding`: {function: rule} in Shardy's einsum notation ("b i, i -> b i"), so the function
+    stays partitioned under jax.jit with sharded inputs (docs/sharding.md).
     `replace` (brainevent's flag): loading unchanged code again is a no-op either way; changed
     code under a name that is already registered raises RegistrationError, because XLA cannot
     swap a registered handler.
@@ -78,6 +81,7 @@ def load_cpp_inline(
         optimization_level=optimization_level,
         ninja_workers=ninja_workers,
         vmap_method=vmap_method,
+        sharding=sharding,
     )
 
 
@@ -148,6 +152,7 @@ def load_cuda_inline(
     use_fast_math: bool = False,
     allow_cuda_graph: bool = True,
     vmap_method: str = "sequential",
+    sharding=None,
 ) -> CompiledModule:
     """Compile inline CUDA source and return a CompiledModule whose functions run on the GPU.
 
@@ -177,6 +182,7 @@ def load_cuda_inline(
         optimization_level=optimization_level,
         ninja_workers=ninja_workers,
         vmap_method=vmap_method,
+        sharding=sharding,
         compute_capability=compute_capability,
         extra_cuda_cflags=extra_cuda_cflags,
         use_fast_math=use_fast_math,

@@ -7,7 +7,10 @@ from typing import Any
 
 from . import _core
 from ._attributes import convert_attribute
+from ._batch_partition import call as batch_call
+from ._batch_partition import leading_batch_dims
 from ._discovery import gpu_backend_present
+from ._sharding import BATCH_PATH, ShardingRule, check_rule_less, partitioned
 from .errors import CallError, DeviceError, KernelError, SpecError
 
 MAX_RANK = _core.MAX_RANK  # jaxcc::kMaxDim, the rank limit of jaxcc::Tensor
@@ -47,6 +50,11 @@ class KernelFunction:
         self.num_args = spec.num_args
         self.num_rets = spec.num_rets
         self.attribute_types = {p.name: p.attr_type for p in params if p.kind == "attr"}
+        rule = getattr(spec, "sharding_rule", "")
+        # Parsed and checked against the spec in the core at load already; this cannot fail.
+        self.sharding = (
+            ShardingRule(rule, self.num_args, self.num_rets, self.name) if rule else None
+        )
         self.__name__ = self.name
         self.__qualname__ = f"{module_name}.{self.name}"
         self.__doc__ = f"jaxcc kernel {module_name}.{self.name}({self.signature()})"
@@ -165,10 +173,13 @@ class KernelFunction:
                 "NVIDIA GPU and a CUDA-enabled jaxlib (pip install 'jax[cuda13]' or "
                 "'jax[cuda12]'), or load the CPU version with jaxcc.load_cpp_inline."
             )
-        result_types, _ = self._output_types(arrays, outs)
+        result_types, as_list = self._output_types(arrays, outs)
         converted = self._convert_attributes(attributes)
         call = jax.ffi.ffi_call(self.target, result_types, vmap_method=self.vmap_method)
         try:
+            if self.sharding is not None:
+                return self._call_with_rule(arrays, result_types, as_list, converted, call)
+            check_rule_less(self.__qualname__, self.name, arrays)
             return call(*arrays, **converted)
         except jax.errors.JaxRuntimeError as e:
             # An eager call runs the kernel here; under jit JAX raises at execution instead.
@@ -176,6 +187,31 @@ class KernelFunction:
                 f"{e}\n(raised by the C++ kernel '{self.target}' during the call: the message "
                 "above is the kernel's own; fix the inputs it rejects or the kernel)"
             ) from e
+
+    def _call_with_rule(self, arrays, result_types, as_list, converted, call):
+        import jax
+
+        def local(xs, types):
+            shard_call = jax.ffi.ffi_call(self.target, list(types), vmap_method=self.vmap_method)
+            return list(shard_call(*xs, **converted))
+
+        types = list(result_types) if as_list else [result_types]
+        in_factors, out_factors = self.sharding.expand(
+            [a.shape for a in arrays], [t.shape for t in types]
+        )
+        k = leading_batch_dims(self.sharding, in_factors, out_factors)
+        if k and BATCH_PATH[0]:
+            results = batch_call(
+                self.target, arrays, types, converted, k, self.sharding, self.vmap_method
+            )
+            return results if as_list else results[0]
+        try:
+            results = partitioned(self.sharding, local, arrays, types)
+        except NotImplementedError:
+            # custom_partitioning has no vmap rule: a batched call runs as a rule-less one
+            # (XLACustomKernel composes the two; docs/sharding.md).
+            return call(*arrays, **converted)
+        return results if as_list else results[0]
 
     def __repr__(self) -> str:
         return f"<jaxcc kernel {self.target}({self.signature()})>"

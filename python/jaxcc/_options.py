@@ -15,7 +15,7 @@ CPP_OPTIONS = frozenset(
     {
         "extra_cflags", "extra_ldflags", "extra_include_paths", "build_directory", "verbose",
         "force_rebuild", "replace", "auto_register", "target_prefix", "optimization_level",
-        "ninja_workers", "vmap_method",
+        "ninja_workers", "vmap_method", "sharding",
     }
 )  # fmt: skip
 CUDA_OPTIONS = CPP_OPTIONS | {
@@ -47,6 +47,27 @@ def run_options(where: str, *, verbose, force_rebuild, replace, ninja_workers) -
     )
 
 
+def _sharding_argument(sharding, where: str) -> dict:
+    """`sharding={"fn": RULE}` as the core takes it; the core parses each rule at load."""
+    if sharding is None:
+        return {}
+    example = 'e.g. sharding={"add_one": "b i -> b i"}'
+    if not isinstance(sharding, dict):
+        raise SpecError(
+            f"{where}: sharding must be a dict of function name -> rule string, {example}; got "
+            f"{type(sharding).__name__}"
+        )
+    for fn, rule in sharding.items():
+        if not isinstance(fn, str) or not isinstance(rule, str):
+            raise SpecError(
+                f"{where}: sharding maps function names (str) to rule strings, {example}; got "
+                f"{fn!r}: {rule!r}"
+            )
+        _arguments.require_utf8(fn, f"{where}: sharding key")
+        _arguments.require_utf8(rule, f"{where}: sharding rule of {fn!r}")
+    return dict(sharding)
+
+
 def make_request(
     where: str,
     *,
@@ -67,6 +88,7 @@ def make_request(
     extra_cuda_cflags=None,
     use_fast_math=False,
     allow_cuda_graph=True,
+    sharding=None,
 ) -> _core.LoadRequest:
     """Checks the Python shape of every argument, then builds the request; the core checks the
     values (name and prefix syntax, optimization level, vmap method) on construction."""
@@ -117,6 +139,7 @@ def make_request(
             target_prefix=target_prefix,
             vmap_method=vmap_method,
             auto_register=bool(auto_register),
+            sharding=_sharding_argument(sharding, where),
         )
     except SpecError as e:
         raise SpecError(f"{where}: {e}") from None

@@ -76,6 +76,15 @@ class BackendWarning(UserWarning):
     primitive uses its default (warned once per primitive, platform and backend)."""
 
 
+class ShardingWarning(UserWarning):
+    """A kernel without a sharding rule was called on sharded inputs: XLA gathers them to every
+    device and runs the whole kernel there (warned once per function; docs/sharding.md)."""
+
+
+class ShardingError(JaxccError, ValueError):
+    """The same finding as ShardingWarning, raised when JAXCC_SHARDING_CHECK=error."""
+
+
 class KernelError(JaxccError, RuntimeError):
     """A kernel reported a failure: a compiled kernel's JAXCC_CHECK/BE_CHECK, unsupported dtype or
     C++ exception during an eager call (`__cause__` is JAX's original error; under `jax.jit` JAX
@@ -132,6 +141,8 @@ __all__ = [
     "MissingTargetError",
     "RegistrationError",
     "SignatureError",
+    "ShardingError",
+    "ShardingWarning",
     "SpecError",
     "SpecTypeError",
     "ToolchainError",

@@ -44,6 +44,9 @@ struct FunctionSpec {
   std::vector<Param> params;
   /// Which source (translation unit) declares the function; the bridge call is emitted there.
   int source_index = 0;
+  /// Sharding rule (argspec/sharding_rule.h), canonically spaced; "" = none. Not part of the
+  /// cache key: it changes how JAX partitions calls, not the library.
+  std::string sharding_rule;
 
   int CountOf(ParamKind kind) const {
     int n = 0;

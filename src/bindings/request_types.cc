@@ -1,5 +1,6 @@
 #include "bindings/request_types.h"
 
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -30,7 +31,7 @@ auto Identity(const LoadRequest& r) {
   return std::tie(r.name, r.platform, r.extra_cflags, r.extra_ldflags, r.extra_include_paths,
                   r.source_dirs, r.optimization_level, r.build_directory, r.cache_dir, r.cuda.archs,
                   r.cuda.extra_cflags, r.cuda.use_fast_math, r.cuda.allow_cuda_graph,
-                  r.target_prefix, r.vmap_method, r.auto_register);
+                  r.target_prefix, r.vmap_method, r.auto_register, r.sharding);
 }
 
 bool SameSources(const LoadRequest& a, const LoadRequest& b) {
@@ -69,7 +70,8 @@ void MakeRequest(FrozenRequest* self, std::string name, std::string platform,
                  Strings extra_ldflags, Strings extra_include_paths, Strings source_dirs,
                  int optimization_level, std::string build_directory, std::string cache_dir,
                  std::optional<CudaOptions> cuda, std::optional<std::string> target_prefix,
-                 std::string vmap_method, bool auto_register) {
+                 std::string vmap_method, bool auto_register,
+                 std::map<std::string, std::string> sharding) {
   LoadRequest request;
   request.name = std::move(name);
   request.platform = std::move(platform);
@@ -86,6 +88,7 @@ void MakeRequest(FrozenRequest* self, std::string name, std::string platform,
   request.target_prefix = std::move(target_prefix);
   request.vmap_method = std::move(vmap_method);
   request.auto_register = auto_register;
+  request.sharding = std::move(sharding);
   Status valid = pipeline::ValidateRequest(request);
   if (!valid.ok()) RaiseError(valid.error());
   std::size_t hash = HashOf(request);
@@ -131,7 +134,8 @@ void BindLoadRequest(nb::module_& m) {
            nb::arg("source_dirs") = Strings(), nb::arg("optimization_level") = 3,
            nb::arg("build_directory") = "", nb::arg("cache_dir"),
            nb::arg("cuda").none() = nb::none(), nb::arg("target_prefix").none() = nb::none(),
-           nb::arg("vmap_method") = "sequential", nb::arg("auto_register") = true)
+           nb::arg("vmap_method") = "sequential", nb::arg("auto_register") = true,
+           nb::arg("sharding") = std::map<std::string, std::string>())
       .def_prop_ro("name", [](const FrozenRequest& r) { return r.value.name; })
       .def_prop_ro("platform", [](const FrozenRequest& r) { return r.value.platform; })
       .def_prop_ro("target_prefix",
@@ -141,6 +145,7 @@ void BindLoadRequest(nb::module_& m) {
       .def_prop_ro("cache_dir", [](const FrozenRequest& r) { return r.value.cache_dir; })
       .def_prop_ro("sources", [](const FrozenRequest& r) { return r.value.sources; })
       .def_prop_ro("cuda_archs", [](const FrozenRequest& r) { return r.value.cuda.archs; })
+      .def_prop_ro("sharding", [](const FrozenRequest& r) { return r.value.sharding; })
       .def("__hash__", [](const FrozenRequest& r) { return r.hash; })
       .def(
           "__eq__",

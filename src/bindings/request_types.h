@@ -5,6 +5,7 @@
 #include <nanobind/nanobind.h>
 
 #include <cstddef>
+#include <map>
 
 #include "pipeline/load_request.h"
 

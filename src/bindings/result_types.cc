@@ -69,6 +69,8 @@ void BindSpecs(nb::module_& m) {
       .def_ro("params", &FunctionSpec::params)
       .def_prop_ro("num_args", &FunctionSpec::num_args)
       .def_prop_ro("num_rets", &FunctionSpec::num_rets)
+      .def_ro("sharding_rule", &FunctionSpec::sharding_rule,
+              "the function's sharding rule, canonically spaced; '' when it has none")
       .def("__getitem__",
            [](const FunctionSpec& spec, const std::string& key) -> nb::object {
              if (key == "name") return nb::cast(spec.name);

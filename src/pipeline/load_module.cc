@@ -14,6 +14,7 @@
 #include "pipeline/build_plan.h"
 #include "pipeline/cache_access.h"
 #include "pipeline/run_build.h"
+#include "pipeline/sharding_rules.h"
 #include "toolchain/cuda_arch_resolve.h"
 #include "toolchain/host_compiler.h"
 #include "toolchain/ninja.h"
@@ -57,6 +58,7 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& request, const BuildEnvi
   // Spec and signature errors come first: they need no toolchain.
   auto specs = signature::ResolveSpecs(request.sources, request.functions);
   if (!specs.ok()) return specs.error();
+  JAXCC_RETURN_IF_ERROR(ApplyShardingRules(request.sharding, &*specs));
 
   JAXCC_RETURN_IF_ERROR(CheckCacheRootIsPrivate(request.cache_dir));
   cache::CacheDir cache(request.cache_dir);

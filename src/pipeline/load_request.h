@@ -52,6 +52,9 @@ struct LoadRequest {
   std::optional<std::string> target_prefix;  ///< nullopt = the module name
   std::string vmap_method = "sequential";
   bool auto_register = true;
+  /// `sharding={"fn": RULE}`: function name -> sharding rule (argspec/sharding_rule.h). Overrides
+  /// a `sharding="..."` annotation of the same function. Not in the cache key (decision 62).
+  std::map<std::string, std::string> sharding;
 };
 
 /// Where this process finds headers and tools, and how to run the build.

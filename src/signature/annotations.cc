@@ -64,8 +64,37 @@ void ReadComment(const std::vector<SourceFile>& sources, int source_index, const
   size_t marker_at = 0;
   size_t pos = AfterMarker(text, &marker_at);
   if (pos == std::string_view::npos) return;
-  std::vector<Word> words = Words(text, pos);
   std::string marker(text.substr(marker_at, pos - marker_at));
+  // A trailing `sharding="RULE"` holds blanks, so it is cut off before splitting into words.
+  std::optional<std::string> sharding;
+  Span sharding_span;
+  size_t stop = std::min(text.find("//", pos), text.find('\n', pos));
+  size_t key = text.find("sharding=", pos);
+  std::string_view words_text = text;
+  if (key != std::string_view::npos && key < stop) {
+    size_t open = key + 9;
+    size_t close =
+        open < text.size() && text[open] == '"' ? text.find('"', open + 1) : std::string_view::npos;
+    if (close == std::string_view::npos || close > stop) {
+      scan->errors.push_back(AnnotationError(
+          source, WordSpan(comment, key, std::min(stop, text.size()) - key),
+          "write the rule in double quotes on the annotation's line, e.g. `sharding=\"b i, i "
+          "-> b i\"`"));
+      return;
+    }
+    size_t rest = close + 1;
+    while (rest < text.size() && rest < stop && IsBlank(text[rest])) ++rest;
+    if (rest < stop && rest < text.size()) {
+      scan->errors.push_back(AnnotationError(source, WordSpan(comment, rest, 1),
+                                             "`sharding=\"...\"` must be the annotation's last "
+                                             "item; move the tokens before it"));
+      return;
+    }
+    sharding = std::string(text.substr(open + 1, close - open - 1));
+    sharding_span = WordSpan(comment, open + 1, std::max<size_t>(1, close - open - 1));
+    words_text = text.substr(0, key);
+  }
+  std::vector<Word> words = Words(words_text, pos);
   if (words.empty()) {
     scan->errors.push_back(AnnotationError(source, WordSpan(comment, marker_at, marker.size()),
                                            "`// " + marker + "` names no function; write `// " +
@@ -75,6 +104,8 @@ void ReadComment(const std::vector<SourceFile>& sources, int source_index, const
   }
   Annotation annotation;
   annotation.function = words[0].text;
+  annotation.sharding = std::move(sharding);
+  annotation.sharding_span = sharding_span;
   annotation.source_index = source_index;
   annotation.offset = comment.offset;
   annotation.function_span = WordSpan(comment, words[0].at, words[0].text.size());

@@ -21,6 +21,10 @@ struct Annotation {
   Span comment_span;  ///< the marker (`@BE`) through the last token
   Span function_span;
   std::vector<Span> token_spans;  ///< one per token
+  /// The text of a trailing `sharding="RULE"`, when present, and where RULE starts (line and
+  /// column of its first character) so rule errors can point into it.
+  std::optional<std::string> sharding;
+  Span sharding_span;
 };
 
 /// What scanning found: the usable annotations in source order, and the problems (malformed
@@ -34,7 +38,8 @@ struct AnnotationScan {
 /// DropDisabledBranches, so only line comments of live code count: never block comments,
 /// strings, raw strings or preprocessor lines. In a comment, `@BE`/`@jaxcc` must come first
 /// (after the slashes and blanks); a later `//` ends the token list, so `// @BE f arg ret //
-/// note` has two tokens.
+/// note` has two tokens. A trailing `sharding="RULE"` (blanks allowed inside the quotes) is
+/// not a token: it fills `sharding`.
 AnnotationScan FindAnnotations(const std::vector<SourceFile>& sources,
                                const std::vector<std::vector<Token>>& tokens);
 

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "argspec/arg_spec.h"
+#include "argspec/sharding_rule.h"
 #include "argspec/suggest.h"
 #include "signature/active_code.h"
 #include "signature/annotations.h"
@@ -170,6 +171,25 @@ Result<FunctionSpec> ResolveOne(const Module& m, const Job& job) {
   return WithoutDeclaration(m, job, std::move(*parsed));
 }
 
+// A `sharding="RULE"` on the function's annotation: parsed and checked against the resolved
+// spec, errors pointing into the rule.
+Status AttachAnnotationRule(const Module& m, const Job& job, FunctionSpec* spec) {
+  if (!job.annotation || !job.annotation->sharding) return OkStatus();
+  const Annotation& a = *job.annotation;
+  size_t offset = 0;
+  auto rule = argspec::ParseRuleFor(*spec, *a.sharding, &offset);
+  if (!rule.ok()) {
+    Span span = a.sharding_span;
+    if (rule.error().message.find("sharding rule \"") != std::string::npos) {
+      span.column += static_cast<int>(offset);
+      span.length = 1;
+    }
+    return AtAnnotation(m, a, span, ErrorKind::kSpec, rule.error().message);
+  }
+  spec->sharding_rule = rule->text;
+  return OkStatus();
+}
+
 Result<std::vector<Job>> JobsFromAnnotations(const Module& m) {
   if (!m.annotations.errors.empty()) return m.annotations.errors.front();
   if (m.annotations.annotations.empty()) {
@@ -223,6 +243,7 @@ Result<std::vector<FunctionSpec>> ResolveSpecs(
   for (const Job& job : *jobs) {
     auto spec = ResolveOne(module, job);
     if (!spec.ok()) return spec.error();
+    JAXCC_RETURN_IF_ERROR(AttachAnnotationRule(module, job, &*spec));
     specs.push_back(std::move(spec).value());
   }
   return specs;

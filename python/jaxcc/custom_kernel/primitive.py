@@ -7,6 +7,7 @@ import threading
 
 import numpy as np
 
+from .._sharding import ShardingRule, check_rule_less, partitioned
 from ..errors import BackendError, CallError, SpecError, SpecTypeError
 from . import lowering, registry, selection
 from .benchmark.mixin import BenchmarkingMixin
@@ -129,7 +130,7 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
     Attributes: `primitive` (the JAX primitive), `name`, `kernel_table` (its `KernelTable`).
     """
 
-    def __init__(self, name: str, doc: str | None = None):
+    def __init__(self, name: str, doc: str | None = None, *, sharding: str | None = None):
         from .._jax_compat import Primitive, mlir
 
         if not isinstance(name, str):
@@ -160,14 +161,34 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
                     mlir.register_lowering(self.primitive, stub, platform=jax_platform)
                 except NotImplementedError:  # a platform this jaxlib does not know
                     pass
+        self.sharding = None
+        if sharding is not None:
+            self.set_sharding(sharding)
         self.register_general_batching()
         registry.register_primitive(self)
+
+    def set_sharding(self, rule: str) -> None:
+        """The sharding rule of every call, whatever the backend (docs/sharding.md)."""
+        parsed = ShardingRule(rule, function=self.name)
+        if self.sharding is not None and parsed != self.sharding:
+            raise SpecError(
+                f"{self.name}: sharding rule \"{parsed.text}\" differs from the primitive's rule "
+                f"\"{self.sharding.text}\"; a primitive has one rule for all backends"
+            )
+        self.sharding = parsed
+        from .._jax_compat import devices_during_lowering
+
+        devices_during_lowering.add(self.primitive)
 
     # -- abstract evaluation and eager execution ------------------------------------------
 
     @staticmethod
     def _abstract_eval(*args, outs, **params):
-        return list(outs)
+        # Inside jax.shard_map the inputs vary over manual mesh axes (`vma`); the outputs vary
+        # over all of them, or JAX's type checks reject the cotangents of a grad there.
+        from .._jax_compat import varying_like
+
+        return varying_like(outs, args)
 
     def _eager_impl(self, *args, **params):
         return self._run_eager(self._eager_function(params), args)
@@ -207,10 +228,21 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
     def _lower_on(self, platform: str, *args, outs, **params):
         explicit = params.pop(lowering.BACKEND_PARAM, None)
         chosen = params.pop(lowering.SELECTION_PARAM, ())
-        params.pop(lowering.BATCH_PARAM, None)
+        batch = params.pop(lowering.BATCH_PARAM, None)
         entry = self.kernel_table.select(platform, explicit, chosen)
         others = self.kernel_table.others(platform, entry.backend)
-        return lowering.run_kernel(self.name, entry, args, outs, params, others)
+        if self.sharding is None:
+            return lowering.run_kernel(self.name, entry, args, outs, params, others)
+        # A vectorised vmap gave every operand one leading batch axis: it is one more factor.
+        rule = self.sharding.batched() if batch else self.sharding
+
+        def local(xs, types):
+            from .._jax_compat import ShapedArray
+
+            types = tuple(ShapedArray(t.shape, t.dtype) for t in types)
+            return lowering.run_kernel(self.name, entry, xs, types, params, others)
+
+        return partitioned(rule, local, args, outs)
 
     # -- calling -------------------------------------------------------------------------
 
@@ -283,6 +315,11 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
                 "platform, kernel_generator) (or def_numba_kernel, def_cpp_kernel, ...) first"
             )
         arrays = [_as_array(x, i, self.name) for i, x in enumerate(ins)]
+        if self.sharding is None:
+            check_rule_less(self.name, self.name, arrays)
+        else:
+            self.sharding.check_counts(len(arrays), len(avals))
+            self.sharding.expand([a.shape for a in arrays], [a.shape for a in avals])
         chosen = self.kernel_table.selection()
         bound = {
             "outs": avals,

@@ -14,7 +14,14 @@ class RegistrationMixin(UsesKernelTable):
     `self.kernel_table`)."""
 
     def def_kernel(
-        self, backend: str, platform: str, kg, asdefault: bool = False, *, vectorized=False
+        self,
+        backend: str,
+        platform: str,
+        kg,
+        asdefault: bool = False,
+        *,
+        vectorized=False,
+        sharding=None,
     ) -> None:
         """Registers `kg` as the `backend` implementation on `platform`.
 
@@ -22,7 +29,9 @@ class RegistrationMixin(UsesKernelTable):
         traced into the program. The first kernel of a platform becomes its default;
         `asdefault=True` makes this one the default. Registering a backend again replaces it.
         `vectorized=True` declares that the kernel handles one extra leading batch axis on every
-        input and output, so `jax.vmap` calls it once for the whole batch.
+        input and output, so `jax.vmap` calls it once for the whole batch. `sharding=RULE` sets
+        the primitive's sharding rule (as `XLACustomKernel(..., sharding=RULE)`; it holds for every
+        backend, so a second, different rule is a SpecError).
 
         An argument of the wrong type raises `SpecTypeError` (a `TypeError`), a wrong value
         `SpecError` (a `ValueError`).
@@ -55,6 +64,8 @@ class RegistrationMixin(UsesKernelTable):
                     f"{self.name}: {flag} must be True or False, got {type(value).__name__} "
                     f"{value!r}"
                 )
+        if sharding is not None:
+            self.set_sharding(sharding)
         entry = KernelEntry(backend, platform, kg, bool(vectorized))
         self.kernel_table.add(entry, bool(asdefault))
 

@@ -1,0 +1,272 @@
+"""Sharding rules on jaxcc calls (docs/sharding.md): the rule as the core parsed it, the rank
+check at trace time, and `partitioned`, which wraps a per-shard call in
+`jax.experimental.custom_partitioning` so XLA keeps its operands sharded as the rule says."""
+
+from __future__ import annotations
+
+from . import _core
+from .errors import SpecError
+
+ELLIPSIS = "..."
+# Loader functions whose rule splits only leading dimensions take XLA's batch-partitionable
+# path (_batch_partition.py); False forces custom_partitioning (tests and the benchmark compare).
+BATCH_PATH = [True]
+_tracing_rule = [0]  # > 0 while a call with a rule traces its per-shard body
+
+
+class ShardingRule:
+    """A parsed rule: `inputs`/`outputs` are operand -> dims -> factors ('...' for the
+    ellipsis); `einsum` is what jax's `sharding_rule` takes."""
+
+    def __init__(self, text: str, num_args: int = -1, num_rets: int = -1, function: str = ""):
+        # num_args/num_rets < 0: not known yet (an XLACustomKernel's rule; checked per call).
+        if not isinstance(text, str):
+            raise SpecError(
+                f"{function}: sharding must be a rule string such as \"b i, i -> b i\", "
+                f"got {type(text).__name__}"
+            )
+        parsed = _core.parse_sharding_rule(text, num_args, num_rets, function)
+        self.function = function
+        self.text = parsed["text"]
+        self.einsum = parsed["einsum"]
+        self.inputs = [[tuple(d) for d in op] for op in parsed["inputs"]]
+        self.outputs = [[tuple(d) for d in op] for op in parsed["outputs"]]
+        self.reduction = tuple(parsed["reduction"])
+        self.need_replication = tuple(parsed["need_replication"])
+        self.permutation = tuple(parsed["permutation"])
+
+    def __repr__(self) -> str:
+        return f"ShardingRule({self.text!r})"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, ShardingRule) and other.text == self.text
+
+    def __hash__(self) -> int:
+        return hash(self.text)
+
+    def batched(self) -> ShardingRule:
+        """The rule of the same call under `jax.vmap` with the batch axis first everywhere: a
+        fresh leading factor shared by every operand."""
+        used = {f for op in self.inputs + self.outputs for d in op for f in d}
+        name = next(f"vmap{i}" for i in range(len(used) + 1) if f"vmap{i}" not in used)
+        text = self.text.replace(ELLIPSIS, "\x00")
+        sides = text.split(";", 1)
+        lhs, rhs = sides[0].split("->")
+
+        def prefix(side: str) -> str:
+            # An operand that starts with `...` takes the batch axis into its ellipsis.
+            return ", ".join(op.strip() if op.strip().startswith("\x00") else
+                             f"{name} {op.strip()}".strip() for op in side.split(","))  # fmt: skip
+
+        new = f"{prefix(lhs)} -> {prefix(rhs)}" + (f";{sides[1]}" if len(sides) > 1 else "")
+        new = new.replace("\x00", ELLIPSIS)
+        return ShardingRule(new, len(self.inputs), len(self.outputs), self.function)
+
+    def check_counts(self, num_args: int, num_rets: int) -> None:
+        """SpecError unless the rule has `num_args` inputs and `num_rets` outputs."""
+        for side, have, want in (("input", len(self.inputs), num_args),
+                                 ("output", len(self.outputs), num_rets)):  # fmt: skip
+            if have != want:
+                raise SpecError(
+                    f"`{self.function}`: sharding rule \"{self.text}\" has {have} {side}(s), but "
+                    f"the call has {want}; write one comma-separated operand per {side} on that "
+                    "side of `->`."
+                )
+
+    def expand(self, shapes_in, shapes_out):
+        """Per operand, one factor (or None for a compound dim) per dimension, the ellipsis
+        expanded; SpecError when a rank does not fit the rule."""
+        expanded = []
+        ellipsis_ranks = set()
+        for kind, ops, shapes in (("input", self.inputs, shapes_in),
+                                  ("output", self.outputs, shapes_out)):  # fmt: skip
+            for i, (op, shape) in enumerate(zip(ops, shapes, strict=True)):
+                rank = len(shape)
+                has_ellipsis = bool(op) and op[0] == (ELLIPSIS,)
+                named = len(op) - (1 if has_ellipsis else 0)
+                if rank < named or (not has_ellipsis and rank != named):
+                    operand = " ".join(" ".join(d) if len(d) == 1 else f"({' '.join(d)})"
+                                       for d in op) or "(scalar)"  # fmt: skip
+                    raise SpecError(
+                        f"function `{self.function}`: sharding rule \"{self.text}\" gives "
+                        f"{kind} {i + 1} {named} dimension(s) (`{operand}`), but it has rank "
+                        f"{rank} (shape {tuple(shape)}); write one factor per dimension, or "
+                        "start the operand with `...` for any number of leading dimensions."
+                    )
+                lead = rank - named
+                if has_ellipsis:
+                    ellipsis_ranks.add(lead)
+                factors = [f"{ELLIPSIS}{j}" for j in range(lead)]
+                factors += [d[0] if len(d) == 1 else None for d in op[1 if has_ellipsis else 0:]]
+                expanded.append(factors)
+        if len(ellipsis_ranks) > 1:
+            raise SpecError(
+                f"function `{self.function}`: sharding rule \"{self.text}\": `...` stands for "
+                f"{sorted(ellipsis_ranks)} dimensions in different operands; jaxcc needs the same "
+                "number in every operand (name the dimensions explicitly otherwise)."
+            )
+        return expanded[: len(self.inputs)], expanded[len(self.inputs):]
+
+
+def _spec_entry(entry):
+    if entry is None:
+        return ()
+    return tuple(entry) if isinstance(entry, (tuple, list)) else (entry,)
+
+
+def _choose_axes(rule: ShardingRule, in_factors, arg_shardings):
+    """factor -> mesh axes, from the shardings XLA proposes for the inputs; need_replication
+    factors and compound dims get none, and no mesh axis serves two factors."""
+    axes_of: dict[str, tuple] = {}
+    taken: set = set()
+    for factors, sharding in zip(in_factors, arg_shardings, strict=True):
+        spec = tuple(getattr(sharding, "spec", ())) + (None,) * len(factors)
+        for factor, entry in zip(factors, spec, strict=False):  # spec padded with None
+            if factor is None or factor in axes_of or factor in rule.need_replication:
+                continue
+            axes = _spec_entry(entry)
+            if any(a in taken for a in axes):
+                axes = ()
+            axes_of[factor] = axes
+            taken.update(axes)
+    return axes_of
+
+
+def _named(mesh, factors, axes_of):
+    from jax.sharding import NamedSharding, PartitionSpec
+
+    entries = []
+    for f in factors:
+        axes = axes_of.get(f, ()) if f is not None else ()
+        entries.append(None if not axes else (axes[0] if len(axes) == 1 else axes))
+    return NamedSharding(mesh, PartitionSpec(*entries))
+
+
+def partitioned(rule: ShardingRule, call_local, args, result_types):
+    """Calls `call_local(local_args, local_result_types) -> list of outputs` on each shard, as
+    the rule says: custom_partitioning chooses per-shard shapes from the input shardings, and a
+    sharded reduction factor is summed over its mesh axes afterwards."""
+    import jax
+    from jax.experimental.custom_partitioning import custom_partitioning
+
+    in_factors, out_factors = rule.expand([a.shape for a in args],
+                                          [r.shape for r in result_types])  # fmt: skip
+
+    def call_inside(xs, types):
+        # Kernels called in here are the rule's per-shard body: no rule-less warning for them.
+        _tracing_rule[0] += 1
+        try:
+            return call_local(xs, types)
+        finally:
+            _tracing_rule[0] -= 1
+
+    @custom_partitioning
+    def op(*xs):
+        return tuple(call_inside(list(xs), list(result_types)))
+
+    def partition(mesh, arg_shapes, result_shape):
+        axes_of = _choose_axes(rule, in_factors, [a.sharding for a in arg_shapes])
+        arg_shardings = tuple(_named(mesh, f, axes_of) for f in in_factors)
+        out_shardings = tuple(_named(mesh, f, axes_of) for f in out_factors)
+        local_types = [
+            jax.ShapeDtypeStruct(s.shard_shape(r.shape), r.dtype)
+            for s, r in zip(out_shardings, result_types, strict=True)
+        ]
+        summed = tuple(a for f in rule.reduction for a in axes_of.get(f, ()))
+
+        def lower(*xs):
+            outs = call_inside(list(xs), local_types)
+            if summed:
+                outs = [jax.lax.psum(o, summed) for o in outs]
+            return tuple(outs)
+
+        return mesh, lower, out_shardings, arg_shardings
+
+    op.def_partition(
+        partition=partition,
+        sharding_rule=rule.einsum,
+        reduction_factors=rule.reduction,
+        need_replication_factors=rule.need_replication,
+        permutation_factors=rule.permutation,
+    )
+    return list(op(*args))
+
+
+# -- the check on calls without a rule ------------------------------------------------------
+
+CHECK_MODES = ("warn", "error", "off")
+_check_mode: list = [None]  # set_sharding_check's choice; None = $JAXCC_SHARDING_CHECK or "warn"
+_warned: set = set()
+
+
+def set_sharding_check(mode: str | None) -> None:
+    """What a call of a function without a sharding rule on sharded inputs does: "warn" (once
+    per function, the default), "error" (ShardingError) or "off"; None = $JAXCC_SHARDING_CHECK."""
+    if mode is not None and mode not in CHECK_MODES:
+        raise SpecError(f"sharding check must be one of {', '.join(CHECK_MODES)} or None, got "
+                        f"{mode!r}")  # fmt: skip
+    _check_mode[0] = mode
+
+
+def sharding_check() -> str:
+    import os
+
+    mode = _check_mode[0] or os.environ.get("JAXCC_SHARDING_CHECK", "") or "warn"
+    if mode not in CHECK_MODES:
+        raise SpecError(f"JAXCC_SHARDING_CHECK must be one of {', '.join(CHECK_MODES)}, got "
+                        f"{mode!r}")  # fmt: skip
+    return mode
+
+
+def _sharded_spec(x):
+    """The PartitionSpec of `x` when it is split over more than one device, else None. Sees
+    concrete jax.Arrays and, under jit, arrays of meshes with Explicit axes (jax.make_mesh's
+    default); Auto-axis shardings are invisible at trace time (docs/sharding.md)."""
+    import jax
+
+    sharding = getattr(x, "sharding", None) if isinstance(x, jax.Array) else None
+    try:
+        if sharding is None or not hasattr(sharding, "spec"):
+            sharding = getattr(jax.typeof(x), "sharding", None)
+    except TypeError:
+        return None
+    spec = getattr(sharding, "spec", None)
+    mesh = getattr(sharding, "mesh", None)
+    if spec is None or mesh is None:
+        return None
+    sizes = dict(getattr(mesh, "shape", {}))
+    manual = set(getattr(mesh, "manual_axes", ()) or ())
+    for entry in spec:
+        for axis in _spec_entry(entry):
+            if axis not in manual and sizes.get(axis, 1) > 1:
+                return spec
+    return None
+
+
+def check_rule_less(function: str, fn_name: str, arrays) -> None:
+    """Warns (or raises) once per function when a call without a rule gets sharded inputs."""
+    import warnings
+
+    from .errors import ShardingError, ShardingWarning
+
+    mode = sharding_check()
+    if _tracing_rule[0] or mode == "off" or (mode == "warn" and function in _warned):
+        return
+    for i, x in enumerate(arrays):
+        spec = _sharded_spec(x)
+        if spec is None:
+            continue
+        message = (
+            f"{function}: input {i + 1} is sharded ({spec}) but `{fn_name}` has no sharding "
+            "rule, so XLA inserts an all-gather of it onto every device and runs the whole "
+            "kernel replicated there (output sharding P()). Declare how the kernel splits: load "
+            f"it with sharding={{'{fn_name}': 'b i -> b i'}} (or end its annotation with "
+            f"sharding=\"b i -> b i\"; one operand per input and output, one factor per "
+            "dimension, docs/sharding.md), or call it inside jax.shard_map. "
+            "JAXCC_SHARDING_CHECK=error makes this an error, =off silences it."
+        )
+        if mode == "error":
+            raise ShardingError(message)
+        _warned.add(function)
+        warnings.warn(message, ShardingWarning, stacklevel=4)
+        return

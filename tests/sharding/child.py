@@ -1,0 +1,325 @@
+"""Runs the sharding scenarios on 8 forced CPU devices, in its own process (the rest of the suite
+keeps one device): `python child.py` prints one JSON object, scenario -> result."""
+
+import os
+
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=8"
+
+import json  # noqa: E402
+import sys  # noqa: E402
+import traceback  # noqa: E402
+import warnings  # noqa: E402
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+from jax.sharding import AxisType, NamedSharding  # noqa: E402
+from jax.sharding import PartitionSpec as P  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kernels  # noqa: E402
+
+import jaxcc  # noqa: E402
+
+COLLECTIVES = ("all-gather", "all-to-all", "all-reduce", "collective-permute", "reduce-scatter")
+MESH = jax.make_mesh((8,), ("x",))  # Explicit axes, jax.make_mesh's default
+AUTO = jax.make_mesh((8,), ("x",), axis_types=(AxisType.Auto,))
+X = np.arange(1, 16 * 6 + 1, dtype=np.float32).reshape(16, 6)
+
+
+def ops():
+    return jaxcc.load_cpp_inline("shard_ops", kernels.SOURCE, kernels.FUNCTIONS,
+                                 sharding=kernels.RULES)  # fmt: skip
+
+
+def hlo_report(f, *args):
+    text = jax.jit(f).lower(*args).compile().as_text()
+    return {c: text.count(c + "(") + text.count(c + "-start(") for c in COLLECTIVES}
+
+
+def path_of(f, *args):
+    """Which lowering a call took: XLA's batch partitioner or custom_partitioning."""
+    text = jax.jit(f).lower(*args).as_text()
+    return ("batch" if "num_batch_dims" in text else "") + (
+        "custom_partitioning" if "CustomSPMDPartitioning" in text else "")
+
+
+def spec_of(y):
+    return [None if e is None else str(e) for e in y.sharding.spec]
+
+
+def put(x, spec, mesh=MESH):
+    return jax.device_put(x, NamedSharding(mesh, spec))
+
+
+def rule_keeps_rows_sharded(mesh=MESH):
+    m = ops()
+    x = put(X, P("x", None), mesh)
+    y = jax.jit(m.row_norm)(x)
+    ok = np.allclose(np.asarray(y), X / X.sum(1, keepdims=True), rtol=1e-6)
+    return {"correct": ok, "spec": spec_of(y), "hlo": hlo_report(m.row_norm, x),
+            "rule": m.row_norm.spec.sharding_rule, "path": path_of(m.row_norm, x)}  # fmt: skip
+
+
+def rule_on_auto_mesh():
+    return rule_keeps_rows_sharded(AUTO)
+
+
+def columns_sharded_get_gathered_for_need_replication():
+    # `c` is need_replication: a column-sharded input must be resharded, never computed split.
+    m = ops()
+    x = put(np.tile(X, (1, 8)), P(None, "x"))  # 48 columns, 6 per device
+    y = jax.jit(m.row_norm)(x)
+    xs = np.asarray(x)
+    return {"correct": np.allclose(np.asarray(y), xs / xs.sum(1, keepdims=True), rtol=1e-6)}
+
+
+def rule_less_warns_once():
+    m = ops()
+    x = put(X, P("x", None))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        y = jax.jit(m.row_norm_plain)(x)
+        jax.jit(lambda a: m.row_norm_plain(a) * 2)(x)
+    found = [str(w.message) for w in caught if issubclass(w.category, jaxcc.ShardingWarning)]
+    jaxcc.set_sharding_check("error")
+    try:
+        jax.jit(lambda a: m.row_norm_plain(a) + 1)(x)
+        raised = None
+    except jaxcc.ShardingError as e:
+        raised = str(e)
+    finally:
+        jaxcc.set_sharding_check(None)
+    return {"warnings": found, "error": raised, "spec": spec_of(y),
+            "hlo": hlo_report(m.row_norm_plain, x),
+            "correct": np.allclose(np.asarray(y), X / X.sum(1, keepdims=True), rtol=1e-6)}  # fmt: skip
+
+
+def attrs_and_two_outputs():
+    m = ops()
+    x = put(X, P("x", None))
+    outs = [jax.ShapeDtypeStruct(X.shape, X.dtype), jax.ShapeDtypeStruct((16,), X.dtype)]
+
+    def f(a):
+        return m.scale_rows(a, outs=outs, scale=0.5)
+
+    scaled, sums = jax.jit(f)(x)
+    return {"correct": bool(np.allclose(scaled, X * 0.5) and np.allclose(sums, X.sum(1) * 0.5)),
+            "specs": [spec_of(scaled), spec_of(sums)], "hlo": hlo_report(f, x),
+            "path": path_of(f, x)}  # fmt: skip
+
+
+def reduction_factor():
+    m = ops()
+    a = put(np.tile(X, (1, 8)), P(None, "x"))  # k = 48, split over the 8 devices
+    v = put(np.linspace(-1, 1, 48).astype(np.float32), P("x"))
+    out = jax.ShapeDtypeStruct((16,), np.float32)
+
+    def f(a, v):
+        return m.matvec(a, v, outs=out)
+
+    y = jax.jit(f)(a, v)
+    expected = np.asarray(a) @ np.asarray(v)
+    return {"correct": np.allclose(np.asarray(y), expected, rtol=1e-4, atol=1e-4),
+            "hlo": hlo_report(f, a, v)}  # fmt: skip
+
+
+def elementwise_ellipsis():
+    m = jaxcc.load_cpp_inline("shard_elem", kernels.SOURCE, ["add_one"],
+                              sharding={"add_one": "... -> ..."})  # fmt: skip
+    x3 = put(np.arange(8 * 4 * 2, dtype=np.float32).reshape(8, 4, 2), P("x", None, None))
+    y = jax.jit(m.add_one)(x3)
+    return {"correct": np.allclose(np.asarray(y), np.asarray(x3) + 1), "spec": spec_of(y),
+            "hlo": hlo_report(m.add_one, x3), "path": path_of(m.add_one, x3)}  # fmt: skip
+
+
+def wrong_rank_is_a_spec_error():
+    m = ops()
+    x3 = jnp.zeros((8, 4, 2), jnp.float32)
+    try:
+        jax.jit(m.row_norm)(x3)
+        return {"error": None}
+    except jaxcc.SpecError as e:
+        return {"error": str(e)}
+
+
+def shard_map_kernels():
+    m = ops()
+    x = put(X, P("x", None))
+    outs = [jax.ShapeDtypeStruct((2, 6), X.dtype), jax.ShapeDtypeStruct((2,), X.dtype)]
+
+    def body(a):
+        scaled, sums = m.scale_rows(a, outs=outs, scale=2.0)  # per-shard shapes (2, 6)
+        return m.row_norm_plain(scaled), sums, jax.vmap(m.add_one)(a)
+
+    f = jax.jit(jax.shard_map(body, mesh=MESH, in_specs=P("x", None),
+                              out_specs=(P("x", None), P("x"), P("x", None))))  # fmt: skip
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        norm, sums, plus = f(x)
+    warned = [str(w.message) for w in caught if issubclass(w.category, jaxcc.ShardingWarning)]
+    ok = (np.allclose(norm, X / X.sum(1, keepdims=True), rtol=1e-6)
+          and np.allclose(sums, X.sum(1) * 2) and np.allclose(plus, X + 1))  # fmt: skip
+    return {"correct": bool(ok), "warnings": warned, "hlo": hlo_report(f, x)}
+
+
+def forced_custom_partitioning():
+    from jaxcc import _sharding
+
+    _sharding.BATCH_PATH[0] = False
+    jax.clear_caches()  # the switch is not part of jit's cache key
+    try:
+        return {"rows": rule_keeps_rows_sharded(), "elementwise": elementwise_ellipsis()}
+    finally:
+        _sharding.BATCH_PATH[0] = True
+        jax.clear_caches()
+
+
+def batch_path_under_vmap():
+    m = ops()
+    x = put(np.stack([X, 2 * X]), P(None, "x", None))
+    y = jax.jit(jax.vmap(m.row_norm))(x)  # the loader function's vmap: a plain ffi_call
+    xs = np.asarray(x)
+    return {"correct": np.allclose(np.asarray(y), xs / xs.sum(2, keepdims=True), rtol=1e-6)}
+
+
+SCENARIOS = [rule_keeps_rows_sharded, forced_custom_partitioning, batch_path_under_vmap, rule_on_auto_mesh,
+             columns_sharded_get_gathered_for_need_replication, rule_less_warns_once,
+             attrs_and_two_outputs, reduction_factor, elementwise_ellipsis,
+             wrong_rank_is_a_spec_error, shard_map_kernels]  # fmt: skip
+
+
+def main(names):
+    results = {}
+    for fn in SCENARIOS:
+        if names and fn.__name__ not in names:
+            continue
+        try:
+            results[fn.__name__] = fn()
+        except Exception:
+            results[fn.__name__] = {"exception": traceback.format_exc()}
+    print("RESULTS " + json.dumps(results, default=lambda o: bool(o) if isinstance(o, np.bool_) else str(o)))
+
+
+def _row_norm_numba(x, out):
+    for r in range(x.shape[0]):
+        s = 0.0
+        for c in range(x.shape[1]):
+            s += x[r, c]
+        for c in range(x.shape[1]):
+            out[r, c] = x[r, c] / s
+
+
+def custom_kernel_backends():
+    import numba
+
+    m = ops()
+    numba_fn = numba.njit(_row_norm_numba)
+    prim = jaxcc.XLACustomKernel("shard_row_norm", sharding="r c -> r c; need_replication: c")
+    prim.def_cpp_kernel(lambda **p: m.row_norm_plain)
+    prim.def_numba_kernel(lambda outs, **p: jaxcc.numba_kernel(numba_fn, outs))
+    x = put(X, P("x", None))
+    out = jax.ShapeDtypeStruct(X.shape, X.dtype)
+    result = {}
+    for backend in ("cpp", "numba"):
+        def f(a, backend=backend):
+            return prim(a, outs=out, backend=backend)
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            y = jax.jit(f)(x)
+        result[backend] = {
+            "correct": np.allclose(np.asarray(y), X / X.sum(1, keepdims=True), rtol=1e-5),
+            "spec": spec_of(y), "hlo": hlo_report(f, x),
+            "warnings": [str(w.message) for w in caught
+                         if issubclass(w.category, jaxcc.ShardingWarning)]}  # fmt: skip
+    try:
+        from jax.experimental import pallas as pl
+
+        def pallas_kg(outs, **p):
+            def body(x_ref, o_ref):
+                o_ref[...] = x_ref[...] / jnp.sum(x_ref[...], axis=1, keepdims=True)
+
+            return pl.pallas_call(body, out_shape=outs[0], interpret=True)
+
+        prim.def_kernel("pallas", "cpu", pallas_kg)
+
+        def g(a):
+            return prim(a, outs=out, backend="pallas")
+
+        xa = put(X, P("x", None), AUTO)  # Pallas refuses Explicit mesh axes outside shard_map
+        y = jax.jit(g)(xa)
+        x_for_hlo = xa
+        result["pallas"] = {
+            "correct": np.allclose(np.asarray(y), X / X.sum(1, keepdims=True), rtol=1e-5),
+            "spec": spec_of(y), "hlo": hlo_report(g, x_for_hlo)}  # fmt: skip
+    except ImportError as e:
+        result["pallas"] = {"skipped": str(e)}
+    try:
+        prim(jnp.zeros((4, 2, 2)), outs=jax.ShapeDtypeStruct((4, 2, 2), jnp.float32))
+        result["rank_error"] = None
+    except jaxcc.SpecError as e:
+        result["rank_error"] = str(e)
+    return result
+
+
+def custom_kernel_vmap_keeps_batch_sharded():
+    elem = jaxcc.load_cpp_inline("shard_elem", kernels.SOURCE, ["add_one"],
+                                 sharding={"add_one": "... -> ..."})  # fmt: skip
+    prim = jaxcc.XLACustomKernel("shard_add_one", sharding="i -> i")
+    prim.def_cpp_kernel(lambda **p: elem.add_one, vectorized=True)
+    x = put(X[:8], P("x", None))
+
+    def f(a):
+        return jax.vmap(lambda row: prim(row, outs=jax.ShapeDtypeStruct(row.shape, row.dtype)))(a)
+
+    y = jax.jit(f)(x)
+    return {"correct": np.allclose(np.asarray(y), X[:8] + 1), "spec": spec_of(y),
+            "hlo": hlo_report(f, x)}  # fmt: skip
+
+
+def custom_kernel_grad():
+    from jax.interpreters import ad
+
+    m = ops()
+    prim = jaxcc.XLACustomKernel("shard_mul", sharding="..., ... -> ...")
+    prim.def_cpp_kernel(lambda **p: m.mul)
+
+    def mul(x, y):
+        return prim(x, y, outs=[jax.ShapeDtypeStruct(x.shape, x.dtype)])
+
+    prim.def_jvp_rule2(lambda t, x, y, outs, **kw: mul(t, y), lambda t, x, y, outs, **kw: mul(x, t))
+
+    def transpose(cts, x, y, **params):
+        (ct,) = cts
+        if type(ct) is ad.Zero:
+            return None, None
+        ct_x = mul(ct, y)[0] if ad.is_undefined_primal(x) else None
+        ct_y = mul(x, ct)[0] if ad.is_undefined_primal(y) else None
+        return ct_x, ct_y
+
+    prim.def_transpose_rule(transpose)
+    x = put(X, P("x", None))
+    w = put(np.cos(X), P("x", None))
+
+    def loss(a, b):
+        return jnp.sum(mul(a, b)[0] ** 2)
+
+    grad_jit = jax.jit(jax.grad(loss))
+    g = grad_jit(x, w)
+    expected = 2 * X * np.cos(X) ** 2
+    body = jax.shard_map(lambda a, b: jax.grad(lambda u: jnp.sum(mul(u, b)[0] ** 2))(a),
+                         mesh=MESH, in_specs=(P("x", None), P("x", None)),
+                         out_specs=P("x", None))  # fmt: skip
+    g2 = jax.jit(body)(x, w)
+    return {"jit_correct": np.allclose(np.asarray(g), expected, rtol=1e-4),
+            "jit_spec": spec_of(g), "jit_hlo": hlo_report(jax.grad(loss), x, w),
+            "shard_map_correct": np.allclose(np.asarray(g2), expected, rtol=1e-4)}  # fmt: skip
+
+
+SCENARIOS += [custom_kernel_backends, custom_kernel_vmap_keeps_batch_sharded, custom_kernel_grad]
+
+
+if __name__ == "__main__":
+    assert len(jax.devices()) == 8, jax.devices()
+    main(sys.argv[1:])

@@ -1,0 +1,130 @@
+"""Sharding rules end to end on 8 forced CPU devices (issue 12). The scenarios run in one child
+process (tests/sharding/child.py), so the rest of the suite keeps its single device."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+CHILD = os.path.join(os.path.dirname(__file__), "sharding", "child.py")
+NO_COLLECTIVE = {"all-gather": 0, "all-to-all": 0, "all-reduce": 0, "collective-permute": 0,
+                 "reduce-scatter": 0}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def results():
+    env = dict(os.environ)
+    env.pop("XLA_FLAGS", None)
+    proc = subprocess.run([sys.executable, CHILD], capture_output=True, text=True, env=env,
+                          timeout=600)  # fmt: skip
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULTS ")]
+    assert proc.returncode == 0 and lines, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return json.loads(lines[-1][len("RESULTS "):])
+
+
+def scenario(results, name):
+    result = results[name]
+    assert "exception" not in result, result.get("exception")
+    return result
+
+
+def test_rule_keeps_rows_sharded_without_collectives(results):
+    r = scenario(results, "rule_keeps_rows_sharded")
+    assert r["correct"]
+    assert r["spec"] == ["x"]  # P("x", None): rows stay split, no replicated output
+    assert r["hlo"] == NO_COLLECTIVE
+    assert r["rule"] == "r c -> r c; need_replication: c"  # from the // @BE annotation
+    assert r["path"] == "batch"  # only the leading dimension may split: XLA's batch partitioner
+
+
+def test_custom_partitioning_path_gives_the_same_program(results):
+    r = scenario(results, "forced_custom_partitioning")
+    for case in ("rows", "elementwise"):
+        assert r[case]["path"] == "custom_partitioning"
+        assert r[case]["correct"] and r[case]["spec"] == ["x"]
+        assert r[case]["hlo"] == NO_COLLECTIVE
+
+
+def test_loader_function_with_rule_under_vmap(results):
+    assert scenario(results, "batch_path_under_vmap")["correct"]
+
+
+def test_rule_works_on_auto_axes_too(results):
+    r = scenario(results, "rule_on_auto_mesh")
+    assert r["correct"] and r["spec"] == ["x"] and r["hlo"] == NO_COLLECTIVE
+
+
+def test_need_replication_factor_is_never_split(results):
+    assert scenario(results, "columns_sharded_get_gathered_for_need_replication")["correct"]
+
+
+def test_rule_less_function_warns_once_and_can_raise(results):
+    r = scenario(results, "rule_less_warns_once")
+    assert r["correct"]
+    assert r["hlo"]["all-gather"] >= 1 and r["spec"] == []  # what the warning is about
+    assert len(r["warnings"]) == 1  # two jitted calls, one warning
+    message = r["warnings"][0]
+    for part in ("shard_ops.row_norm_plain", "all-gather", "sharding={'row_norm_plain'",
+                 "JAXCC_SHARDING_CHECK=error"):  # fmt: skip
+        assert part in message
+    assert r["error"] and "row_norm_plain" in r["error"]
+
+
+def test_attributes_and_two_outputs_keep_their_sharding(results):
+    r = scenario(results, "attrs_and_two_outputs")
+    assert r["correct"]
+    assert r["specs"] == [["x"], ["x"]]
+    assert r["hlo"] == NO_COLLECTIVE
+    assert r["path"] == "custom_partitioning"  # `c` may split: more than leading dimensions
+
+
+def test_reduction_factor_is_all_reduced_not_gathered(results):
+    r = scenario(results, "reduction_factor")
+    assert r["correct"]
+    assert r["hlo"]["all-gather"] == 0 and r["hlo"]["all-to-all"] == 0
+    assert r["hlo"]["all-reduce"] >= 1
+
+
+def test_elementwise_ellipsis_rule_any_rank(results):
+    r = scenario(results, "elementwise_ellipsis")
+    assert r["correct"] and r["spec"] == ["x"] and r["hlo"] == NO_COLLECTIVE
+    # XLA's batch partitioner gathers when every dimension is a batch dimension (decision 63)
+    assert r["path"] == "custom_partitioning"
+
+
+def test_wrong_rank_is_a_spec_error_before_xla(results):
+    error = scenario(results, "wrong_rank_is_a_spec_error")["error"]
+    assert error and "`row_norm`" in error and "rank 3" in error and "`...`" in error
+
+
+def test_shard_map_attrs_outputs_vmap(results):
+    r = scenario(results, "shard_map_kernels")
+    assert r["correct"]
+    assert r["warnings"] == []  # per-shard calls inside shard_map are not "sharded inputs"
+    assert r["hlo"] == NO_COLLECTIVE
+
+
+@pytest.mark.parametrize("backend", ["cpp", "numba", "pallas"])
+def test_custom_kernel_honours_the_rule_on_every_backend(results, backend):
+    r = scenario(results, "custom_kernel_backends")[backend]
+    assert r["correct"] and r["spec"] == ["x"] and r["hlo"] == NO_COLLECTIVE
+    assert not r.get("warnings")
+
+
+def test_custom_kernel_rank_error(results):
+    error = scenario(results, "custom_kernel_backends")["rank_error"]
+    assert error and "shard_row_norm" in error and "rank 3" in error
+
+
+def test_custom_kernel_vmap_keeps_the_batch_axis_sharded(results):
+    r = scenario(results, "custom_kernel_vmap_keeps_batch_sharded")
+    assert r["correct"] and r["spec"] == ["x"] and r["hlo"] == NO_COLLECTIVE
+
+
+def test_custom_kernel_grad_under_jit_and_shard_map(results):
+    r = scenario(results, "custom_kernel_grad")
+    assert r["jit_correct"] and r["shard_map_correct"]
+    assert r["jit_spec"] == ["x"]
+    assert r["jit_hlo"]["all-gather"] == 0 and r["jit_hlo"]["all-to-all"] == 0
