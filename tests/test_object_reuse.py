@@ -2,10 +2,13 @@
 shared through the cache, so editing one file of a directory recompiles that unit only, with no
 build_directory. Compiler invocations are counted through a $CXX wrapper that logs them."""
 
+import os
+import shutil
 import stat
 
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 import jaxcc
 
@@ -141,3 +144,38 @@ def test_force_rebuild_and_clear_cache(fresh_cache, unique_name, tmp_path, monke
     assert any((fresh_cache / ".objects").glob("*.o"))
     jaxcc.clear_cache()
     assert not (fresh_cache / ".objects").exists()
+
+
+CUDA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "kernels", "cuda_dir")
+NVCC = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if os.path.exists(
+    "/usr/local/cuda/bin/nvcc") else None)  # fmt: skip
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not installed")
+def test_a_cuda_directory_rebuilds_only_the_edited_file_in_the_cache(
+    fresh_cache, unique_name, tmp_path, monkeypatch, capfd
+):
+    # No build_directory: the default cache path is incremental through the shared objects.
+    if shutil.which("nvcc") is None:
+        monkeypatch.setenv("CUDA_HOME", os.path.dirname(os.path.dirname(NVCC)))
+    src = tmp_path / "kernels"
+    shutil.copytree(CUDA_DIR, src)
+    kwargs = dict(name=unique_name, compute_capability="8.0", verbose=True)
+
+    def nvcc_compiles():
+        err = capfd.readouterr().err
+        return [line for line in err.splitlines() if "nvcc" in line and " -c " in line]
+
+    first = jaxcc.load_cuda_dir(str(src), **kwargs)
+    assert len(nvcc_compiles()) == 3 and first.objects_reused == 0
+    (src / "mul.cu").write_text(
+        (src / "mul.cu").read_text().replace("a[i] * b[i]", "a[i] * b[i] * 1.0f")
+    )
+    second = jaxcc.load_cuda_dir(str(src), target_prefix=unique_name + "_v2", **kwargs)
+    compiled = nvcc_compiles()
+    assert len(compiled) == 1 and "kernel_1.cu" in compiled[0], compiled  # mul.cu only
+    assert not second.cache_hit and second.objects_reused == 3  # add.cu, sub.cu, the wrapper
+    # The shared header is in every unit's recorded dependencies.
+    (src / "common.cuh").write_text("#pragma once\n#define CUDA_DIR_BLOCK 256\n")
+    third = jaxcc.load_cuda_dir(str(src), target_prefix=unique_name + "_v3", **kwargs)
+    assert len(nvcc_compiles()) == 3 and third.objects_reused == 1  # only the wrapper
