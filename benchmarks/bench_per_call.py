@@ -1,10 +1,13 @@
 """Per-call time of a jitted jaxcc kernel against a hand-written XLA FFI handler, optionally also
-against the same generated wrapper compiled with another `jaxcc/detail/ffi_bridge.h` (e.g. the
-version before a change), at several sizes, every side in one process with rounds interleaved.
+against an older generated wrapper (e.g. the ffi.h-typed one before decision 73), at several
+sizes, every side in one process with rounds interleaved.
 
-Run:  python benchmarks/bench_per_call.py [--rounds N] [--old-bridge PATH] [--peers]
+Run:  python benchmarks/bench_per_call.py [--rounds N] [--old-bridge PATH] [--old-wrapper PATH]
+                                          [--peers]
   e.g. git show <commit>:include/jaxcc/detail/ffi_bridge.h > /tmp/old_ffi_bridge.h
        python benchmarks/bench_per_call.py --old-bridge /tmp/old_ffi_bridge.h
+  --old-wrapper: the ffi_wrapper.cc an older jaxcc generated for this script's add_one (load it
+  there with build_directory=...); it is linked with this jaxcc's kernel object.
 Prints median µs per call and ratios to the hand-written handler; figures go to
 benchmarks/RESULTS.md by hand. With --old-bridge it also times the conversion itself (XLA buffer
 -> jaxcc::Tensor, `TensorFromBuffer`, what a generated handler runs once per tensor per call) in a
@@ -143,10 +146,9 @@ def compile_shared(sources: list[str], flags: list[str], output: str) -> ctypes.
     return ctypes.CDLL(output)
 
 
-def build_sides(workdir: str, old_bridge: str | None) -> dict:
-    """name -> jitted add_one. "jaxcc" is the module as jaxcc builds it; "wrapper, old bridge"
-    and "wrapper, this bridge" link jaxcc's own generated wrapper and kernel object, differing
-    only in the ffi_bridge.h they compile against."""
+def build_sides(workdir: str, old_wrapper: str | None) -> dict:
+    """name -> jitted add_one. "jaxcc" is the module as jaxcc builds it; "old wrapper" and "this
+    wrapper" link jaxcc's kernel object with an older generated ffi_wrapper.cc and this one."""
     build = os.path.join(workdir, "build")
     mod = jaxcc.load_cpp_inline(
         "bench_per_call", SOURCE, ["add_one"], build_directory=build, force_rebuild=True
@@ -168,19 +170,17 @@ def build_sides(workdir: str, old_bridge: str | None) -> dict:
     register(
         "hand-written", compile_shared([hand_src], hand_flags, f"{workdir}/hand.so"), "HandAddOne"
     )
-    if old_bridge:
+    if old_wrapper:
+        # The same kernel object linked with an older generated wrapper (the bridge signature did
+        # not change) and with this one: the two differ only in how they decode XLA's call frame.
         kernel_obj = os.path.join(build, "kernel_0.o")
-        wrapper = os.path.join(build, "ffi_wrapper.cc")
-        old_include = os.path.join(workdir, "old_include")
-        os.makedirs(os.path.join(old_include, "jaxcc", "detail"))
-        shutil.copy(old_bridge, os.path.join(old_include, "jaxcc", "detail", "ffi_bridge.h"))
-        for name, extra in (
-            ("wrapper, old bridge", ["-I", old_include]),
-            ("wrapper, this bridge", []),
+        for name, wrapper in (
+            ("old wrapper", old_wrapper),
+            ("this wrapper", os.path.join(build, "ffi_wrapper.cc")),
         ):
             lib = compile_shared(
                 [wrapper, kernel_obj],
-                WRAPPER_FLAGS + extra + includes,
+                WRAPPER_FLAGS + includes,
                 os.path.join(workdir, f"side{len(sides)}.so"),
             )
             register(name, lib, "jaxcc_ffi_add_one")
@@ -221,17 +221,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=11)
     parser.add_argument("--old-bridge", help="an ffi_bridge.h to compare with the installed one")
+    parser.add_argument(
+        "--old-wrapper", help="a generated ffi_wrapper.cc of add_one from an older jaxcc"
+    )
     parser.add_argument("--peers", action="store_true", help="add brainevent and TVM-FFI")
     args = parser.parse_args()
     print(f"jax {jax.__version__}, jaxcc {jaxcc.__version__}, {os.cpu_count()} cores")
     workdir = tempfile.mkdtemp(prefix="jaxcc-per-call-")
-    sides = build_sides(workdir, args.old_bridge)
+    sides = build_sides(workdir, args.old_wrapper)
     if args.peers:
         add_peers(sides)
     others = [name for name in sides if name != "hand-written"]
     header = ["floats", *[f"{name} µs" for name in sides], *[f"{n} / hand" for n in others]]
-    if args.old_bridge:
-        header.append("this bridge / old bridge")
+    if args.old_wrapper:
+        header.append("this wrapper / old wrapper")
     rows = []
     for size, calls in ((16, 2000), (4096, 1000), (65536, 300)):
         x = jnp.arange(size, dtype=jnp.float32)
@@ -250,8 +253,8 @@ def main() -> None:
         )
         row = [size, *[f"{v:.2f}" for v in med.values()]]
         row += [f"{med[n] / med['hand-written']:.3f}" for n in others]
-        if args.old_bridge:
-            row.append(f"{med['wrapper, this bridge'] / med['wrapper, old bridge']:.3f}")
+        if args.old_wrapper:
+            row.append(f"{med['this wrapper'] / med['old wrapper']:.3f}")
         rows.append(row)
     widths = [max(len(str(c)) for c in col) for col in zip(header, *rows, strict=True)]
     for row in [header, *rows]:

@@ -41,7 +41,7 @@ def test_check_fails_on_an_undeclared_include(tmp_path):
     # cache/ sits before pipeline/ in the table: a dependency upwards is named too, once declared.
     text = (copy / "ARCHITECTURE.md").read_text()
     (copy / "ARCHITECTURE.md").write_text(
-        text.replace("LRU of 256) | util |", "LRU of 256) | util, pipeline |")
+        text.replace("of the size cap) | util |", "of the size cap) | util, pipeline |")
     )
     planted.parent.joinpath("CMakeLists.txt").write_text(
         "jaxcc_add_stage(cache DEPS jaxcc_util jaxcc_pipeline)\n"

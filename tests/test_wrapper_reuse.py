@@ -13,7 +13,7 @@ import jaxcc
 source = sys.argv[2]
 mod = jaxcc.load_cpp_inline(sys.argv[1], source, ["scale"], force_rebuild=sys.argv[3] == "1")
 out = mod.scale(jnp.arange(4, dtype=jnp.float32), factor=2.0)
-print(json.dumps({"hit": mod.cache_hit, "reused": mod.wrapper_reused,
+print(json.dumps({"hit": mod.cache_hit, "reused": mod.wrapper_reused, "units": mod.objects_reused,
                   "out": [float(v) for v in out]}))
 """
 
@@ -42,12 +42,13 @@ def objects_dir(cache):
 
 def test_an_edited_body_links_the_previous_wrapper_object(fresh_cache, unique_name):
     first = load(unique_name, 0)
-    assert first == {"hit": False, "reused": False, "out": [0.0, 2.0, 4.0, 6.0]}
-    stored = sorted(p.name for p in objects_dir(fresh_cache).iterdir())
-    assert len(stored) == 2 and stored[0].endswith(".o") and stored[1].endswith(".sha256")
+    assert first == {"hit": False, "reused": False, "units": 0, "out": [0.0, 2.0, 4.0, 6.0]}
+    # Every unit's object is stored (kernel unit and wrapper): object, header list, digest.
+    stored = sorted(p.suffix for p in objects_dir(fresh_cache).iterdir())
+    assert stored == [".deps", ".deps", ".o", ".o", ".sha256", ".sha256"]
 
     edited = load(unique_name, 10)  # only the body changed: same signature, same wrapper
-    assert edited == {"hit": False, "reused": True, "out": [10.0, 12.0, 14.0, 16.0]}
+    assert edited == {"hit": False, "reused": True, "units": 1, "out": [10.0, 12.0, 14.0, 16.0]}
     assert load(unique_name, 10)["hit"] is True
 
     forced = load(unique_name, 10, force=True)  # force_rebuild compiles everything
@@ -58,17 +59,18 @@ def test_a_changed_signature_compiles_a_new_wrapper(fresh_cache, unique_name):
     load(unique_name, 0)
     changed = load(unique_name, 0, attr_type="double")  # the attribute's type is in the wrapper
     assert changed["reused"] is False and changed["out"] == [0.0, 2.0, 4.0, 6.0]
-    assert len(list(objects_dir(fresh_cache).glob("*.o"))) == 2
+    # Two kernel units (the bridge's attribute type changed too) and two wrappers.
+    assert len(list(objects_dir(fresh_cache).glob("*.o"))) == 4
 
 
 def test_a_damaged_wrapper_object_is_compiled_again_never_linked(fresh_cache, unique_name):
     load(unique_name, 0)
-    (obj,) = objects_dir(fresh_cache).glob("*.o")
-    data = bytearray(obj.read_bytes())
-    data[len(data) // 2] ^= 0xFF
-    obj.write_bytes(bytes(data))
+    for obj in objects_dir(fresh_cache).glob("*.o"):
+        data = bytearray(obj.read_bytes())
+        data[len(data) // 2] ^= 0xFF
+        obj.write_bytes(bytes(data))
     rebuilt = load(unique_name, 5)
-    assert rebuilt == {"hit": False, "reused": False, "out": [5.0, 7.0, 9.0, 11.0]}
+    assert rebuilt == {"hit": False, "reused": False, "units": 0, "out": [5.0, 7.0, 9.0, 11.0]}
     # The damaged object was replaced by the fresh build's, which the next edit reuses.
     assert load(unique_name, 6)["reused"] is True
 

@@ -232,6 +232,9 @@ class CompiledModule:
         # A fresh build that linked an earlier build's FFI wrapper object (same signatures, flags
         # and headers; only kernel bodies changed) instead of compiling it again.
         self.wrapper_reused = loaded.wrapper_reused
+        # How many translation units (kernel units and wrapper) a fresh build linked from the
+        # shared object cache instead of compiling: the ones whose inputs did not change.
+        self.objects_reused = loaded.objects_reused
         specs = loaded.specs
         self.specs = {spec.name: spec for spec in specs}
         self.functions: dict[str, KernelFunction] = {}

@@ -95,6 +95,7 @@ void BindLoadedModule(nb::module_& m) {
       .def_ro("warning", &LoadedModule::warning)
       .def_ro("evicted_entries", &LoadedModule::evicted_entries)
       .def_ro("wrapper_reused", &LoadedModule::wrapper_reused)
+      .def_ro("objects_reused", &LoadedModule::objects_reused)
       .def_ro("cuda_archs", &LoadedModule::cuda_archs)
       .def_ro("cuda_archs_source", &LoadedModule::cuda_archs_source)
       .def(

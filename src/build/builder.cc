@@ -20,8 +20,10 @@ Status WriteIfChanged(const std::string& path, const std::string& contents) {
 std::vector<std::string> CollectDependencies(const std::string& build_dir,
                                              const BuildGraph& graph) {
   std::set<std::string> unique;
-  for (const CompileStep& step : graph.compiles) {
-    auto text = ReadFile(JoinPath(build_dir, step.object + ".d"));
+  std::vector<std::string> objects = graph.prebuilt_objects;  // reused: their recorded headers
+  for (const CompileStep& step : graph.compiles) objects.push_back(step.object);
+  for (const std::string& object : objects) {
+    auto text = ReadFile(JoinPath(build_dir, object + ".d"));
     if (!text.ok()) continue;
     for (std::string& dep : ParseDepfile(*text)) {
       if (dep.empty() || dep[0] != '/') dep = JoinPath(build_dir, dep);
@@ -29,16 +31,6 @@ std::vector<std::string> CollectDependencies(const std::string& build_dir,
     }
   }
   return {unique.begin(), unique.end()};
-}
-
-std::string EscapeDepfilePath(const std::string& path) {
-  std::string escaped;
-  for (char c : path) {
-    if (c == ' ' || c == '#') escaped += '\\';
-    if (c == '$') escaped += '$';
-    escaped += c;
-  }
-  return escaped;
 }
 
 // nvcc's depfiles also list the names of `#line` directives ("<module>", "x.cu (jaxcc bridge)"),

@@ -53,4 +53,14 @@ std::vector<std::string> ParseDepfile(const std::string& text) {
   return words;
 }
 
+std::string EscapeDepfilePath(const std::string& path) {
+  std::string escaped;
+  for (char c : path) {
+    if (c == ' ' || c == '#') escaped += '\\';
+    if (c == '$') escaped += '$';
+    escaped += c;
+  }
+  return escaped;
+}
+
 }  // namespace jaxcc::build

@@ -10,4 +10,7 @@ namespace jaxcc::build {
 /// continuations and escaped spaces handled. Malformed text yields whatever could be read.
 std::vector<std::string> ParseDepfile(const std::string& text);
 
+/// `path` escaped for a depfile that ninja reads (spaces, '#', '$').
+std::string EscapeDepfilePath(const std::string& path);
+
 }  // namespace jaxcc::build

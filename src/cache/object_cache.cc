@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <tuple>
 #include <utility>
 
 #include "util/fs.h"
@@ -18,68 +19,124 @@ bool EndsWith(const std::string& text, const std::string& suffix) {
          text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-void Forget(const std::string& object, const std::string& digest) {
-  ::unlink(object.c_str());
-  ::unlink(digest.c_str());
+void Forget(const std::string& dir, const std::string& key) {
+  for (const char* suffix : {".o", ".sha256", ".deps"}) {
+    ::unlink(JoinPath(dir, key + suffix).c_str());
+  }
+}
+
+std::string Digest(const std::string& object, const std::string& deps_text) {
+  Sha256Builder hash;
+  hash.UpdateField(object);
+  hash.UpdateField(deps_text);
+  return hash.FinishHex();
+}
+
+std::string DependencyText(const std::vector<ObjectDependency>& dependencies) {
+  std::string text;
+  for (const ObjectDependency& dep : dependencies) text += dep.sha256 + " " + dep.path + "\n";
+  return text;
+}
+
+std::optional<std::vector<ObjectDependency>> ParseDependencies(const std::string& text) {
+  std::vector<ObjectDependency> deps;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) return std::nullopt;
+    std::string line = text.substr(start, end - start);
+    size_t space = line.find(' ');
+    if (space != 64) return std::nullopt;
+    deps.push_back({line.substr(space + 1), line.substr(0, space)});
+    start = end + 1;
+  }
+  return deps;
 }
 
 }  // namespace
 
-ObjectCache::ObjectCache(const std::string& cache_root, int max_objects)
-    : dir_(JoinPath(cache_root, ".objects")), max_objects_(max_objects) {}
+ObjectCache::ObjectCache(const std::string& cache_root, int max_objects, std::int64_t max_bytes)
+    : dir_(JoinPath(cache_root, ".objects")), max_objects_(max_objects), max_bytes_(max_bytes) {}
 
 std::string ObjectCache::Key(const std::string& source_text,
                              const std::vector<std::string>& command,
-                             const std::string& compiler_version,
+                             const std::string& toolchain_version,
                              const std::string& header_digest) {
   Sha256Builder hash;
-  hash.UpdateField("jaxcc wrapper object v1");
+  hash.UpdateField("jaxcc unit object v2");
   hash.UpdateField(source_text);
   hash.UpdateField(std::to_string(command.size()));
   for (const std::string& word : command) hash.UpdateField(word);
-  hash.UpdateField(compiler_version);
+  hash.UpdateField(toolchain_version);
   hash.UpdateField(header_digest);
   return hash.FinishHex();
 }
 
-bool ObjectCache::Fetch(const std::string& key, const std::string& destination) const {
+std::optional<std::vector<ObjectDependency>> ObjectCache::Fetch(
+    const std::string& key, const std::string& destination) const {
   std::string object = JoinPath(dir_, key + ".o");
-  std::string digest_path = JoinPath(dir_, key + ".sha256");
-  auto expected = ReadFile(digest_path);
-  if (!expected.ok()) return false;
+  auto expected = ReadFile(JoinPath(dir_, key + ".sha256"));
+  if (!expected.ok()) return std::nullopt;
   auto contents = ReadFile(object);
-  if (!contents.ok() || Sha256Hex(*contents) != *expected) {
-    Forget(object, digest_path);
-    return false;
+  auto deps_text = ReadFile(JoinPath(dir_, key + ".deps"));
+  std::optional<std::vector<ObjectDependency>> deps;
+  if (contents.ok() && deps_text.ok() && Digest(*contents, *deps_text) == *expected) {
+    deps = ParseDependencies(*deps_text);
   }
-  if (!WriteFileAtomic(destination, *contents).ok()) return false;
+  if (!deps) {
+    Forget(dir_, key);
+    return std::nullopt;
+  }
+  // A header edited since: not damage, just not this object (the next store replaces it).
+  for (const ObjectDependency& dep : *deps) {
+    auto now = Sha256FileHex(dep.path);
+    if (!now.ok() || *now != dep.sha256) return std::nullopt;
+  }
+  if (!WriteFileAtomic(destination, *contents).ok()) return std::nullopt;
   ::utimensat(AT_FDCWD, object.c_str(), nullptr, 0);  // most recently used
-  return true;
+  return deps;
 }
 
-void ObjectCache::Store(const std::string& key, const std::string& object_path) const {
+void ObjectCache::Store(const std::string& key, const std::string& object_path,
+                        const std::vector<ObjectDependency>& dependencies) const {
   auto contents = ReadFile(object_path);
   if (!contents.ok() || contents->empty()) return;
+  for (const ObjectDependency& dep : dependencies) {
+    if (dep.path.find('\n') != std::string::npos || dep.sha256.size() != 64) return;
+  }
   if (!MakeDirs(dir_, 0700).ok()) return;
-  // Digest first: an object without its digest never verifies, so a crash between the two
-  // renames leaves a miss, not a wrong object.
-  if (!WriteFileAtomic(JoinPath(dir_, key + ".sha256"), Sha256Hex(*contents), 0600).ok()) return;
+  std::string deps_text = DependencyText(dependencies);
+  // Dependencies, then the digest of both, then the object: whatever a crash leaves between the
+  // renames fails verification (a miss), never links a wrong object.
+  if (!WriteFileAtomic(JoinPath(dir_, key + ".deps"), deps_text, 0600).ok()) return;
+  if (!WriteFileAtomic(JoinPath(dir_, key + ".sha256"), Digest(*contents, deps_text), 0600).ok()) {
+    return;
+  }
   if (!WriteFileAtomic(JoinPath(dir_, key + ".o"), *contents, 0600).ok()) return;
   Evict();
 }
 
 void ObjectCache::Evict() const {
-  std::vector<std::pair<std::int64_t, std::string>> objects;  // (mtime, key)
+  std::vector<std::tuple<std::int64_t, std::int64_t, std::string>> objects;  // (mtime, size, key)
+  std::int64_t total = 0;
   for (const std::string& name : ListDir(dir_)) {
     if (!EndsWith(name, ".o")) continue;
     FileInfo info = StatPath(JoinPath(dir_, name));
-    if (info.exists) objects.emplace_back(info.mtime_ns, name.substr(0, name.size() - 2));
+    if (!info.exists) continue;
+    objects.emplace_back(info.mtime_ns, info.size, name.substr(0, name.size() - 2));
+    total += info.size;
   }
-  if (static_cast<int>(objects.size()) <= max_objects_) return;
   std::sort(objects.begin(), objects.end());
-  size_t excess = objects.size() - static_cast<size_t>(max_objects_);
-  for (size_t i = 0; i < excess; ++i) {
-    Forget(JoinPath(dir_, objects[i].second + ".o"), JoinPath(dir_, objects[i].second + ".sha256"));
+  size_t count = objects.size();
+  for (const auto& [mtime, size, key] : objects) {
+    (void)mtime;
+    bool too_many = static_cast<int>(count) > max_objects_;
+    bool too_big = max_bytes_ > 0 && total > max_bytes_;
+    if (!too_many && !too_big) break;
+    if (count == 1) break;  // the object just stored stays
+    Forget(dir_, key);
+    --count;
+    total -= size;
   }
 }
 

@@ -1,36 +1,54 @@
-// Compiled FFI wrapper objects shared between cache entries.
+// Compiled translation-unit objects shared between builds and cache entries.
 //
-// A module's wrapper unit depends only on its function signatures, the flags, the compiler and
-// the XLA/jaxcc headers, not on the kernel bodies; it is also the slowest unit to compile (XLA's
-// FFI templates). Editing a kernel body therefore reuses the wrapper object of the previous
-// build instead of compiling it again. Objects live in <cache root>/.objects as <key>.o with a
-// <key>.sha256 of their contents, written atomically; a fetched object is verified against its
-// digest, and anything that does not verify is removed and treated as a miss, so a damaged
-// object costs a recompile, never a bad link. Only the most recently used objects are kept.
+// Every unit of a module (the user's kernel units, C++ or CUDA, and the generated FFI wrapper) is
+// compiled from a generated source text by one command; its object depends on that text, the
+// command, the toolchain's version, the jaxcc/XLA header digest and the user's own headers the
+// compiler read (from its depfile). Editing one source of a directory, or one of several inline
+// sources, therefore rebuilds that unit only and links the others' objects from here.
+//
+// Objects live in <cache root>/.objects as <key>.o, <key>.deps (one "<sha256> <path>" line per
+// user header) and <key>.sha256, the digest of the object and its dependency list together,
+// written in that order, each atomically. A fetched object is verified against its digest and
+// every header against its recorded digest: a damaged object is removed and compiled again,
+// never linked; an edited header makes a miss. Only the most recently used objects are kept,
+// bounded in number and in bytes.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace jaxcc::cache {
 
+/// A header an object was compiled from (besides its source text), with its SHA-256 then.
+struct ObjectDependency {
+  std::string path;
+  std::string sha256;
+};
+
 class ObjectCache {
  public:
-  /// `max_objects`: how many objects to keep (least recently used go first).
-  explicit ObjectCache(const std::string& cache_root, int max_objects = 256);
+  /// Keeps at most `max_objects` objects and, when `max_bytes` > 0, at most that many bytes of
+  /// them (least recently used go first).
+  explicit ObjectCache(const std::string& cache_root, int max_objects = 1024,
+                       std::int64_t max_bytes = 0);
 
   /// The key of an object compiled from `source_text` by `command` (compiler and flags) with
-  /// `compiler_version` against headers whose digest is `header_digest`.
+  /// toolchain `toolchain_version` against headers whose digest is `header_digest`.
   static std::string Key(const std::string& source_text, const std::vector<std::string>& command,
-                         const std::string& compiler_version, const std::string& header_digest);
+                         const std::string& toolchain_version, const std::string& header_digest);
 
-  /// Copies the object of `key` to `destination` if it is present and verifies; marks it used.
-  /// A missing, unreadable or damaged object is a miss (damaged ones are removed).
-  bool Fetch(const std::string& key, const std::string& destination) const;
+  /// Copies the object of `key` to `destination` if it is present, verifies and its headers are
+  /// unchanged; marks it used and returns its dependencies. A missing, unreadable, damaged
+  /// (removed) or stale object is a miss.
+  std::optional<std::vector<ObjectDependency>> Fetch(const std::string& key,
+                                                     const std::string& destination) const;
 
-  /// Stores `object_path` under `key` and evicts beyond the limit. Best effort: the cache only
-  /// saves time, so a failure to store is ignored.
-  void Store(const std::string& key, const std::string& object_path) const;
+  /// Stores `object_path` under `key` with the headers it was compiled from and evicts beyond
+  /// the limits. Best effort: the cache only saves time, so a failure to store is ignored.
+  void Store(const std::string& key, const std::string& object_path,
+             const std::vector<ObjectDependency>& dependencies = {}) const;
 
   const std::string& dir() const { return dir_; }
 
@@ -39,6 +57,7 @@ class ObjectCache {
 
   std::string dir_;
   int max_objects_;
+  std::int64_t max_bytes_;
 };
 
 }  // namespace jaxcc::cache

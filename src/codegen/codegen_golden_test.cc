@@ -77,11 +77,12 @@ TEST(CodegenGolden, CudaWrapperBindsStreamAndGraphTrait) {
   options.module_name = "golden";
   options.platform = "cuda";
   std::string text = GenerateFfiWrapper({ScaleBy()}, options);
-  EXPECT_NE(text.find(".Ctx<ffi::PlatformStream<void*>>()"), std::string::npos);
-  EXPECT_NE(text.find("{ffi::Traits::kCmdBufferCompatible}"), std::string::npos);
+  // The spec asks HandleFrame for XLA's stream and reports the command-buffer trait.
+  EXPECT_NE(text.find("kAttrs_scale_by, true, XLA_FFI_HANDLER_TRAITS_COMMAND_BUFFER_COMPATIBLE}"),
+            std::string::npos);
   ExpectGolden("cuda_wrapper.golden.cc", text);
   options.allow_cuda_graph = false;
-  EXPECT_EQ(GenerateFfiWrapper({ScaleBy()}, options).find("kCmdBufferCompatible"),
+  EXPECT_EQ(GenerateFfiWrapper({ScaleBy()}, options).find("COMMAND_BUFFER_COMPATIBLE"),
             std::string::npos);
 }
 
@@ -89,8 +90,8 @@ TEST(CodegenGolden, CudaWrapperRunsOnTheStreamsDeviceAndChecksTheLaunch) {
   WrapperOptions options;
   options.platform = "cuda";
   std::string text = GenerateFfiWrapper({ScaleBy()}, options);
-  size_t scope = text.find("::jaxcc::detail::CudaCallScope cuda_call(stream, \"scale_by\");");
-  size_t call = text.find("jaxcc_bridge_scale_by(args, rets, reinterpret_cast");
+  size_t scope = text.find("::jaxcc::detail::CudaCallScope cuda_call(call.stream, \"scale_by\");");
+  size_t call = text.find("jaxcc_bridge_scale_by(call.args, call.rets, reinterpret_cast");
   size_t check = text.find("cuda_call.Check();");
   ASSERT_NE(scope, std::string::npos);
   ASSERT_NE(check, std::string::npos);
@@ -105,9 +106,29 @@ TEST(CodegenGolden, CudaWrapperRunsOnTheStreamsDeviceAndChecksTheLaunch) {
 TEST(CodegenGolden, CpuWrapperPassesZeroForStream) {
   WrapperOptions options;
   std::string text = GenerateFfiWrapper({ScaleBy()}, options);
-  EXPECT_EQ(text.find("PlatformStream"), std::string::npos);
-  EXPECT_NE(text.find("jaxcc_bridge_scale_by(args, rets, 0, attr0_scale_factor)"),
+  EXPECT_NE(text.find("kAttrs_scale_by, false, 0}"), std::string::npos);
+  EXPECT_NE(text.find("jaxcc_bridge_scale_by(call.args, call.rets, 0, "
+                      "call.template attr<float>(0))"),
             std::string::npos);
+}
+
+TEST(CodegenGolden, WrapperNeedsOnlyTheFfiCApi) {
+  // The typed C++ API (ffi.h) took most of a cold build; generated wrappers use the C API only.
+  for (const char* platform : {"cpu", "cuda"}) {
+    WrapperOptions options;
+    options.platform = platform;
+    std::string text = GenerateFfiWrapper({ScaleBy(), Mixed(), NoInputs()}, options);
+    EXPECT_EQ(text.find("xla/ffi/api/ffi.h"), std::string::npos) << platform;
+    EXPECT_NE(text.find("#include \"xla/ffi/api/c_api.h\""), std::string::npos) << platform;
+  }
+}
+
+TEST(CodegenGolden, AttributesRecordTheirPlaceInXlasSortedOrder) {
+  // Mixed declares flag, half, count; XLA passes them sorted: count, flag, half.
+  std::string text = GenerateFfiWrapper({Mixed()}, WrapperOptions{});
+  EXPECT_NE(text.find("{\"flag\", XLA_FFI_DataType_PRED, 1}"), std::string::npos);
+  EXPECT_NE(text.find("{\"half\", XLA_FFI_DataType_U16, 2}"), std::string::npos);
+  EXPECT_NE(text.find("{\"count\", XLA_FFI_DataType_U64, 0}"), std::string::npos);
 }
 
 TEST(CodegenGolden, KernelUnitKeepsUserLinesAndOrder) {

@@ -1,5 +1,7 @@
 #include "codegen/ffi_wrapper.h"
 
+#include <algorithm>
+
 #include "codegen/kernel_unit.h"
 
 namespace jaxcc::codegen {
@@ -9,103 +11,116 @@ using argspec::FunctionSpec;
 using argspec::Param;
 using argspec::ParamKind;
 
-struct HandlerParts {
-  std::string parameters;  // impl parameter list, in binding order
-  std::string binding;     // .Ctx/.Arg/.Ret/.Attr chain, same order
-};
-
-// XLA binds context first, then args, rets and attributes; the user's order is restored in the
-// bridge call, so the handler only has to follow XLA's order.
-HandlerParts DescribeHandler(const FunctionSpec& spec, bool bind_stream) {
-  HandlerParts parts;
-  auto add_param = [&](const std::string& decl) {
-    parts.parameters += parts.parameters.empty() ? "" : ",\n    ";
-    parts.parameters += decl;
-  };
-  if (bind_stream) {
-    add_param("void* stream");
-    parts.binding += "\n        .Ctx<ffi::PlatformStream<void*>>()";
+// The scalar type XLA passes for an attribute: the bridge's C++ type (float16/bfloat16 travel
+// as their uint16 bits).
+const char* FrameDataType(argspec::AttrType type) {
+  using argspec::AttrType;
+  switch (type) {
+    case AttrType::kBool:
+      return "XLA_FFI_DataType_PRED";
+    case AttrType::kInt8:
+      return "XLA_FFI_DataType_S8";
+    case AttrType::kInt16:
+      return "XLA_FFI_DataType_S16";
+    case AttrType::kInt32:
+      return "XLA_FFI_DataType_S32";
+    case AttrType::kInt64:
+      return "XLA_FFI_DataType_S64";
+    case AttrType::kUInt8:
+      return "XLA_FFI_DataType_U8";
+    case AttrType::kUInt16:
+    case AttrType::kFloat16:
+    case AttrType::kBFloat16:
+      return "XLA_FFI_DataType_U16";
+    case AttrType::kUInt32:
+      return "XLA_FFI_DataType_U32";
+    case AttrType::kUInt64:
+      return "XLA_FFI_DataType_U64";
+    case AttrType::kFloat32:
+      return "XLA_FFI_DataType_F32";
+    case AttrType::kFloat64:
+      return "XLA_FFI_DataType_F64";
   }
-  int index = 0;
-  for (const Param& p : spec.params) {
-    if (p.kind != ParamKind::kArg) continue;
-    add_param("ffi::AnyBuffer arg" + std::to_string(index++));
-    parts.binding += "\n        .Arg<ffi::AnyBuffer>()  /* " + p.name + " */";
-  }
-  index = 0;
-  for (const Param& p : spec.params) {
-    if (p.kind != ParamKind::kRet) continue;
-    add_param("ffi::Result<ffi::AnyBuffer> ret" + std::to_string(index++));
-    parts.binding += "\n        .Ret<ffi::AnyBuffer>()  /* " + p.name + " */";
-  }
-  index = 0;
-  for (const Param& p : spec.params) {
-    if (p.kind != ParamKind::kAttr) continue;
-    std::string cpp_type = argspec::AttrTypeCppName(*p.attr_type);
-    add_param(cpp_type + " attr" + std::to_string(index++) + "_" + p.name);
-    parts.binding += "\n        .Attr<" + cpp_type + ">(" + CStringLiteral(p.name) + ")";
-  }
-  return parts;
+  return "XLA_FFI_DataType_INVALID";
 }
 
-// Declares `array` holding one Tensor per parameter of `kind`; conversion errors name the
-// user's parameter.
-std::string TensorArray(const FunctionSpec& spec, ParamKind kind, const char* array,
-                        const char* convert, const char* prefix) {
-  std::string items;
-  int count = 0;
+std::vector<const Param*> ParamsOf(const FunctionSpec& spec, ParamKind kind) {
+  std::vector<const Param*> params;
   for (const Param& p : spec.params) {
-    if (p.kind != kind) continue;
-    items += (count ? ",\n        " : "") + std::string("::jaxcc::detail::") + convert + "(" +
-             prefix + std::to_string(count) + ", " + CStringLiteral(p.name) + ")";
-    ++count;
+    if (p.kind == kind) params.push_back(&p);
   }
-  if (count == 0) return std::string("    ::jaxcc::Tensor* ") + array + " = nullptr;\n";
-  return std::string("    ::jaxcc::Tensor ") + array + "[" + std::to_string(count) +
-         "] = {\n        " + items + "};\n";
+  return params;
 }
+
+// `constexpr const char* <array>[] = {"x", "y"};`, or nothing (the spec then holds nullptr).
+std::string NameArray(const std::vector<const Param*>& params, const std::string& array) {
+  if (params.empty()) return "";
+  std::string text = "constexpr const char* " + array + "[] = {";
+  for (size_t i = 0; i < params.size(); ++i) {
+    text += (i ? ", " : "") + CStringLiteral(params[i]->name);
+  }
+  return text + "};\n";
+}
+
+// XLA passes attributes sorted by name; each FrameAttr records where its attribute sits.
+std::string AttrArray(const std::vector<const Param*>& attrs, const std::string& array) {
+  if (attrs.empty()) return "";
+  std::vector<std::string> sorted;
+  for (const Param* p : attrs) sorted.push_back(p->name);
+  std::sort(sorted.begin(), sorted.end());
+  std::string text = "constexpr ::jaxcc::detail::FrameAttr " + array + "[] = {";
+  for (size_t i = 0; i < attrs.size(); ++i) {
+    auto at = std::find(sorted.begin(), sorted.end(), attrs[i]->name) - sorted.begin();
+    text += std::string(i ? ",\n    " : "\n    ") + "{" + CStringLiteral(attrs[i]->name) + ", " +
+            FrameDataType(*attrs[i]->attr_type) + ", " + std::to_string(at) + "}";
+  }
+  return text + "};\n";
+}
+
+std::string Count(size_t n) { return std::to_string(n); }
+std::string AtLeastOne(size_t n) { return std::to_string(n == 0 ? 1 : n); }
 
 std::string GenerateHandler(const FunctionSpec& spec, const WrapperOptions& options) {
   bool cuda = options.platform == "cuda";
   bool bind_stream = cuda && spec.has_stream();
-  HandlerParts parts = DescribeHandler(spec, bind_stream);
-  std::string impl = "jaxcc_impl_" + spec.name;
-  std::string symbol = HandlerSymbol(spec.name);
+  auto args = ParamsOf(spec, ParamKind::kArg);
+  auto rets = ParamsOf(spec, ParamKind::kRet);
+  auto attrs = ParamsOf(spec, ParamKind::kAttr);
+  const std::string& f = spec.name;
+  std::string text = "// " + f + "\nnamespace {\n";
+  text += NameArray(args, "kArgs_" + f) + NameArray(rets, "kRets_" + f) +
+          AttrArray(attrs, "kAttrs_" + f);
+  text += "constexpr ::jaxcc::detail::FrameSpec kSpec_" + f + " = {" + CStringLiteral(f) + ", " +
+          Count(args.size()) + ", " + Count(rets.size()) + ", " + Count(attrs.size()) + ", " +
+          (args.empty() ? "nullptr" : "kArgs_" + f) + ", " +
+          (rets.empty() ? "nullptr" : "kRets_" + f) + ", " +
+          (attrs.empty() ? "nullptr" : "kAttrs_" + f) + ", " + (bind_stream ? "true" : "false") +
+          ", " +
+          (cuda && options.allow_cuda_graph ? "XLA_FFI_HANDLER_TRAITS_COMMAND_BUFFER_COMPATIBLE"
+                                            : "0") +
+          "};\n}  // namespace\n\n";
 
-  std::string bridge_args = "args, rets, ";
-  bridge_args += bind_stream ? "reinterpret_cast<std::int64_t>(stream)" : "0";
-  int attr = 0;
-  for (const Param& p : spec.params) {
-    if (p.kind == ParamKind::kAttr) bridge_args += ", attr" + std::to_string(attr++) + "_" + p.name;
+  std::string bridge_args = "call.args, call.rets, ";
+  bridge_args += bind_stream ? "reinterpret_cast<std::int64_t>(call.stream)" : "0";
+  for (size_t i = 0; i < attrs.size(); ++i) {
+    bridge_args += ", call.template attr<" +
+                   std::string(argspec::AttrTypeCppName(*attrs[i]->attr_type)) + ">(" +
+                   std::to_string(i) + ")";
   }
-
-  std::string text;
-  text += "// " + spec.name + "\n";
-  text += "static ffi::Error " + impl + "(" + parts.parameters + ") {\n";
-  text += "  try {\n";
-  text += TensorArray(spec, ParamKind::kArg, "args", "TensorFromBuffer", "arg");
-  text += TensorArray(spec, ParamKind::kRet, "rets", "TensorFromResult", "ret");
+  text += "extern \"C\" __attribute__((visibility(\"default\"))) XLA_FFI_Error* " +
+          HandlerSymbol(f) + "(XLA_FFI_CallFrame* frame) {\n";
+  text += "  return ::jaxcc::detail::HandleFrame<" + AtLeastOne(args.size()) + ", " +
+          AtLeastOne(rets.size()) + ", " + AtLeastOne(attrs.size()) + ">(frame, kSpec_" + f +
+          ", [](auto& call) {\n";
   // CUDA: the device of XLA's stream is current during the call, and an error the function left
   // (a failed launch nobody checked) is raised with its name instead of being swallowed.
   if (bind_stream) {
-    text += "    ::jaxcc::detail::CudaCallScope cuda_call(stream, " + CStringLiteral(spec.name) +
-            ");\n";
+    text +=
+        "    ::jaxcc::detail::CudaCallScope cuda_call(call.stream, " + CStringLiteral(f) + ");\n";
   }
-  text += "    ::jaxcc_generated::jaxcc_bridge_" + spec.name + "(" + bridge_args + ");\n";
+  text += "    ::jaxcc_generated::jaxcc_bridge_" + f + "(" + bridge_args + ");\n";
   if (bind_stream) text += "    cuda_call.Check();\n";
-  text += "    return ffi::Error::Success();\n";
-  text += "  } catch (...) {\n";
-  text +=
-      "    return ::jaxcc::detail::ErrorFromCurrentException(" + CStringLiteral(spec.name) + ");\n";
-  text += "  }\n";
-  text += "}\n\n";
-  text += "extern \"C\" __attribute__((visibility(\"default\"))) XLA_FFI_Error* " + symbol +
-          "(XLA_FFI_CallFrame* call_frame);\n";
-  // The binding is parenthesised: template commas inside it would split the macro's arguments.
-  text += "XLA_FFI_DEFINE_HANDLER_SYMBOL(" + symbol + ", " + impl + ",\n    (ffi::Ffi::Bind()" +
-          parts.binding + ")";
-  if (cuda && options.allow_cuda_graph) text += ",\n    {ffi::Traits::kCmdBufferCompatible}";
-  text += ");\n\n";
+  text += "  });\n}\n\n";
   return text;
 }
 
@@ -120,14 +135,11 @@ std::string GenerateFfiWrapper(const std::vector<FunctionSpec>& specs,
                      " (" + options.platform + ").\n";
   text +=
       "#include <cstdint>\n\n"
-      "#include \"xla/ffi/api/ffi.h\"\n"
+      "#include \"xla/ffi/api/c_api.h\"\n"
       "#include \"jaxcc/tensor.h\"\n"
-      "#include \"jaxcc/detail/ffi_bridge.h\"\n";
+      "#include \"jaxcc/detail/ffi_frame.h\"\n";
   if (cuda) text += "#include \"jaxcc/detail/cuda_call.h\"\n";
-  text +=
-      "\n"
-      "namespace ffi = ::xla::ffi;\n\n"
-      "namespace jaxcc_generated {\n";
+  text += "\nnamespace jaxcc_generated {\n";
   for (const FunctionSpec& spec : specs) text += BridgeDeclaration(spec) + ";\n";
   text += "}  // namespace jaxcc_generated\n\n";
   for (const FunctionSpec& spec : specs) text += GenerateHandler(spec, options);

@@ -51,6 +51,13 @@ Result<std::int64_t> CacheMaxBytes() {
 
 namespace {
 
+// Shared objects get a quarter of the cache's size cap (none when the cap is off): enough for
+// every unit of the modules in use, small enough that entries keep most of the room.
+std::int64_t ObjectCacheMaxBytes() {
+  auto cap = CacheMaxBytes();
+  return cap.ok() ? *cap / 4 : 0;
+}
+
 Result<LoadedModule> LoadModuleInner(const LoadRequest& request, const BuildEnvironment& env,
                                      std::vector<std::string>& archs, std::string& archs_source) {
   JAXCC_RETURN_IF_ERROR(ValidateRequest(request));
@@ -148,16 +155,18 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& request, const BuildEnvi
 
   GeneratedFiles files = GenerateSources(request, *specs);
   build::BuildGraph graph = plan.graph;
-  cache::ObjectCache objects(request.cache_dir);
-  WrapperReuse wrapper;
+  // Every unit's object is shared through the object cache, so an edit rebuilds only the unit
+  // it touched. A user's build_directory is incremental already (ninja skips unchanged units).
+  cache::ObjectCache objects(request.cache_dir, /*max_objects=*/1024, ObjectCacheMaxBytes());
+  std::string toolchain_version = compiler->path + " " + compiler->version;
+  if (cuda) toolchain_version += "\n" + cuda->nvcc.path + " " + cuda->nvcc.version;
+  std::vector<UnitObject> units;
   if (private_build_dir) {
-    // A user's build_directory is incremental already: ninja skips an unchanged wrapper there.
-    wrapper = ReuseWrapperObject(objects, env, files, compiler->version, *header_digest, build_dir,
-                                 graph);
+    units = ReuseObjects(objects, env, files, toolchain_version, *header_digest, build_dir, graph);
   }
   auto outcome = RunBuildIn(build_dir, request, env, graph, std::move(files), *ninja);
-  if (outcome.ok() && private_build_dir && !wrapper.reused && !wrapper.key.empty()) {
-    objects.Store(wrapper.key, wrapper.object_path);
+  if (outcome.ok() && private_build_dir) {
+    StoreObjects(objects, units, build_dir, env, cuda ? cuda->nvcc.cuda_home : "");
   }
   if (!outcome.ok()) {
     Error error = outcome.error();
@@ -198,7 +207,11 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& request, const BuildEnvi
   auto module = LoadEntry(*entry, *specs);
   if (!module.ok()) return module.error();
   FillBuildDetails(*module, *outcome, env.force_rebuild ? "forced" : MissName(miss));
-  module->wrapper_reused = wrapper.reused;
+  for (const UnitObject& unit : units) {
+    if (!unit.reused) continue;
+    ++module->objects_reused;
+    if (unit.source == kWrapperSource) module->wrapper_reused = true;
+  }
   EnforceSizeCap(cache, entry->dir, *module);
   return module;
 }

@@ -99,6 +99,9 @@ struct LoadedModule {
   /// A fresh build linked the FFI wrapper object of an earlier build (same signatures, flags,
   /// compiler and headers) instead of compiling it.
   bool wrapper_reused = false;
+  /// How many of a fresh build's translation units (kernel units and wrapper) linked an earlier
+  /// build's object instead of being compiled (cache/object_cache.h).
+  int objects_reused = 0;
   std::vector<std::string> cuda_archs;  ///< architectures built for (CUDA), e.g. {"80", "90a"}
   std::string cuda_archs_source;        ///< where they came from
 };

@@ -1,7 +1,9 @@
 #include "pipeline/run_build.h"
 
 #include <algorithm>
+#include <optional>
 
+#include "build/depfile.h"
 #include "pipeline/cache_access.h"
 #include "pipeline/source_excerpt.h"
 #include "toolchain/ninja.h"
@@ -104,26 +106,62 @@ Result<LoadedModule> BuildUncached(const LoadRequest& request, const BuildEnviro
   return module;
 }
 
-// The wrapper unit depends on the signatures, flags, compiler and headers, not on kernel bodies,
-// and it is the slowest unit to compile: when an earlier build (of any module) compiled the same
-// wrapper, its object is copied in and linked instead (cache/object_cache.h).
-WrapperReuse ReuseWrapperObject(const cache::ObjectCache& objects, const BuildEnvironment& env,
-                                const GeneratedFiles& files, const std::string& compiler_version,
-                                const std::string& header_digest, const std::string& build_dir,
-                                build::BuildGraph& graph) {
-  WrapperReuse reuse;
-  auto step = std::find_if(graph.compiles.begin(), graph.compiles.end(),
-                           [](const build::CompileStep& s) { return s.source == kWrapperSource; });
-  auto text = std::find_if(files.begin(), files.end(),
-                           [](const auto& file) { return file.first == kWrapperSource; });
-  if (step == graph.compiles.end() || text == files.end()) return reuse;
-  reuse.key = cache::ObjectCache::Key(text->second, step->command, compiler_version, header_digest);
-  reuse.object_path = JoinPath(build_dir, step->object);
-  if (env.force_rebuild || !objects.Fetch(reuse.key, reuse.object_path)) return reuse;
-  graph.prebuilt_objects.push_back(step->object);
-  graph.compiles.erase(step);
-  reuse.reused = true;
-  return reuse;
+// A unit's object depends on its generated text, its command, the toolchain, the header digest
+// and the user headers it includes, not on the other units: when an earlier build (of any module)
+// compiled the same unit, its object is copied in and linked instead (cache/object_cache.h).
+std::vector<UnitObject> ReuseObjects(const cache::ObjectCache& objects, const BuildEnvironment& env,
+                                     const GeneratedFiles& files,
+                                     const std::string& toolchain_version,
+                                     const std::string& header_digest, const std::string& build_dir,
+                                     build::BuildGraph& graph) {
+  std::vector<UnitObject> units;
+  std::vector<build::CompileStep> still_to_compile;
+  for (build::CompileStep& step : graph.compiles) {
+    auto text = std::find_if(files.begin(), files.end(),
+                             [&](const auto& file) { return file.first == step.source; });
+    if (text == files.end()) {
+      still_to_compile.push_back(std::move(step));
+      continue;
+    }
+    UnitObject unit{
+        step.source, step.object,
+        cache::ObjectCache::Key(text->second, step.command, toolchain_version, header_digest)};
+    std::optional<std::vector<cache::ObjectDependency>> deps;
+    if (!env.force_rebuild) deps = objects.Fetch(unit.key, JoinPath(build_dir, step.object));
+    if (deps) {
+      std::string depfile = step.object + ":";
+      for (const auto& dep : *deps) depfile += " " + build::EscapeDepfilePath(dep.path);
+      unit.reused = WriteFile(JoinPath(build_dir, step.object + ".d"), depfile + "\n").ok();
+    }
+    if (unit.reused) {
+      graph.prebuilt_objects.push_back(step.object);
+    } else {
+      still_to_compile.push_back(std::move(step));
+    }
+    units.push_back(std::move(unit));
+  }
+  graph.compiles = std::move(still_to_compile);
+  return units;
+}
+
+void StoreObjects(const cache::ObjectCache& objects, const std::vector<UnitObject>& units,
+                  const std::string& build_dir, const BuildEnvironment& env,
+                  const std::string& cuda_home) {
+  for (const UnitObject& unit : units) {
+    if (unit.reused) continue;
+    auto text = ReadFile(JoinPath(build_dir, unit.object + ".d"));
+    if (!text.ok()) continue;  // no depfile, no proof of what it read: not shared
+    std::vector<std::string> paths;
+    for (std::string& dep : build::ParseDepfile(*text)) {
+      if (dep.empty() || dep[0] != '/') dep = JoinPath(build_dir, dep);
+      paths.push_back(AbsolutePath(dep));
+    }
+    std::vector<cache::ObjectDependency> deps;
+    for (const cache::Dependency& dep : TrackedDependencies(paths, build_dir, env, cuda_home)) {
+      deps.push_back({dep.path, dep.sha256});
+    }
+    objects.Store(unit.key, JoinPath(build_dir, unit.object), deps);
+  }
 }
 
 }  // namespace jaxcc::pipeline

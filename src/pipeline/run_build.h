@@ -1,5 +1,5 @@
 // Running a build for LoadModule: in a build directory, or privately when the cache cannot take
-// it, reusing a shared FFI wrapper object where one fits.
+// it, reusing the shared objects of units whose inputs did not change.
 #pragma once
 
 #include <string>
@@ -36,17 +36,28 @@ Result<LoadedModule> BuildUncached(const LoadRequest& request, const BuildEnviro
                                    const std::vector<argspec::FunctionSpec>& specs,
                                    const std::string& key, const Error& cache_failure);
 
-struct WrapperReuse {
+/// One compile step's object in the shared object cache (cache/object_cache.h).
+struct UnitObject {
+  std::string source;  ///< the step's source file name (kWrapperSource for the wrapper)
+  std::string object;  ///< its object's file name in the build directory
   std::string key;
-  std::string object_path;  ///< ffi_wrapper.o in the build directory
   bool reused = false;
 };
 
-/// Links an earlier build's wrapper object instead of compiling it, when one with the same
-/// inputs exists (removes its compile step from `graph`).
-WrapperReuse ReuseWrapperObject(const cache::ObjectCache& objects, const BuildEnvironment& env,
-                                const GeneratedFiles& files, const std::string& compiler_version,
-                                const std::string& header_digest, const std::string& build_dir,
-                                build::BuildGraph& graph);
+/// Links an earlier build's object instead of compiling it wherever one with the same inputs
+/// exists (its compile step moves to `graph.prebuilt_objects`, and its recorded headers go into
+/// `<object>.d` so the entry's manifest tracks them as if it had been compiled here).
+/// `toolchain_version` names every compiler the steps use (host compiler, nvcc).
+std::vector<UnitObject> ReuseObjects(const cache::ObjectCache& objects, const BuildEnvironment& env,
+                                     const GeneratedFiles& files,
+                                     const std::string& toolchain_version,
+                                     const std::string& header_digest, const std::string& build_dir,
+                                     build::BuildGraph& graph);
+
+/// After a successful build: stores every object that was compiled, with the user headers its
+/// depfile lists (those TrackedDependencies keeps).
+void StoreObjects(const cache::ObjectCache& objects, const std::vector<UnitObject>& units,
+                  const std::string& build_dir, const BuildEnvironment& env,
+                  const std::string& cuda_home);
 
 }  // namespace jaxcc::pipeline

@@ -1,0 +1,232 @@
+// jaxcc/detail/ffi_frame.h, the C-API call-frame decoding every generated handler uses, against a
+// fake XLA_FFI_Api (only Error_Create and Stream_Get) and hand-built call frames: the checks XLA's
+// typed binding made, metadata, sorted attributes, the stream, and errors identical to
+// ffi_bridge.h's.
+#include <gtest/gtest.h>
+
+#if __has_include("xla/ffi/api/c_api.h")
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "jaxcc/detail/ffi_frame.h"
+
+// XLA_FFI_Error is opaque in c_api.h; the fake API owns its definition.
+struct XLA_FFI_Error {
+  int code;
+  std::string message;
+};
+
+namespace jaxcc::detail {
+namespace {
+
+XLA_FFI_Error* FakeErrorCreate(XLA_FFI_Error_Create_Args* args) {
+  return new XLA_FFI_Error{static_cast<int>(args->errc), args->message};
+}
+
+XLA_FFI_Error* FakeStreamGet(XLA_FFI_Stream_Get_Args* args) {
+  args->stream = reinterpret_cast<void*>(0x5eed);
+  return nullptr;
+}
+
+struct FakeCall {
+  XLA_FFI_Api api{};
+  std::vector<std::int64_t> dims = {2, 3};
+  float data[6] = {};
+  float out[6] = {};
+  XLA_FFI_Buffer in_buffer{};
+  XLA_FFI_Buffer out_buffer{};
+  std::vector<XLA_FFI_ArgType> arg_types = {XLA_FFI_ArgType_BUFFER};
+  std::vector<void*> args;
+  std::vector<XLA_FFI_RetType> ret_types = {XLA_FFI_RetType_BUFFER};
+  std::vector<void*> rets;
+  // Attributes as XLA passes them: sorted by name ("alpha" < "count").
+  float alpha = 1.5f;
+  std::uint64_t count = 7;
+  XLA_FFI_Scalar alpha_scalar{XLA_FFI_DataType_F32, &alpha};
+  XLA_FFI_Scalar count_scalar{XLA_FFI_DataType_U64, &count};
+  XLA_FFI_ByteSpan alpha_name{"alpha", 5};
+  XLA_FFI_ByteSpan count_name{"count", 5};
+  std::vector<XLA_FFI_AttrType> attr_types = {XLA_FFI_AttrType_SCALAR, XLA_FFI_AttrType_SCALAR};
+  std::vector<XLA_FFI_ByteSpan*> attr_names = {&alpha_name, &count_name};
+  std::vector<void*> attrs = {&alpha_scalar, &count_scalar};
+  XLA_FFI_CallFrame frame{};
+
+  FakeCall() {
+    api.XLA_FFI_Error_Create = FakeErrorCreate;
+    api.XLA_FFI_Stream_Get = FakeStreamGet;
+    for (XLA_FFI_Buffer* b : {&in_buffer, &out_buffer}) {
+      b->struct_size = XLA_FFI_Buffer_STRUCT_SIZE;
+      b->dtype = XLA_FFI_DataType_F32;
+      b->rank = 2;
+      b->dims = dims.data();
+    }
+    in_buffer.data = data;
+    out_buffer.data = out;
+    args = {&in_buffer};
+    rets = {&out_buffer};
+    frame.struct_size = XLA_FFI_CallFrame_STRUCT_SIZE;
+    frame.api = &api;
+    frame.stage = XLA_FFI_ExecutionStage_EXECUTE;
+    frame.args = {XLA_FFI_Args_STRUCT_SIZE, nullptr, 1, arg_types.data(), args.data()};
+    frame.rets = {XLA_FFI_Rets_STRUCT_SIZE, nullptr, 1, ret_types.data(), rets.data()};
+    frame.attrs = {XLA_FFI_Attrs_STRUCT_SIZE, nullptr,           2,
+                   attr_types.data(),         attr_names.data(), attrs.data()};
+  }
+};
+
+// The user's order: count before alpha; XLA's sorted order puts alpha first.
+constexpr const char* kArgNames[] = {"x"};
+constexpr const char* kRetNames[] = {"y"};
+constexpr FrameAttr kAttrs[] = {{"count", XLA_FFI_DataType_U64, 1},
+                                {"alpha", XLA_FFI_DataType_F32, 0}};
+constexpr FrameSpec kSpec = {"scale", 1, 1, 2, kArgNames, kRetNames, kAttrs, false, 0};
+
+std::unique_ptr<XLA_FFI_Error> RunFrame(FakeCall& call, const FrameSpec& spec, bool* ran = nullptr,
+                                        void (*body)(FrameCall<1, 1, 2>&) = nullptr) {
+  static void (*current)(FrameCall<1, 1, 2>&);
+  static bool* current_ran;
+  current = body;
+  current_ran = ran;
+  return std::unique_ptr<XLA_FFI_Error>(
+      HandleFrame<1, 1, 2>(&call.frame, spec, [](FrameCall<1, 1, 2>& decoded) {
+        if (current_ran) *current_ran = true;
+        if (current) current(decoded);
+      }));
+}
+
+TEST(FfiFrameTest, DecodesBuffersAndAttributesInTheUsersOrder) {
+  FakeCall call;
+  static FrameCall<1, 1, 2> seen;
+  bool ran = false;
+  auto error = RunFrame(call, kSpec, &ran, [](FrameCall<1, 1, 2>& c) { seen = c; });
+  ASSERT_EQ(error, nullptr) << error->message;
+  EXPECT_TRUE(ran);
+  EXPECT_EQ(seen.args[0].data_ptr(), call.data);
+  EXPECT_EQ(seen.rets[0].data_ptr(), call.out);
+  EXPECT_EQ(seen.args[0].ndim(), 2);
+  EXPECT_EQ(seen.args[0].size(1), 3);
+  EXPECT_EQ(seen.attr<std::uint64_t>(0), 7u);
+  EXPECT_EQ(seen.attr<float>(1), 1.5f);
+  EXPECT_EQ(seen.stream, nullptr);
+}
+
+TEST(FfiFrameTest, DecodesTheStreamWhenAsked) {
+  FakeCall call;
+  FrameSpec spec = kSpec;
+  spec.stream = true;
+  static void* stream;
+  auto error = RunFrame(call, spec, nullptr, [](FrameCall<1, 1, 2>& c) { stream = c.stream; });
+  ASSERT_EQ(error, nullptr);
+  EXPECT_EQ(stream, reinterpret_cast<void*>(0x5eed));
+}
+
+TEST(FfiFrameTest, AnswersTheMetadataQueryWithoutRunning) {
+  FakeCall call;
+  XLA_FFI_Metadata metadata{};
+  metadata.struct_size = XLA_FFI_Metadata_STRUCT_SIZE;
+  XLA_FFI_Metadata_Extension extension{};
+  extension.extension_base.struct_size = XLA_FFI_Metadata_Extension_STRUCT_SIZE;
+  extension.extension_base.type = XLA_FFI_Extension_Metadata;
+  extension.metadata = &metadata;
+  call.frame.extension_start = &extension.extension_base;
+  FrameSpec spec = kSpec;
+  spec.traits = XLA_FFI_HANDLER_TRAITS_COMMAND_BUFFER_COMPATIBLE;
+  bool ran = false;
+  ASSERT_EQ(RunFrame(call, spec, &ran), nullptr);
+  EXPECT_FALSE(ran);
+  EXPECT_EQ(metadata.api_version.major_version, XLA_FFI_API_MAJOR);
+  EXPECT_EQ(metadata.api_version.minor_version, XLA_FFI_API_MINOR);
+  EXPECT_EQ(metadata.traits, XLA_FFI_HANDLER_TRAITS_COMMAND_BUFFER_COMPATIBLE);
+}
+
+TEST(FfiFrameTest, RefusesFramesThatDoNotFitTheSignature) {
+  struct Case {
+    void (*damage)(FakeCall&);
+    const char* message;
+  };
+  const Case cases[] = {
+      {[](FakeCall& c) { c.frame.stage = XLA_FFI_ExecutionStage_PREPARE; },
+       "Wrong execution stage: expected `3` but got `1`"},
+      {[](FakeCall& c) { c.frame.args.size = 0; },
+       "[3] Wrong number of arguments: expected 1 but got 0"},
+      {[](FakeCall& c) { c.frame.rets.size = 2; },
+       "[3] Wrong number of results: expected 1 but got 2"},
+      {[](FakeCall& c) { c.frame.attrs.size = 1; },
+       "[3] Wrong number of attributes: expected 2 but got 1 with name(s): alpha"},
+      {[](FakeCall& c) {
+         c.count_name = {"cound", 5};
+       },
+       "Attribute name mismatch: cound vs count"},
+      {[](FakeCall& c) { c.count_scalar.dtype = XLA_FFI_DataType_S64; },
+       "Wrong scalar data type: expected uint64 but got int64 for attribute 'count'"},
+      {[](FakeCall& c) { c.attr_types[0] = XLA_FFI_AttrType_ARRAY; },
+       "Wrong attribute type: expected scalar for attribute 'alpha'"},
+  };
+  for (const Case& test : cases) {
+    FakeCall call;
+    test.damage(call);
+    bool ran = false;
+    auto error = RunFrame(call, kSpec, &ran);
+    ASSERT_NE(error, nullptr) << test.message;
+    EXPECT_FALSE(ran);
+    EXPECT_EQ(error->code, XLA_FFI_Error_Code_INVALID_ARGUMENT);
+    EXPECT_EQ(error->message, test.message);
+  }
+}
+
+TEST(FfiFrameTest, BufferErrorsMatchTensorFromBuffer) {
+  FakeCall call;
+  call.in_buffer.dtype = XLA_FFI_DataType_F8E4M3FN;
+  bool ran = false;
+  auto error = RunFrame(call, kSpec, &ran);
+  ASSERT_NE(error, nullptr);
+  EXPECT_FALSE(ran);
+  EXPECT_EQ(error->code, XLA_FFI_Error_Code_INVALID_ARGUMENT);
+  EXPECT_EQ(error->message,
+            "scale: parameter 'x' has element type float8_e4m3fn, which jaxcc kernels cannot "
+            "receive; supported: float16, bfloat16, float32, float64, bool, int8..int64, "
+            "uint8..uint64, complex64, complex128. Cast the array (e.g. x.astype(jnp.float32)) "
+            "before the call");
+
+  FakeCall deep;
+  std::vector<std::int64_t> dims(kMaxDim + 1, 1);
+  deep.out_buffer.rank = kMaxDim + 1;
+  deep.out_buffer.dims = dims.data();
+  error = RunFrame(deep, kSpec);
+  ASSERT_NE(error, nullptr);
+  EXPECT_EQ(
+      error->message.rfind("scale: parameter 'y' has rank 9, above the jaxcc::Tensor limit", 0), 0u)
+      << error->message;
+}
+
+TEST(FfiFrameTest, KernelExceptionsAreClassifiedLikeTheTypedBridge) {
+  FakeCall call;
+  auto error =
+      RunFrame(call, kSpec, nullptr, [](FrameCall<1, 1, 2>&) { throw CheckError("n < 0"); });
+  ASSERT_NE(error, nullptr);
+  EXPECT_EQ(error->code, XLA_FFI_Error_Code_INVALID_ARGUMENT);
+  EXPECT_EQ(error->message, "scale: n < 0");
+  error =
+      RunFrame(call, kSpec, nullptr, [](FrameCall<1, 1, 2>&) { throw std::runtime_error("boom"); });
+  EXPECT_EQ(error->code, XLA_FFI_Error_Code_INTERNAL);
+  EXPECT_EQ(error->message, "scale: boom");
+  error = RunFrame(call, kSpec, nullptr, [](FrameCall<1, 1, 2>&) { throw 42; });
+  EXPECT_EQ(error->code, XLA_FFI_Error_Code_UNKNOWN);
+  EXPECT_EQ(error->message, "scale: non-standard C++ exception");
+}
+
+}  // namespace
+}  // namespace jaxcc::detail
+
+#else
+
+TEST(FfiFrameTest, SkippedWithoutXlaFfiHeaders) {
+  GTEST_SKIP()
+      << "xla/ffi/api/c_api.h not on the include path (jax not installed at configure time)";
+}
+
+#endif
