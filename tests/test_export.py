@@ -251,7 +251,8 @@ def test_an_artefact_run_against_a_changed_signature_is_an_error_not_a_crash(tmp
         """,
         blob_path,
     )
-    assert "Wrong scalar data type: expected F64 but got F32" in report["error"]
+    assert "Wrong scalar data type: expected float64 but got float32" in report["error"]
+    assert "'factor'" in report["error"]
 
 
 def test_a_kernel_function_exports_directly_with_symbolic_shapes():
