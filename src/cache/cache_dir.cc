@@ -12,6 +12,7 @@
 #include "cache/entry_names.h"
 #include "cache/ownership.h"
 #include "util/fs.h"
+#include "util/host_identity.h"
 #include "util/sha256.h"
 
 namespace jaxcc::cache {
@@ -113,7 +114,8 @@ Result<std::string> CacheDir::MakeBuildDir(const std::string& name) const {
   if (!made.ok()) return CacheWriteError(root_, made.error());
   // The random part makes a clash unlikely; retry anyway rather than share a directory.
   for (int attempt = 0;; ++attempt) {
-    std::string dir = JoinPath(build_root, BuildDirName(name, ::getpid(), RandomHex(8)));
+    std::string dir =
+        JoinPath(build_root, BuildDirName(name, ::getpid(), ThisHostName(), RandomHex(8)));
     if (::mkdir(dir.c_str(), 0700) == 0) return dir;
     int err = errno;
     if (err != EEXIST || attempt == 4) {

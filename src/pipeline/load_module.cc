@@ -10,6 +10,7 @@
 #include "cache/cache_usage.h"
 #include "cache/file_lock.h"
 #include "cache/header_digest.h"
+#include "cache/lock_mode.h"
 #include "cache/object_cache.h"
 #include "pipeline/build_plan.h"
 #include "pipeline/cache_access.h"
@@ -54,6 +55,8 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& request, const BuildEnvi
                                      std::vector<std::string>& archs, std::string& archs_source) {
   JAXCC_RETURN_IF_ERROR(ValidateRequest(request));
   if (auto cap = CacheMaxBytes(); !cap.ok()) return cap.error();
+  // A misspelled lock mode is reported on every load, hit or miss, like a bad size cap.
+  if (auto lock_mode = cache::LockSetting(); !lock_mode.ok()) return lock_mode.error();
   // Spec and signature errors come first: they need no toolchain.
   auto specs = signature::ResolveSpecs(request.sources, request.functions);
   if (!specs.ok()) return specs.error();
