@@ -13,6 +13,7 @@
 #include "cache/ownership.h"
 #include "util/fs.h"
 #include "util/host_identity.h"
+#include "util/load_trace.h"
 #include "util/sha256.h"
 
 namespace jaxcc::cache {
@@ -74,6 +75,7 @@ std::optional<Entry> CacheDir::Lookup(const std::string& name, const std::string
                 miss_reason);
   }
   auto manifest = ManifestFromJson(*text);
+  trace::Mark("manifest read + parse");
   // A different full key under the same 24-hex prefix is treated like damage: the rebuild
   // publishes over it.
   if (!manifest.ok() || manifest->key != key || manifest->module_name != name ||
@@ -84,14 +86,17 @@ std::optional<Entry> CacheDir::Lookup(const std::string& name, const std::string
   if (!CheckTrusted(name, entry.dir, entry.library_path).ok()) {
     return Miss(LookupMiss::kUnsafe, miss_reason);
   }
+  trace::Mark("entry trust check");
   // Hash on every lookup: a truncated or altered library must never reach dlopen.
   auto library_sha = Sha256FileHex(entry.library_path);
   if (!library_sha.ok() || *library_sha != manifest->library_sha256) {
     return Miss(LookupMiss::kDamaged, miss_reason);
   }
+  trace::Mark("library sha256");
   for (const Dependency& dep : manifest->dependencies) {
     if (!DependencyUnchanged(dep)) return Miss(LookupMiss::kStaleDependency, miss_reason);
   }
+  trace::Mark("dependency stats");
   entry.manifest = std::move(*manifest);
   return entry;
 }

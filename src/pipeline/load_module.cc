@@ -19,6 +19,7 @@
 #include "toolchain/host_compiler.h"
 #include "toolchain/ninja.h"
 #include "util/fs.h"
+#include "util/load_trace.h"
 
 namespace jaxcc::pipeline {
 namespace {
@@ -53,6 +54,7 @@ namespace {
 
 Result<LoadedModule> LoadModuleInner(const LoadRequest& request, const BuildEnvironment& env,
                                      std::vector<std::string>& archs, std::string& archs_source) {
+  trace::Reset();
   JAXCC_RETURN_IF_ERROR(ValidateRequest(request));
   if (auto cap = CacheMaxBytes(); !cap.ok()) return cap.error();
   // A misspelled lock mode is reported on every load, hit or miss, like a bad size cap.
@@ -60,8 +62,10 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& request, const BuildEnvi
   // Spec and signature errors come first: they need no toolchain.
   auto specs = signature::ResolveSpecs(request.sources, request.functions);
   if (!specs.ok()) return specs.error();
+  trace::Mark("validate + resolve specs");
 
   JAXCC_RETURN_IF_ERROR(CheckCacheRootIsPrivate(request.cache_dir));
+  trace::Mark("cache root trust check");
   cache::CacheDir cache(request.cache_dir);
   std::string memo_dir = JoinPath(request.cache_dir, ".memo");
   std::optional<CudaToolchain> cuda;
@@ -80,10 +84,12 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& request, const BuildEnvi
   }
   auto compiler = toolchain::FindHostCompiler(JoinPath(memo_dir, "toolchain.json"));
   if (!compiler.ok()) return compiler.error();
+  trace::Mark("find compiler (memo)");
   auto header_digest = cache::DigestDirectories(
       {JoinPath(env.ffi_include_dir, "xla/ffi/api"), env.jaxcc_include_dir},
       JoinPath(memo_dir, "headers.json"));
   if (!header_digest.ok()) return header_digest.error();
+  trace::Mark("header digest (memo)");
 
   BuildPlan plan = MakeBuildPlan(request, env, *compiler, cuda ? &*cuda : nullptr);
   cache::KeyInputs key_inputs;
@@ -111,6 +117,7 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& request, const BuildEnvi
   key_inputs.compiler_version = compiler->version;
   key_inputs.header_digest = *header_digest;
   std::string key = cache::ComputeKey(key_inputs);
+  trace::Mark("build plan + key");
 
   cache::LookupMiss miss = cache::LookupMiss::kAbsent;
   if (!env.force_rebuild) {
