@@ -30,11 +30,17 @@ PROBE = textwrap.dedent(
     """
     import json, sys, time, timeit, jax
     import jaxcc
-    from jaxcc import _core, _discovery, _load, _options, _registry
+    from jaxcc import _core
+    try:  # module layout of this jaxcc; older ones time the core call only
+        from jaxcc import _discovery, _load, _options, _registry
+    except ImportError:
+        _discovery = _load = _options = _registry = None
     jaxcc.set_cache_dir(sys.argv[2])
     stages = {}
     def timed(owner, attr, label):
-        inner = getattr(owner, attr)
+        inner = getattr(owner, attr, None)
+        if inner is None:
+            return
         def wrapper(*args, **kwargs):
             t = time.perf_counter()
             try:
