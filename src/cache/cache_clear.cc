@@ -22,6 +22,7 @@ namespace {
 // Another host's build directory is judged by age alone: its pid means nothing here. A day is far
 // beyond any build timeout.
 constexpr std::int64_t kForeignBuildDirStaleNs = 24 * 3600LL * 1000000000;
+constexpr std::int64_t kStaleLockTempNs = 3600LL * 1000000000;
 
 bool ProcessIsGone(pid_t pid) { return ::kill(pid, 0) == -1 && errno == ESRCH; }
 
@@ -65,6 +66,22 @@ int RemoveFailedBuilds(const CacheDir& cache, const std::optional<std::string>& 
   return removed;
 }
 
+// A lock-file holder killed between writing its temporary file and unlinking it leaves
+// "<lock>.tmp-<host>-<pid>-<random>" behind; an hour is far beyond the microseconds it lives.
+void RemoveStaleLockTemps(const std::string& locks_dir) {
+  std::int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+  for (const std::string& name : ListDir(locks_dir)) {
+    if (name.find(".tmp-") == std::string::npos) continue;
+    std::string path = JoinPath(locks_dir, name);
+    FileInfo info = StatPath(path);
+    if (info.exists && !info.is_dir && now_ns - info.mtime_ns > kStaleLockTempNs) {
+      ::unlink(path.c_str());
+    }
+  }
+}
+
 }  // namespace
 
 Result<EntryRemoval> CacheDir::RemoveEntry(const std::string& dir_name) const {
@@ -95,6 +112,7 @@ Result<EntryRemoval> CacheDir::RemoveEntry(const std::string& dir_name) const {
 }
 
 int CacheDir::RemoveOrphans(const std::optional<std::string>& name, bool failed_builds_too) const {
+  RemoveStaleLockTemps(JoinPath(root_, ".locks"));
   int removed = RemoveOrphanBuildDirs(JoinPath(root_, ".build"), name);
   if (failed_builds_too) removed += RemoveFailedBuilds(*this, name);
   return removed;

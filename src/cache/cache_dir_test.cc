@@ -293,6 +293,18 @@ TEST_F(CacheDirTest, OrphanBuildDirsOfAnotherHostGoByAgeNotByPid) {
   EXPECT_FALSE(StatPath(mine).exists);        // this host, dead pid
   EXPECT_TRUE(StatPath(theirs).exists);       // its pid means nothing here
   EXPECT_FALSE(StatPath(old_theirs).exists);  // a day old: no build lives that long
+  // Lock-file temporaries of a holder killed mid-acquire go after an hour; fresh ones stay.
+  std::string locks = root() + "/.locks";
+  ASSERT_TRUE(MakeDirs(locks).ok());
+  ASSERT_TRUE(WriteFile(locks + "/m-0.lock.tmp-h-1-aa", "x").ok());
+  ASSERT_TRUE(WriteFile(locks + "/m-0.lock.tmp-h-2-bb", "x").ok());
+  ASSERT_TRUE(WriteFile(locks + "/m-0.lock", "x").ok());
+  Age(locks + "/m-0.lock.tmp-h-1-aa", 7200);
+  Age(locks + "/m-0.lock", 7200);
+  cache.RemoveOrphans(std::nullopt, false);
+  EXPECT_FALSE(StatPath(locks + "/m-0.lock.tmp-h-1-aa").exists);
+  EXPECT_TRUE(StatPath(locks + "/m-0.lock.tmp-h-2-bb").exists);
+  EXPECT_TRUE(StatPath(locks + "/m-0.lock").exists);  // a lock is judged by its holder, not here
 }
 
 TEST_F(CacheDirTest, ConcurrentProcessesPublishExactlyOnce) {

@@ -145,6 +145,10 @@ TEST(Lockfile, AnotherHostsLockIsNotBrokenByPidButByAge) {
   std::string path = scratch / "x.lock";
   // A pid that is dead here says nothing about the host that wrote it.
   ASSERT_TRUE(WriteFile(path, HolderText("other_host", "b", DeadPid())).ok());
+  EXPECT_TRUE(HeldElsewhere(path));  // TryAcquire: another host's lock is stale after 660 s
+  // Acquire breaks another host's lock once it is older than the wait itself (in the pipeline:
+  // the build timeout plus a minute), so date it ahead to outlive this short wait.
+  Age(path, -60);
   auto busy = FileLock::Acquire(path, 0.3, kLockfile);
   ASSERT_FALSE(busy.ok());
   EXPECT_NE(busy.error().message.find("on host other_host (another host)"), std::string::npos)
@@ -162,9 +166,11 @@ TEST(Lockfile, SimulatedSecondHostSeesTheLockAsForeign) {
   std::string path = scratch / "x.lock";
   auto lock = FileLock::Acquire(path, 1, kLockfile);
   ASSERT_TRUE(lock.ok());
+  Age(path, -60);  // see above: outlive the short wait below
   std::string message;
   {
     EnvVar host("JAXCC_TEST_HOST", "node-b");
+    EXPECT_TRUE(HeldElsewhere(path));
     auto other = FileLock::Acquire(path, 0.2, kLockfile);
     ASSERT_FALSE(other.ok());
     message = other.error().message;
