@@ -221,13 +221,28 @@ def rotated(items: list, r: int) -> list:
     return items[r % len(items) :] + items[: r % len(items)]
 
 
+def guarded(side: str, failed: dict, fn, *args):
+    """Runs one probe; a side whose probe fails is reported once and left out of the row."""
+    if side in failed:
+        return None
+    try:
+        return fn(*args)
+    except RuntimeError as e:
+        failed[side] = str(e).splitlines()[-1] if str(e) else "failed"
+        print(f"  {side}: probe failed, left out of this row: {e}", file=sys.stderr)
+        return None
+
+
 def row_cold(python, sides, rounds, flags) -> dict:
     samples = {s: [] for s in sides}
+    failed: dict = {}
     for r in range(rounds):
         for side in rotated(sides, r):
             with tempfile.TemporaryDirectory() as cache:
-                samples[side].append(fresh_load(python, side, flags, cache)["load"])
-    return samples
+                probe = guarded(side, failed, fresh_load, python, side, flags, cache)
+                if probe is not None:
+                    samples[side].append(probe["load"])
+    return {s: v for s, v in samples.items() if v}
 
 
 def row_warm_and_import(python, sides, rounds) -> tuple[dict, dict]:
@@ -235,14 +250,16 @@ def row_warm_and_import(python, sides, rounds) -> tuple[dict, dict]:
     imports = {s: [] for s in sides}
     with tempfile.TemporaryDirectory() as root:
         caches = {s: os.path.join(root, s) for s in sides}
-        for side in sides:
-            fresh_load(python, side, "O3", caches[side])  # the build that later loads hit
+        failed: dict = {}
+        for side in sides:  # the build that later loads hit
+            guarded(side, failed, fresh_load, python, side, "O3", caches[side])
         for r in range(rounds):
             for side in rotated(sides, r):
-                probe = fresh_load(python, side, "O3", caches[side])
-                warm[side].append(probe["load"])
-                imports[side].append(probe["import"])
-    return warm, imports
+                probe = guarded(side, failed, fresh_load, python, side, "O3", caches[side])
+                if probe is not None:
+                    warm[side].append(probe["load"])
+                    imports[side].append(probe["import"])
+    return {s: v for s, v in warm.items() if v}, {s: v for s, v in imports.items() if v}
 
 
 def median(values: list[float]) -> float:
