@@ -6,11 +6,18 @@ Run:  python benchmarks/bench_warm_load.py --python /path/a/python --python /pat
       [--rounds 21]
 Each side gets a cache directory of its own, warmed before timing. Measured per process, after
 `import jax` and `import jaxcc`: one load_cpp_inline that hits the cache, then in-process reloads
-(in-process table hits; best of 5 x 500)."""
+(in-process table hits; best of 5 x 500).
+
+Where the warm load goes (`--breakdown`, on by default): the Python stages are timed by wrapping
+jaxcc's own functions in the probe process (request build, environment, the core call,
+registration with JAX, CompiledModule), and the core's stages come from
+`jaxcc._core.last_load_trace()` where the installed jaxcc has it (older ones print the core call
+as one figure). Medians per stage, per side."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import subprocess
 import sys
@@ -21,32 +28,65 @@ from bench_core import SEED_SRC
 
 PROBE = textwrap.dedent(
     """
-    import sys, time, timeit, jax
+    import json, sys, time, timeit, jax
     import jaxcc
+    from jaxcc import _core
+    try:  # module layout of this jaxcc; older ones time the core call only
+        from jaxcc import _discovery, _load, _options, _registry
+    except ImportError:
+        _discovery = _load = _options = _registry = None
     jaxcc.set_cache_dir(sys.argv[2])
+    stages = {}
+    def timed(owner, attr, label):
+        inner = getattr(owner, attr, None)
+        if inner is None:
+            return
+        def wrapper(*args, **kwargs):
+            t = time.perf_counter()
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                stages[label] = stages.get(label, 0.0) + time.perf_counter() - t
+        setattr(owner, attr, wrapper)
+    if sys.argv[4] == "1":
+        timed(_options, "make_request", "py: request build")
+        timed(_discovery, "build_environment", "py: build environment")
+        timed(_core, "load_module", "core (total)")
+        timed(_registry, "register_target", "py: register with jax")
+        timed(_load, "CompiledModule", "py: CompiledModule")
     functions = {"add_one": None, "scale_by": ["arg", "ret", "attr.factor:float32"]}
     t0 = time.perf_counter()
     mod = jaxcc.load_cpp_inline("bench_warm", sys.argv[1], functions)
     t1 = time.perf_counter()
+    first = dict(stages)  # the reloads below call the wrapped functions again
     assert mod.cache_hit or sys.argv[3] == "warmup", "expected a cache hit"
+    trace = getattr(_core, "last_load_trace", None)
+    core = {"core: " + k: v for k, v in (trace() if trace else [])}
     again = lambda: jaxcc.load_cpp_inline("bench_warm", sys.argv[1], functions)
     reload = min(timeit.repeat(again, number=500, repeat=5)) / 500
-    print(t1 - t0, reload, jaxcc.__file__)
+    print(json.dumps([t1 - t0, reload, jaxcc.__file__, {**first, **core}]))
     """
 )
 
 
-def probe(python: str, cache: str, mode: str) -> tuple[float, float, str]:
+def probe(python: str, cache: str, mode: str, breakdown: bool = False):
     out = subprocess.run(
-        [python, "-c", PROBE, SEED_SRC, cache, mode], capture_output=True, text=True, check=True
-    ).stdout.split()
-    return float(out[0]), float(out[1]), out[2]
+        [python, "-c", PROBE, SEED_SRC, cache, mode, "1" if breakdown else "0"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    load, reload, origin, stages = json.loads(out.strip().splitlines()[-1])
+    return load, reload, origin, stages
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--python", action="append", default=[], help="interpreter (repeatable)")
     parser.add_argument("--rounds", type=int, default=21)
+    parser.add_argument(
+        "--no-breakdown", dest="breakdown", action="store_false", help="skip the per-stage rounds"
+    )
     args = parser.parse_args()
     pythons = args.python or [sys.executable]
     with tempfile.TemporaryDirectory() as root:
@@ -54,14 +94,20 @@ def main() -> int:
         origins = [probe(p, c, "warmup")[2] for p, c in zip(pythons, caches, strict=True)]
         loads = [[] for _ in pythons]
         reloads = [[] for _ in pythons]
+        breakdowns = [{} for _ in pythons]
         for round_index in range(args.rounds):
             # Rotate who goes first, so drift in the machine's speed hits every side alike.
             order = list(range(len(pythons)))
             order = order[round_index % len(order) :] + order[: round_index % len(order)]
             for i in order:
-                load, reload, _ = probe(pythons[i], caches[i], "timed")
+                load, reload, _, _ = probe(pythons[i], caches[i], "timed")
                 loads[i].append(load)
                 reloads[i].append(reload)
+                if args.breakdown:
+                    # Separate processes: the wrappers themselves cost a little.
+                    _, _, _, stages = probe(pythons[i], caches[i], "timed", breakdown=True)
+                    for stage, seconds in stages.items():
+                        breakdowns[i].setdefault(stage, []).append(seconds)
     base = statistics.median(loads[0])
     reload_base = statistics.median(reloads[0])
     print(f"warm load in a fresh process, median of {args.rounds} (interleaved)")
@@ -73,6 +119,11 @@ def main() -> int:
             f"{origin:<60} {load * 1e3:>8.3f}ms {load / base:>6.2f} {reload * 1e6:>7.1f}us "
             f"{reload / reload_base:>6.2f}"
         )
+    if args.breakdown:
+        for i, origin in enumerate(origins):
+            print(f"\nwhere the warm load goes ({origin}), medians, separate instrumented runs:")
+            for stage, values in breakdowns[i].items():
+                print(f"  {stage:<36} {statistics.median(values) * 1e3:>8.3f}ms")
     return 0
 
 

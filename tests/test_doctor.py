@@ -70,3 +70,17 @@ def test_print_diagnostics_prints_the_report(capsys, tmp_path):
     jaxcc.print_diagnostics()
     out = capsys.readouterr().out
     assert "host compiler" in out and "failed" in out.splitlines()[-1]
+
+
+def test_the_cache_check_names_the_lock_mode_and_refuses_a_bad_one(tmp_path):
+    cache = str(tmp_path / "cache")
+    result = doctor(env={"JAXCC_CACHE_DIR": cache, "JAXCC_CACHE_LOCK": "lockfile"})
+    assert "locks: lockfile ($JAXCC_CACHE_LOCK)" in result.stdout, result.stdout
+    result = doctor(env={"JAXCC_CACHE_DIR": cache, "JAXCC_CACHE_LOCK": ""})
+    assert "locks: flock (auto: local filesystem)" in result.stdout or "locks: lockfile (auto:" in (
+        result.stdout
+    )
+    result = doctor(env={"JAXCC_CACHE_DIR": cache, "JAXCC_CACHE_LOCK": "posix"})
+    assert result.returncode == 1
+    line = next(x for x in result.stdout.splitlines() if x.startswith("FAIL  cache"))
+    assert "JAXCC_CACHE_LOCK='posix'" in line, result.stdout

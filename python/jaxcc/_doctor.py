@@ -156,12 +156,12 @@ def _cache() -> list[Check]:
     checks = []
     try:
         _core.check_private_path(root)
+        locks = _core.cache_lock_mode(root)
     except JaxccError as e:
         return [Check(FAIL, "cache", str(e).splitlines()[0], _fix_of(e))]
     if not os.path.exists(root):
-        return [
-            Check(PASS, "cache", f"{root} (not created yet; made with mode 0700 on first build)")
-        ]
+        detail = f"{root} (not created yet; made with mode 0700 on first build), locks: {locks}"
+        return [Check(PASS, "cache", detail)]
     if not os.access(root, os.W_OK):
         checks.append(
             Check(
@@ -177,7 +177,7 @@ def _cache() -> list[Check]:
     mode = oct(os.stat(root).st_mode & 0o777)
     detail = (
         f"{root}: {len(entries)} entries, {size / 2**20:.1f} MiB "
-        f"(cap {'none' if not cap else f'{cap / 2**30:.1f} GiB'}), mode {mode}, locks: flock"
+        f"(cap {'none' if not cap else f'{cap / 2**30:.1f} GiB'}), mode {mode}, locks: {locks}"
     )
     checks.append(Check(PASS, "cache", detail))
     return checks

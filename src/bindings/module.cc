@@ -2,6 +2,7 @@
 // class (request_types.h, result_types.h); the GIL is released while building.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -14,7 +15,9 @@
 #include "cache/cache_dir.h"
 #include "cache/cache_usage.h"
 #include "cache/entry_names.h"
+#include "cache/lock_mode.h"
 #include "pipeline/load_module.h"
+#include "util/load_trace.h"
 
 namespace nb = nanobind;
 
@@ -77,6 +80,12 @@ std::int64_t CacheMaxBytesPy() {
   return *bytes;
 }
 
+std::string CacheLockModePy(const std::string& cache_dir) {
+  auto mode = cache::DescribeLockMode(cache_dir);
+  if (!mode.ok()) RaiseError(mode.error());
+  return *mode;
+}
+
 std::int64_t ParseByteSizePy(const std::string& text) {
   auto bytes = cache::ParseByteSize(text);
   if (!bytes.ok()) RaiseError(bytes.error());
@@ -108,6 +117,10 @@ NB_MODULE(_core, m) {
         "Evict least recently used entries and remove orphans.");
   m.def("cache_max_bytes", &CacheMaxBytesPy,
         "The size cap from $JAXCC_CACHE_MAX_BYTES (0 = none).");
+  m.def("cache_lock_mode", &CacheLockModePy, nb::arg("cache_dir"),
+        "How entry locks under cache_dir are taken ($JAXCC_CACHE_LOCK, else by filesystem).");
+  m.def("last_load_trace", &jaxcc::trace::Last,
+        "(stage, seconds) of this thread's last load_module, in order (for benchmarks).");
   m.def("parse_byte_size", &ParseByteSizePy, nb::arg("text"));
   m.def("version", [] { return std::string(JAXCC_VERSION); });
 }

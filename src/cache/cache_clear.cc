@@ -5,6 +5,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <cstdint>
 #include <cstring>
 
 #include "cache/cache_dir.h"
@@ -12,20 +14,38 @@
 #include "cache/entry_names.h"
 #include "cache/file_lock.h"
 #include "util/fs.h"
+#include "util/host_identity.h"
 
 namespace jaxcc::cache {
 namespace {
 
+// Another host's build directory is judged by age alone: its pid means nothing here. A day is far
+// beyond any build timeout.
+constexpr std::int64_t kForeignBuildDirStaleNs = 24 * 3600LL * 1000000000;
+constexpr std::int64_t kStaleLockTempNs = 3600LL * 1000000000;
+
 bool ProcessIsGone(pid_t pid) { return ::kill(pid, 0) == -1 && errno == ESRCH; }
+
+bool IsOrphan(const std::string& path, const ParsedBuildDir& parsed, const std::string& host) {
+  if (parsed.host.empty() || parsed.host == host) {
+    return parsed.pid != ::getpid() && ProcessIsGone(parsed.pid);
+  }
+  std::int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+  FileInfo info = StatPath(path);
+  return info.exists && now_ns - info.mtime_ns > kForeignBuildDirStaleNs;
+}
 
 // Build directories are private to their process; once it is gone nobody will finish or remove
 // them. A pid that is reused keeps its directory until the next Clear after that process exits.
 int RemoveOrphanBuildDirs(const std::string& build_root, const std::optional<std::string>& name) {
   int removed = 0;
+  std::string host = ThisHostName();
   for (const std::string& dir_name : ListDir(build_root)) {
     auto parsed = ParseBuildDirName(dir_name);
     if (!parsed || (name && parsed->module != *name)) continue;
-    if (parsed->pid == ::getpid() || !ProcessIsGone(parsed->pid)) continue;
+    if (!IsOrphan(JoinPath(build_root, dir_name), *parsed, host)) continue;
     // Best effort: what stays is retried by the next sweep.
     if (RemoveTree(JoinPath(build_root, dir_name)).ok()) ++removed;
   }
@@ -46,6 +66,22 @@ int RemoveFailedBuilds(const CacheDir& cache, const std::optional<std::string>& 
   return removed;
 }
 
+// A lock-file holder killed between writing its temporary file and unlinking it leaves
+// "<lock>.tmp-<host>-<pid>-<random>" behind; an hour is far beyond the microseconds it lives.
+void RemoveStaleLockTemps(const std::string& locks_dir) {
+  std::int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+  for (const std::string& name : ListDir(locks_dir)) {
+    if (name.find(".tmp-") == std::string::npos) continue;
+    std::string path = JoinPath(locks_dir, name);
+    FileInfo info = StatPath(path);
+    if (info.exists && !info.is_dir && now_ns - info.mtime_ns > kStaleLockTempNs) {
+      ::unlink(path.c_str());
+    }
+  }
+}
+
 }  // namespace
 
 Result<EntryRemoval> CacheDir::RemoveEntry(const std::string& dir_name) const {
@@ -64,7 +100,8 @@ Result<EntryRemoval> CacheDir::RemoveEntry(const std::string& dir_name) const {
   // leaves an orphan build directory (ours, soon dead) that a later sweep collects.
   std::string build_root = JoinPath(root_, ".build");
   Status made = MakeDirs(build_root, 0700);
-  std::string trash = JoinPath(build_root, BuildDirName(*module, ::getpid(), RandomHex(8)));
+  std::string trash =
+      JoinPath(build_root, BuildDirName(*module, ::getpid(), ThisHostName(), RandomHex(8)));
   if (made.ok() && ::rename(dir.c_str(), trash.c_str()) == 0) {
     (void)RemoveTree(trash);
     return EntryRemoval::kRemoved;
@@ -75,6 +112,7 @@ Result<EntryRemoval> CacheDir::RemoveEntry(const std::string& dir_name) const {
 }
 
 int CacheDir::RemoveOrphans(const std::optional<std::string>& name, bool failed_builds_too) const {
+  RemoveStaleLockTemps(JoinPath(root_, ".locks"));
   int removed = RemoveOrphanBuildDirs(JoinPath(root_, ".build"), name);
   if (failed_builds_too) removed += RemoveFailedBuilds(*this, name);
   return removed;

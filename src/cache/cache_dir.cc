@@ -12,6 +12,8 @@
 #include "cache/entry_names.h"
 #include "cache/ownership.h"
 #include "util/fs.h"
+#include "util/host_identity.h"
+#include "util/load_trace.h"
 #include "util/sha256.h"
 
 namespace jaxcc::cache {
@@ -73,6 +75,7 @@ std::optional<Entry> CacheDir::Lookup(const std::string& name, const std::string
                 miss_reason);
   }
   auto manifest = ManifestFromJson(*text);
+  trace::Mark("manifest read + parse");
   // A different full key under the same 24-hex prefix is treated like damage: the rebuild
   // publishes over it.
   if (!manifest.ok() || manifest->key != key || manifest->module_name != name ||
@@ -83,14 +86,17 @@ std::optional<Entry> CacheDir::Lookup(const std::string& name, const std::string
   if (!CheckTrusted(name, entry.dir, entry.library_path).ok()) {
     return Miss(LookupMiss::kUnsafe, miss_reason);
   }
+  trace::Mark("entry trust check");
   // Hash on every lookup: a truncated or altered library must never reach dlopen.
   auto library_sha = Sha256FileHex(entry.library_path);
   if (!library_sha.ok() || *library_sha != manifest->library_sha256) {
     return Miss(LookupMiss::kDamaged, miss_reason);
   }
+  trace::Mark("library sha256");
   for (const Dependency& dep : manifest->dependencies) {
     if (!DependencyUnchanged(dep)) return Miss(LookupMiss::kStaleDependency, miss_reason);
   }
+  trace::Mark("dependency stats");
   entry.manifest = std::move(*manifest);
   return entry;
 }
@@ -113,7 +119,8 @@ Result<std::string> CacheDir::MakeBuildDir(const std::string& name) const {
   if (!made.ok()) return CacheWriteError(root_, made.error());
   // The random part makes a clash unlikely; retry anyway rather than share a directory.
   for (int attempt = 0;; ++attempt) {
-    std::string dir = JoinPath(build_root, BuildDirName(name, ::getpid(), RandomHex(8)));
+    std::string dir =
+        JoinPath(build_root, BuildDirName(name, ::getpid(), ThisHostName(), RandomHex(8)));
     if (::mkdir(dir.c_str(), 0700) == 0) return dir;
     int err = errno;
     if (err != EEXIST || attempt == 4) {

@@ -10,6 +10,7 @@
 #include "cache/file_lock.h"
 #include "cache/test_scratch_dir.h"
 #include "util/fs.h"
+#include "util/host_identity.h"
 #include "util/sha256.h"
 
 namespace jaxcc::cache {
@@ -269,10 +270,41 @@ TEST_F(CacheDirTest, MakeBuildDirIsPrivateAndUnique) {
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_NE(*a, *b);
   EXPECT_EQ(DirName(*a), root() + "/.build");
-  EXPECT_EQ(BaseName(*a).rfind("my-mod-" + std::to_string(::getpid()) + "-", 0), 0u);
+  EXPECT_EQ(
+      BaseName(*a).rfind("my-mod-" + std::to_string(::getpid()) + "@" + ThisHostName() + "-", 0),
+      0u);
   EXPECT_EQ(StatPath(*a).mode & 0777, 0700u);
   EXPECT_EQ(StatPath(root()).mode & 0777, 0700u);
   EXPECT_FALSE(cache.MakeBuildDir("../x").ok());
+}
+
+TEST_F(CacheDirTest, OrphanBuildDirsOfAnotherHostGoByAgeNotByPid) {
+  CacheDir cache(root());
+  pid_t dead = ::fork();
+  if (dead == 0) ::_exit(0);
+  ::waitpid(dead, nullptr, 0);
+  std::string build_root = root() + "/.build";
+  std::string mine = build_root + "/m-" + std::to_string(dead) + "@" + ThisHostName() + "-00aa";
+  std::string theirs = build_root + "/m-" + std::to_string(dead) + "@other_host-00bb";
+  std::string old_theirs = build_root + "/m-" + std::to_string(dead) + "@other_host-00cc";
+  for (const std::string& dir : {mine, theirs, old_theirs}) ASSERT_TRUE(MakeDirs(dir).ok());
+  Age(old_theirs, 2 * 24 * 3600);
+  EXPECT_EQ(cache.RemoveOrphans(std::nullopt, false), 2);
+  EXPECT_FALSE(StatPath(mine).exists);        // this host, dead pid
+  EXPECT_TRUE(StatPath(theirs).exists);       // its pid means nothing here
+  EXPECT_FALSE(StatPath(old_theirs).exists);  // a day old: no build lives that long
+  // Lock-file temporaries of a holder killed mid-acquire go after an hour; fresh ones stay.
+  std::string locks = root() + "/.locks";
+  ASSERT_TRUE(MakeDirs(locks).ok());
+  ASSERT_TRUE(WriteFile(locks + "/m-0.lock.tmp-h-1-aa", "x").ok());
+  ASSERT_TRUE(WriteFile(locks + "/m-0.lock.tmp-h-2-bb", "x").ok());
+  ASSERT_TRUE(WriteFile(locks + "/m-0.lock", "x").ok());
+  Age(locks + "/m-0.lock.tmp-h-1-aa", 7200);
+  Age(locks + "/m-0.lock", 7200);
+  cache.RemoveOrphans(std::nullopt, false);
+  EXPECT_FALSE(StatPath(locks + "/m-0.lock.tmp-h-1-aa").exists);
+  EXPECT_TRUE(StatPath(locks + "/m-0.lock.tmp-h-2-bb").exists);
+  EXPECT_TRUE(StatPath(locks + "/m-0.lock").exists);  // a lock is judged by its holder, not here
 }
 
 TEST_F(CacheDirTest, ConcurrentProcessesPublishExactlyOnce) {

@@ -13,6 +13,7 @@
 #include "cache/entry_names.h"
 #include "util/fault_point.h"
 #include "util/fs.h"
+#include "util/host_identity.h"
 #include "util/sha256.h"
 
 namespace jaxcc::cache {
@@ -95,8 +96,8 @@ Result<Entry> CacheDir::Publish(const std::string& name, const std::string& key,
   if (!made.ok()) return CacheWriteError(root_, made.error());
   RemoveStaleTempFiles(entry.dir);
 
-  std::string temp =
-      JoinPath(entry.dir, ".tmp-" + std::to_string(::getpid()) + "-" + RandomHex(8) + ".so");
+  // Host and pid in the name: on a cache shared over NFS two hosts may run the same pid.
+  std::string temp = JoinPath(entry.dir, ".tmp-" + UniqueTempTag() + ".so");
   auto sha = CopyAndHash(built_library, temp);
   if (!sha.ok()) return CacheWriteError(root_, sha.error());
   std::string file_name = LibraryFileName(name, *sha);

@@ -78,8 +78,9 @@ std::optional<std::string> ModuleOfEntryDir(const std::string& dir_name) {
   return module;
 }
 
-std::string BuildDirName(const std::string& name, pid_t pid, const std::string& random) {
-  return name + "-" + std::to_string(pid) + "-" + random;
+std::string BuildDirName(const std::string& name, pid_t pid, const std::string& host,
+                         const std::string& random) {
+  return name + "-" + std::to_string(pid) + "@" + host + "-" + random;
 }
 
 std::optional<ParsedBuildDir> ParseBuildDirName(const std::string& dir_name) {
@@ -88,6 +89,12 @@ std::optional<ParsedBuildDir> ParseBuildDirName(const std::string& dir_name) {
   size_t pid_dash = dir_name.rfind('-', random_dash - 1);
   if (pid_dash == std::string::npos) return std::nullopt;
   std::string pid_text = dir_name.substr(pid_dash + 1, random_dash - pid_dash - 1);
+  std::string host;
+  if (size_t at = pid_text.find('@'); at != std::string::npos) {
+    host = pid_text.substr(at + 1);
+    pid_text.resize(at);
+    if (host.empty()) return std::nullopt;
+  }
   std::string module = dir_name.substr(0, pid_dash);
   if (!IsDigits(pid_text) || pid_text.size() > 10 ||
       !IsLowerHex(dir_name.substr(random_dash + 1)) ||
@@ -96,10 +103,11 @@ std::optional<ParsedBuildDir> ParseBuildDirName(const std::string& dir_name) {
   }
   long long pid = std::strtoll(pid_text.c_str(), nullptr, 10);
   if (pid <= 0 || pid > INT_MAX) return std::nullopt;
-  return ParsedBuildDir{module, static_cast<pid_t>(pid)};
+  return ParsedBuildDir{module, static_cast<pid_t>(pid), host};
 }
 
 bool IsTempFileName(const std::string& file_name) {
+  // ".tmp-<host>-<pid>-<random>.so" and "manifest.json.tmp-<host>-<pid>-<random>" (older: no host).
   return StartsWith(file_name, ".tmp-") || StartsWith(file_name, "manifest.json.tmp-");
 }
 

@@ -39,14 +39,19 @@ std::string LibraryFileName(const std::string& name, const std::string& library_
 /// `dir_name` is anything else (hidden directories, other files, longer or shorter suffixes).
 std::optional<std::string> ModuleOfEntryDir(const std::string& dir_name);
 
-/// "<name>-<pid>-<random>", the name of a private build directory under .build/.
-std::string BuildDirName(const std::string& name, pid_t pid, const std::string& random);
+/// "<name>-<pid>@<host>-<random>", the name of a private build directory under .build/; `host` is
+/// a SafeHostName (no '-' or '@'), so that on a cache shared by several hosts only the owning
+/// host judges whether the pid is alive.
+std::string BuildDirName(const std::string& name, pid_t pid, const std::string& host,
+                         const std::string& random);
 
 struct ParsedBuildDir {
   std::string module;
   pid_t pid = 0;
+  std::string host;  ///< empty for the older "<name>-<pid>-<random>" form
 };
-/// Parses BuildDirName's format from the right (module names may contain '-').
+/// Parses BuildDirName's format (and the older one without a host) from the right (module names
+/// may contain '-').
 std::optional<ParsedBuildDir> ParseBuildDirName(const std::string& dir_name);
 
 /// Temporary files the cache writes inside an entry: ".tmp-*" (library copies) and

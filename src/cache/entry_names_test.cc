@@ -26,10 +26,17 @@ TEST(EntryNames, LibraryFileName) {
 }
 
 TEST(EntryNames, BuildDirRoundTrip) {
-  auto parsed = ParseBuildDirName(BuildDirName("a-b-1", 4242, "00ff"));
+  auto parsed = ParseBuildDirName(BuildDirName("a-b-1", 4242, "node_7.lab", "00ff"));
   ASSERT_TRUE(parsed);
   EXPECT_EQ(parsed->module, "a-b-1");
   EXPECT_EQ(parsed->pid, 4242);
+  EXPECT_EQ(parsed->host, "node_7.lab");
+  // The older form without a host still parses (its directories are judged as this host's).
+  auto legacy = ParseBuildDirName("a-4242-00ff");
+  ASSERT_TRUE(legacy);
+  EXPECT_EQ(legacy->pid, 4242);
+  EXPECT_EQ(legacy->host, "");
+  EXPECT_FALSE(ParseBuildDirName("a-4242@-00ff"));
   EXPECT_FALSE(ParseBuildDirName("a-4242"));
   EXPECT_FALSE(ParseBuildDirName("a-x-00ff"));
   EXPECT_FALSE(ParseBuildDirName("-4242-00ff"));

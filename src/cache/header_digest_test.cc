@@ -67,9 +67,31 @@ TEST_F(HeaderDigestTest, SecondCallUsesTheMemoInsteadOfReadingFiles) {
   ASSERT_EQ(memo.size(), 3u);
   for (auto& [key, sha] : memo.items()) sha = Sha256Hex("poison");
   ASSERT_TRUE(WriteFileAtomic(Memo(), memo.dump()).ok());
+  ASSERT_EQ(::unlink((Memo() + ".last").c_str()), 0);  // the one-record fast path, tested below
   EXPECT_NE(Digest(Memo()), real);
   // With the memo out of the way the real digest comes back.
   EXPECT_EQ(Digest(""), real);
+}
+
+TEST_F(HeaderDigestTest, LastRecordAnswersWhileNoFileStatChanged) {
+  std::string real = Digest(Memo());
+  auto last = ReadFile(Memo() + ".last");
+  ASSERT_TRUE(last.ok());
+  EXPECT_EQ(last->substr(0, 64), real);
+  // Poison the record's digest: while every stat matches, the record answers (no memo, no file
+  // read), which is what makes a warm load cheap.
+  std::string poisoned = Sha256Hex("poison");
+  ASSERT_TRUE(WriteFileAtomic(Memo() + ".last", poisoned + last->substr(64)).ok());
+  EXPECT_EQ(Digest(Memo()), poisoned);
+  // Any stat change (here: new content, so size and mtime) misses it and the files decide again.
+  Write("jaxcc/jaxcc/tensor.h", "template <class T> struct Tensor { T* p; };\n");
+  std::string changed = Digest(Memo());
+  EXPECT_NE(changed, poisoned);
+  EXPECT_EQ(changed, Digest(""));
+  // A recently written file keeps the record from being written (racy timestamps).
+  Write("jaxcc/jaxcc/fresh.h", "// just written\n", /*age_seconds=*/0);
+  std::string with_fresh = Digest(Memo());
+  EXPECT_NE(ReadFile(Memo() + ".last")->substr(0, 64), with_fresh);
 }
 
 TEST_F(HeaderDigestTest, ChangedHeaderChangesTheDigestAndTheMemo) {

@@ -9,6 +9,7 @@
 #include "pipeline/load_module.h"
 #include "util/fault_point.h"
 #include "util/fs.h"
+#include "util/load_trace.h"
 #include "util/sha256.h"
 
 namespace jaxcc::pipeline {
@@ -101,9 +102,11 @@ std::optional<Result<LoadedModule>> LoadFromCache(const cache::CacheDir& cache,
   if (!entry) return std::nullopt;
   FaultPoint("load");
   auto module = LoadEntry(*entry, specs);
+  trace::Mark("dlopen + dlsym");
   if (module.ok()) {
     module->cache_hit = true;
     cache::MarkUsed(entry->dir);
+    trace::Mark("mark used");
   }
   return module;
 }

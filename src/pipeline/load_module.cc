@@ -10,6 +10,7 @@
 #include "cache/cache_usage.h"
 #include "cache/file_lock.h"
 #include "cache/header_digest.h"
+#include "cache/lock_mode.h"
 #include "cache/object_cache.h"
 #include "pipeline/build_plan.h"
 #include "pipeline/cache_access.h"
@@ -19,6 +20,7 @@
 #include "toolchain/host_compiler.h"
 #include "toolchain/ninja.h"
 #include "util/fs.h"
+#include "util/load_trace.h"
 
 namespace jaxcc::pipeline {
 namespace {
@@ -60,14 +62,19 @@ std::int64_t ObjectCacheMaxBytes() {
 
 Result<LoadedModule> LoadModuleInner(const LoadRequest& request, const BuildEnvironment& env,
                                      std::vector<std::string>& archs, std::string& archs_source) {
+  trace::Reset();
   JAXCC_RETURN_IF_ERROR(ValidateRequest(request));
   if (auto cap = CacheMaxBytes(); !cap.ok()) return cap.error();
+  // A misspelled lock mode is reported on every load, hit or miss, like a bad size cap.
+  if (auto lock_mode = cache::LockSetting(); !lock_mode.ok()) return lock_mode.error();
   // Spec and signature errors come first: they need no toolchain.
   auto specs = signature::ResolveSpecs(request.sources, request.functions);
   if (!specs.ok()) return specs.error();
   JAXCC_RETURN_IF_ERROR(ApplyShardingRules(request.sharding, &*specs));
+  trace::Mark("validate + resolve specs");
 
   JAXCC_RETURN_IF_ERROR(CheckCacheRootIsPrivate(request.cache_dir));
+  trace::Mark("cache root trust check");
   cache::CacheDir cache(request.cache_dir);
   std::string memo_dir = JoinPath(request.cache_dir, ".memo");
   std::optional<CudaToolchain> cuda;
@@ -86,10 +93,12 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& request, const BuildEnvi
   }
   auto compiler = toolchain::FindHostCompiler(JoinPath(memo_dir, "toolchain.json"));
   if (!compiler.ok()) return compiler.error();
+  trace::Mark("find compiler (memo)");
   auto header_digest = cache::DigestDirectories(
       {JoinPath(env.ffi_include_dir, "xla/ffi/api"), env.jaxcc_include_dir},
       JoinPath(memo_dir, "headers.json"));
   if (!header_digest.ok()) return header_digest.error();
+  trace::Mark("header digest (memo)");
 
   BuildPlan plan = MakeBuildPlan(request, env, *compiler, cuda ? &*cuda : nullptr);
   cache::KeyInputs key_inputs;
@@ -117,6 +126,7 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& request, const BuildEnvi
   key_inputs.compiler_version = compiler->version;
   key_inputs.header_digest = *header_digest;
   std::string key = cache::ComputeKey(key_inputs);
+  trace::Mark("build plan + key");
 
   cache::LookupMiss miss = cache::LookupMiss::kAbsent;
   if (!env.force_rebuild) {

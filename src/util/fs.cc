@@ -14,6 +14,8 @@
 #include <cstring>
 #include <random>
 
+#include "util/host_identity.h"
+
 namespace jaxcc {
 namespace {
 
@@ -117,7 +119,7 @@ Result<std::string> ReadFile(const std::string& path) {
 }
 
 Status WriteFileAtomic(const std::string& path, std::string_view contents, mode_t mode) {
-  std::string temp = path + ".tmp-" + std::to_string(::getpid()) + "-" + RandomHex(8);
+  std::string temp = path + ".tmp-" + UniqueTempTag();
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
   if (fd < 0) return IoError("cannot create", temp, errno);
   Status status = WriteAll(fd, contents, temp);

@@ -33,7 +33,7 @@ Result<std::string> ReadFile(const std::string& path);
 Status ReadFileChunks(const std::string& path,
                       const std::function<void(std::string_view)>& on_chunk);
 
-/// Writes to `<path>.tmp-<pid>-<random>` in the same directory, fsyncs, then rename(2)s over
+/// Writes to `<path>.tmp-<host>-<pid>-<random>` in the same directory, fsyncs, then rename(2)s over
 /// `path`, so readers see the old file or the new one, never a partial one.
 Status WriteFileAtomic(const std::string& path, std::string_view contents, mode_t mode = 0644);
 
