@@ -72,9 +72,11 @@ def main() -> None:
     warnings.simplefilter("ignore", jaxcc.ShardingWarning)
     mesh = jax.make_mesh((DEVICES,), ("x",))
     print(f"jax {jax.__version__}, jaxcc {jaxcc.__version__}, {DEVICES} CPU devices")
-    print("rows x cols | rule, batch partitioner | rule, custom_partitioning | without rule | "
-          "ratio batch | ratio cp | collectives batch / cp / without (count, bytes written per "
-          "device)")
+    print(
+        "rows x cols | rule, batch partitioner | rule, custom_partitioning | without rule | "
+        "ratio batch | ratio cp | collectives batch / cp / without (count, bytes written per "
+        "device)"
+    )
     for size in args.sizes.split(","):
         r, c = (int(v) for v in size.split(":"))
         host = np.random.default_rng(0).uniform(1, 2, (DEVICES * r, c)).astype(np.float32)

@@ -21,7 +21,7 @@ def results():
                           timeout=600)  # fmt: skip
     lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULTS ")]
     assert proc.returncode == 0 and lines, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return json.loads(lines[-1][len("RESULTS "):])
+    return json.loads(lines[-1][len("RESULTS ") :])
 
 
 def scenario(results, name):

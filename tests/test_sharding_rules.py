@@ -74,7 +74,7 @@ def test_custom_kernel_rule_errors():
         jaxcc.XLACustomKernel("bad_rule_kernel", sharding="i j")
     prim = jaxcc.XLACustomKernel("rule_kernel_twice", sharding="i -> i")
     with pytest.raises(SpecError, match="differs from the primitive's rule"):
-        prim.def_kernel("jax", "cpu", lambda **p: (lambda x: x), sharding="i j -> i j")
+        prim.def_kernel("jax", "cpu", lambda **p: lambda x: x, sharding="i j -> i j")
 
 
 def test_sharding_check_switch(monkeypatch):

@@ -22,7 +22,7 @@ class ShardingRule:
         # num_args/num_rets < 0: not known yet (an XLACustomKernel's rule; checked per call).
         if not isinstance(text, str):
             raise SpecError(
-                f"{function}: sharding must be a rule string such as \"b i, i -> b i\", "
+                f'{function}: sharding must be a rule string such as "b i, i -> b i", '
                 f"got {type(text).__name__}"
             )
         parsed = _core.parse_sharding_rule(text, num_args, num_rets, function)
@@ -68,7 +68,7 @@ class ShardingRule:
                                  ("output", len(self.outputs), num_rets)):  # fmt: skip
             if have != want:
                 raise SpecError(
-                    f"`{self.function}`: sharding rule \"{self.text}\" has {have} {side}(s), but "
+                    f'`{self.function}`: sharding rule "{self.text}" has {have} {side}(s), but '
                     f"the call has {want}; write one comma-separated operand per {side} on that "
                     "side of `->`."
                 )
@@ -88,7 +88,7 @@ class ShardingRule:
                     operand = " ".join(" ".join(d) if len(d) == 1 else f"({' '.join(d)})"
                                        for d in op) or "(scalar)"  # fmt: skip
                     raise SpecError(
-                        f"function `{self.function}`: sharding rule \"{self.text}\" gives "
+                        f'function `{self.function}`: sharding rule "{self.text}" gives '
                         f"{kind} {i + 1} {named} dimension(s) (`{operand}`), but it has rank "
                         f"{rank} (shape {tuple(shape)}); write one factor per dimension, or "
                         "start the operand with `...` for any number of leading dimensions."
@@ -97,15 +97,15 @@ class ShardingRule:
                 if has_ellipsis:
                     ellipsis_ranks.add(lead)
                 factors = [f"{ELLIPSIS}{j}" for j in range(lead)]
-                factors += [d[0] if len(d) == 1 else None for d in op[1 if has_ellipsis else 0:]]
+                factors += [d[0] if len(d) == 1 else None for d in op[1 if has_ellipsis else 0 :]]
                 expanded.append(factors)
         if len(ellipsis_ranks) > 1:
             raise SpecError(
-                f"function `{self.function}`: sharding rule \"{self.text}\": `...` stands for "
+                f'function `{self.function}`: sharding rule "{self.text}": `...` stands for '
                 f"{sorted(ellipsis_ranks)} dimensions in different operands; jaxcc needs the same "
                 "number in every operand (name the dimensions explicitly otherwise)."
             )
-        return expanded[: len(self.inputs)], expanded[len(self.inputs):]
+        return expanded[: len(self.inputs)], expanded[len(self.inputs) :]
 
 
 def _spec_entry(entry):
@@ -261,7 +261,7 @@ def check_rule_less(function: str, fn_name: str, arrays) -> None:
             "rule, so XLA inserts an all-gather of it onto every device and runs the whole "
             "kernel replicated there (output sharding P()). Declare how the kernel splits: load "
             f"it with sharding={{'{fn_name}': 'b i -> b i'}} (or end its annotation with "
-            f"sharding=\"b i -> b i\"; one operand per input and output, one factor per "
+            f'sharding="b i -> b i"; one operand per input and output, one factor per '
             "dimension, docs/sharding.md), or call it inside jax.shard_map. "
             "JAXCC_SHARDING_CHECK=error makes this an error, =off silences it."
         )

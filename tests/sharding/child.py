@@ -41,7 +41,8 @@ def path_of(f, *args):
     """Which lowering a call took: XLA's batch partitioner or custom_partitioning."""
     text = jax.jit(f).lower(*args).as_text()
     return ("batch" if "num_batch_dims" in text else "") + (
-        "custom_partitioning" if "CustomSPMDPartitioning" in text else "")
+        "custom_partitioning" if "CustomSPMDPartitioning" in text else ""
+    )
 
 
 def spec_of(y):
@@ -198,7 +199,10 @@ def main(names):
             results[fn.__name__] = fn()
         except Exception:
             results[fn.__name__] = {"exception": traceback.format_exc()}
-    print("RESULTS " + json.dumps(results, default=lambda o: bool(o) if isinstance(o, np.bool_) else str(o)))
+    print(
+        "RESULTS "
+        + json.dumps(results, default=lambda o: bool(o) if isinstance(o, np.bool_) else str(o))
+    )
 
 
 def _row_norm_numba(x, out):
@@ -222,6 +226,7 @@ def custom_kernel_backends():
     out = jax.ShapeDtypeStruct(X.shape, X.dtype)
     result = {}
     for backend in ("cpp", "numba"):
+
         def f(a, backend=backend):
             return prim(a, outs=out, backend=backend)
 

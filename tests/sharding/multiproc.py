@@ -51,9 +51,13 @@ def job(n: int, cache_dir: str, timeout: float = 240.0) -> dict:
     port = free_port()
     started = time.monotonic()
     procs = [
-        subprocess.Popen([sys.executable, os.path.abspath(__file__), "worker", str(i), str(n),
-                          str(port)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                         env=env)  # fmt: skip
+        subprocess.Popen(
+            [sys.executable, os.path.abspath(__file__), "worker", str(i), str(n), str(port)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )  # fmt: skip
         for i in range(n)
     ]
     outputs = []

@@ -172,8 +172,8 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
         parsed = ShardingRule(rule, function=self.name)
         if self.sharding is not None and parsed != self.sharding:
             raise SpecError(
-                f"{self.name}: sharding rule \"{parsed.text}\" differs from the primitive's rule "
-                f"\"{self.sharding.text}\"; a primitive has one rule for all backends"
+                f'{self.name}: sharding rule "{parsed.text}" differs from the primitive\'s rule '
+                f'"{self.sharding.text}"; a primitive has one rule for all backends'
             )
         self.sharding = parsed
         from .._jax_compat import devices_during_lowering
