@@ -26,7 +26,7 @@ struct Manifest {
   std::string jaxcc_version;
   std::vector<std::string> function_names;
   std::vector<Dependency> dependencies;
-  std::string inputs_json;     ///< free-form JSON object describing the key inputs (for humans)
+  std::string inputs_json;  ///< free-form JSON object describing the key inputs (for humans)
   double build_seconds = 0;
   std::int64_t created_unix = 0;
 };
