@@ -1,5 +1,5 @@
 """Per-call time of a jitted jaxcc kernel against a hand-written XLA FFI handler, optionally also
-against an older generated wrapper (e.g. the ffi.h-typed one before decision 73), at several
+against an older generated wrapper (e.g. the ffi.h-typed one before decision 70), at several
 sizes, every side in one process with rounds interleaved.
 
 Run:  python benchmarks/bench_per_call.py [--rounds N] [--old-bridge PATH] [--old-wrapper PATH]
