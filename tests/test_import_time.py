@@ -9,8 +9,9 @@ import pytest
 
 import jaxcc
 
-# Modules a fresh `import jaxcc` must not import: each costs milliseconds or more.
-HEAVY = ("jaxcc.custom_kernel", "numba", "triton", "matplotlib")
+# Modules a fresh `import jaxcc` must not import: each costs milliseconds or more (the deployment
+# modules about a millisecond together, and a process that only loads kernels never needs them).
+HEAVY = ("jaxcc.custom_kernel", "numba", "triton", "matplotlib", "jaxcc._bundle", "jaxcc._export")
 
 
 def fresh(code: str) -> str:

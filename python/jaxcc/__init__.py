@@ -5,12 +5,12 @@ mod = jaxcc.load_cpp_inline("ops", SRC, ["add_one"])
 y = jax.jit(mod.add_one)(x)
 """
 
+from typing import TYPE_CHECKING
+
 from . import _jax_compat  # noqa: F401  # isort: skip  (first: warns if JAX is older than tested)
 from . import _core
-from ._bundle import load_library
 from ._cache_dir import clear_cache, get_cache_dir, set_cache_dir
 from ._discovery import include_dir
-from ._export import deserialize, export
 from ._jax_compat import JaxVersionWarning
 from ._loading import (
     load_cpp_dir,
@@ -51,11 +51,16 @@ from .errors import (
     ToolchainError,
 )
 
+if TYPE_CHECKING:  # imported on first use at run time (below); type checkers see them here
+    from ._bundle import load_library
+    from ._export import deserialize, export
+
 __version__ = _core.version()
 
 # XLACustomKernel and its helpers (with the bridges, benchmarking and plotting behind them) are
 # imported on first use, not by `import jaxcc` (PEP 562): they cost more than the rest of the
-# package together, and a user who only loads C++ kernels never needs them. Every name stays
+# package together, and a user who only loads C++ kernels never needs them. The deployment
+# functions (load_library, export, deserialize) are deferred the same way. Every name stays
 # reachable as `jaxcc.X` and `from jaxcc import X`, and is listed by `dir(jaxcc)`.
 _CUSTOM_KERNEL_NAMES = frozenset(
     {
@@ -79,6 +84,10 @@ def __getattr__(name: str):
         value = custom_kernel if name == "custom_kernel" else getattr(custom_kernel, name)
     elif name == "print_diagnostics":  # `jaxcc doctor`'s report; probes tools when called
         value = importlib.import_module("jaxcc._doctor").print_diagnostics
+    elif name == "load_library":  # deployment: loading prebuilt bundles
+        value = importlib.import_module("jaxcc._bundle").load_library
+    elif name in ("export", "deserialize"):  # deployment: jax.export round trips
+        value = getattr(importlib.import_module("jaxcc._export"), name)
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value  # later look-ups skip this function
