@@ -48,17 +48,14 @@ def _register(target: str) -> None:
 def _lowering(ctx, *args, target, result_types, attributes, num_batch_dims, einsum,
               need_replication, vmap_method):  # fmt: skip
     import jax
-    from jax._src.custom_partitioning_sharding_rule import (
-        sdy_sharding_rule_to_mlir,
-        str_to_sdy_sharding_rule,
-    )
-    from jax.interpreters import mlir
+
+    from ._jax_compat import mlir, sdy_rule_attribute
 
     extra = {"mhlo.frontend_attributes": mlir.ir_attribute({"num_batch_dims": str(num_batch_dims)})}
     if jax.config.jax_use_shardy_partitioner:
-        rule = str_to_sdy_sharding_rule(einsum, need_replication_factors=need_replication)
-        extra["sdy.sharding_rule"] = sdy_sharding_rule_to_mlir(
-            rule,
+        extra["sdy.sharding_rule"] = sdy_rule_attribute(
+            einsum,
+            need_replication,
             [mlir.aval_to_ir_type(ctx.module_context, a) for a in ctx.avals_in],
             [mlir.aval_to_ir_type(ctx.module_context, a) for a in ctx.avals_out],
         )
@@ -88,9 +85,8 @@ def primitive():
         if _primitive:
             return _primitive[0]
         import jax
-        from jax.interpreters import batching, mlir
 
-        from ._jax_compat import Primitive, ShapedArray
+        from ._jax_compat import Primitive, ShapedArray, batching, mlir
 
         p = Primitive("jaxcc_batch_partitioned_call")
         p.multiple_results = True

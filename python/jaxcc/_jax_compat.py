@@ -149,6 +149,23 @@ def _varying_like():
     return varying_like
 
 
+def _sdy_rule_attribute():
+    # jax._src.custom_partitioning_sharding_rule: str_to_sdy_sharding_rule parses Shardy's einsum
+    # notation, sdy_sharding_rule_to_mlir turns it into the `sdy.sharding_rule` attribute a custom
+    # call carries under Shardy. Private; present on JAX 0.10.2 and 0.12.
+    # sdy_rule_attribute(einsum, need_replication, in_types, out_types) -> MLIR attribute.
+    from jax._src.custom_partitioning_sharding_rule import (
+        sdy_sharding_rule_to_mlir,
+        str_to_sdy_sharding_rule,
+    )
+
+    def sdy_rule_attribute(einsum, need_replication, in_types, out_types):
+        rule = str_to_sdy_sharding_rule(einsum, need_replication_factors=need_replication)
+        return sdy_sharding_rule_to_mlir(rule, in_types, out_types)
+
+    return sdy_rule_attribute
+
+
 _SHIMS = {
     "ShapedArray": _shaped_array,
     "Tracer": _tracer,
@@ -160,6 +177,7 @@ _SHIMS = {
     "xla_custom_call_targets": _xla_custom_call_targets,
     "devices_during_lowering": _devices_during_lowering,
     "varying_like": _varying_like,
+    "sdy_rule_attribute": _sdy_rule_attribute,
 }
 
 
