@@ -80,6 +80,8 @@ if [[ "${JAXCC_GPU_CHECK_NO_INSTALL:-0}" != 1 ]]; then
   fi
 fi
 export JAXCC_CACHE_DIR="$OUT/jaxcc-cache" # one cache for every step (launchers built once)
+# Steps run side by side; XLA would otherwise take 75% of the card per process.
+export XLA_PYTHON_CLIENT_PREALLOCATE=false
 export PYTHONDONTWRITEBYTECODE=1
 "$PY" - >"$OUT/versions.txt" 2>&1 <<'EOF'
 import importlib, platform, subprocess

@@ -11,6 +11,10 @@ import pytest
 
 import jaxcc
 
+# On a GPU, XLA takes 75% of the card's memory per process by default; tests that start GPU
+# subprocesses (and gpu-check's parallel steps) would then fail with CUDA_ERROR_OUT_OF_MEMORY.
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+
 
 @pytest.fixture(scope="session", autouse=True)
 def session_cache(tmp_path_factory):

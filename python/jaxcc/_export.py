@@ -159,17 +159,9 @@ def registered_on(platform: str) -> set[str]:
 
 
 def _load_bundles(bundles: Iterable[str | PathLike[str]]) -> None:
-    import jaxcc
+    from ._bundle import load_library
 
     paths = [bundles] if isinstance(bundles, (str, PathLike)) else list(bundles)
-    if not paths:
-        return
-    load_library = getattr(jaxcc, "load_library", None)
-    if load_library is None:
-        raise ExportError(
-            "jaxcc.deserialize(bundles=...) needs jaxcc.load_library, which this jaxcc does not "
-            "have; load the kernels with jaxcc.load_* and pass modules=[...] instead."
-        )
     for path in paths:
         load_library(path)
 

@@ -143,6 +143,26 @@ TEST(Compat, ReadsTheFfiApiVersionFromTheHeader) {
   (void)RemoveTree(*dir);
 }
 
+TEST(Compat, TheFfiApiVersionScanSkipsLookalikesAndNeedsBothNumbers) {
+  auto dir = MakeTempDir("jaxcc-bundle-test");
+  ASSERT_TRUE(dir.ok());
+  ASSERT_TRUE(MakeDirs(JoinPath(*dir, "xla/ffi/api")).ok());
+  const std::string header = JoinPath(*dir, "xla/ffi/api/c_api.h");
+  ASSERT_TRUE(WriteFile(header,
+                        "#define XLA_FFI_API_MAJOR_EXTRA 9\n#define XLA_FFI_API_MINORS 8\n"
+                        "#define\tXLA_FFI_API_MAJOR \t 12\n#define XLA_FFI_API_MINOR  3 // c\n")
+                  .ok());
+  auto version = ReadFfiApiVersion(*dir);
+  ASSERT_TRUE(version.ok()) << version.error().message;
+  EXPECT_EQ(version->major, 12);
+  EXPECT_EQ(version->minor, 3);
+  ASSERT_TRUE(WriteFile(header, "#define XLA_FFI_API_MAJOR 0\n#define XLA_FFI_API_MINOR\n").ok());
+  auto missing = ReadFfiApiVersion(*dir);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("XLA_FFI_API_MINOR"), std::string::npos);
+  (void)RemoveTree(*dir);
+}
+
 // A bundle directory with `library` as its library's bytes and a manifest describing `listed`.
 std::string MakeBundle(const std::string& library, const std::string& listed) {
   auto dir = MakeTempDir("jaxcc-bundle-test");

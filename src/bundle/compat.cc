@@ -3,7 +3,8 @@
 #include <sys/utsname.h>
 
 #include <cctype>
-#include <regex>
+#include <optional>
+#include <string>
 
 #include "toolchain/cuda_arch.h"
 #include "util/fs.h"
@@ -43,6 +44,32 @@ std::string Join(const std::vector<std::string>& items, const std::string& prefi
   return out.empty() ? "none" : out;
 }
 
+// The number in `#define NAME <digits>`, or nothing. A plain scan rather than std::regex: the
+// regex compiler reads the global locale's facets, and in a process whose libstdc++ differs from
+// the one jaxcc was built against (seen with the CUDA jaxlib's Python) it crashed (decision 81).
+std::optional<int> DefinedNumber(const std::string& text, const std::string& name) {
+  const std::string directive = "#define";
+  for (size_t at = text.find(directive); at != std::string::npos;
+       at = text.find(directive, at + 1)) {
+    size_t i = at + directive.size();
+    auto skip_blanks = [&] {
+      size_t start = i;
+      while (i < text.size() && (text[i] == ' ' || text[i] == '\t')) ++i;
+      return i > start;
+    };
+    if (!skip_blanks() || text.compare(i, name.size(), name) != 0) continue;
+    i += name.size();
+    if (!skip_blanks()) continue;
+    size_t digits = i;
+    int value = 0;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])) && i - digits < 9) {
+      value = value * 10 + (text[i++] - '0');
+    }
+    if (i > digits) return value;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 Result<FfiApiVersion> ReadFfiApiVersion(const std::string& ffi_include_dir) {
@@ -53,16 +80,15 @@ Result<FfiApiVersion> ReadFfiApiVersion(const std::string& ffi_include_dir) {
                      "cannot read the XLA FFI header " + header + " (" + text.error().message +
                          "); reinstall jaxlib, whose wheel ships it (jax.ffi.include_dir())");
   }
-  static const std::regex major(R"(#define\s+XLA_FFI_API_MAJOR\s+(\d+))");
-  static const std::regex minor(R"(#define\s+XLA_FFI_API_MINOR\s+(\d+))");
-  std::smatch ma, mi;
-  if (!std::regex_search(*text, ma, major) || !std::regex_search(*text, mi, minor)) {
+  std::optional<int> major = DefinedNumber(*text, "XLA_FFI_API_MAJOR");
+  std::optional<int> minor = DefinedNumber(*text, "XLA_FFI_API_MINOR");
+  if (!major || !minor) {
     return MakeError(ErrorKind::kToolchain,
                      header +
                          " defines no XLA_FFI_API_MAJOR/XLA_FFI_API_MINOR; this jaxlib is "
                          "not one jaxcc knows: install a jaxlib jaxcc supports");
   }
-  return FfiApiVersion{std::stoi(ma[1].str()), std::stoi(mi[1].str())};
+  return FfiApiVersion{*major, *minor};
 }
 
 std::string HostPlatform() {

@@ -43,6 +43,14 @@ def outs_for(x):
     ]
 
 
+@pytest.fixture(autouse=True)
+def on_the_cpu():
+    # Numba kernels run on the CPU; where JAX's default device is a GPU, these tests place their
+    # calls on the CPU as a user there would.
+    with jax.default_device(jax.devices("cpu")[0]):
+        yield
+
+
 X = jnp.asarray(np.arange(12, dtype=np.float32).reshape(3, 4))
 W = jnp.asarray([1, -1, 2, 0], jnp.int32)
 
@@ -87,8 +95,9 @@ def test_threads_share_the_native_bridge():
 
     def work(k):
         try:
-            for _ in range(20):
-                np.testing.assert_allclose(f(X + k, W)[0], expected + 4 * k)
+            with jax.default_device(jax.devices("cpu")[0]):  # the setting is per thread
+                for _ in range(20):
+                    np.testing.assert_allclose(f(X + k, W)[0], expected + 4 * k)
         except Exception as exc:  # collected and re-raised in the main thread
             errors.append(exc)
 
@@ -119,3 +128,16 @@ def test_bad_inputs():
     f = jaxcc.numba_kernel(double_scalar, jax.ShapeDtypeStruct((), jnp.bfloat16))
     with pytest.raises(jaxcc.CallError, match="bfloat16"):
         f(jnp.float32(1))
+
+
+@pytest.mark.gpu
+def test_an_eager_call_placed_on_the_gpu_is_a_device_error_naming_the_fix():
+    gpu, cpu = jax.devices("gpu")[0], jax.devices("cpu")[0]
+    f = jaxcc.numba_kernel(split_sum, outs_for(X))
+    with pytest.raises(jaxcc.errors.DeviceError, match="split_sum(.|\n)*jax.devices\\('cpu'\\)"):
+        f(jax.device_put(X, gpu), jax.device_put(W, gpu))
+    total, _ = f(jax.device_put(X, cpu), jax.device_put(W, cpu))  # committed to the CPU: runs
+    np.testing.assert_allclose(total, np.asarray(X).sum(axis=1))
+    with jax.default_device(cpu):
+        total, _ = f(np.asarray(X), np.asarray(W))
+    np.testing.assert_allclose(total, np.asarray(X).sum(axis=1))

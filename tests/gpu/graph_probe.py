@@ -100,7 +100,7 @@ def run(name: str, allow_cuda_graph: bool, executions: int = 5) -> dict:
 
     @jax.jit
     def twice(x):
-        return module.probe_scale(module.probe_scale(x, scale_factor=2.0), scale_factor=0.5)
+        return module.probe_scale(module.probe_scale(x, factor=2.0), factor=0.5)
 
     x = jnp.arange(4096, dtype=jnp.float32)
     for _ in range(executions):

@@ -16,7 +16,7 @@ import threading
 import numpy as np
 
 from ..._jax_compat import DEFAULT_VMAP_METHOD
-from ...errors import CallError
+from ...errors import CallError, DeviceError
 from .numba_cpu_trampoline import trampoline_target
 from .outputs import output_types
 
@@ -153,6 +153,36 @@ def entry_address(kernel, arrays, outs, bridge: str = "native") -> int:
     return found[1]
 
 
+def _refuse_inputs_placed_off_the_cpu(kernel, ins) -> None:
+    """A Numba kernel has a handler on the CPU only: an eager call placed on a GPU (the default
+    device where JAX has one) would reach XLA as 'No FFI handler registered ... on a platform
+    CUDA'. Said here, with the fix, when the placement is known (every input concrete): JAX runs
+    the call where its committed inputs live, or on the default device when none is committed.
+    Under jit XLA places the call by its inputs and its own message stands (decision 81)."""
+    import jax
+
+    arrays = [x for x in ins if isinstance(x, jax.Array)]
+    if not arrays or any(isinstance(x, jax.core.Tracer) for x in ins):
+        return
+    committed = [x for x in arrays if getattr(x, "committed", True)]
+    if committed:
+        platforms = {d.platform for x in committed for d in x.devices()}
+    else:
+        default = jax.config.jax_default_device
+        if default is None or isinstance(default, str):
+            platforms = {jax.devices(default)[0].platform if default else jax.default_backend()}
+        else:
+            platforms = {default.platform}
+    if platforms - {"cpu"}:
+        raise DeviceError(
+            f"numba_kernel {getattr(kernel, '__name__', kernel)!s}: a Numba kernel runs on the "
+            f"CPU, but this call would run on {sorted(platforms - {'cpu'})[0]}. Put the inputs "
+            "on the CPU (jax.device_put(x, jax.devices('cpu')[0])) or call it inside "
+            "`with jax.default_device(jax.devices('cpu')[0]):`; for a GPU kernel use "
+            "numba_cuda_kernel."
+        )
+
+
 def numba_kernel(
     kernel, outs, *, vmap_method=None, input_output_aliases=None, bridge: str = "native"
 ):
@@ -174,6 +204,7 @@ def numba_kernel(
     single, result_types = output_types(outs, "numba_kernel")
 
     def call(*ins):
+        _refuse_inputs_placed_off_the_cpu(kernel, ins)
         address = entry_address(kernel, ins, result_types, bridge)
         target = trampoline_target(len(ins), len(result_types))
         ffi = jax.ffi.ffi_call(

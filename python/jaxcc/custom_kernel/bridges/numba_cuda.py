@@ -37,7 +37,17 @@ _compiled: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
 _ENTRY = re.compile(r"\.entry\s+([A-Za-z_$][\w$]*)\s*\(")
 
 
+def _numpy_names_numba_cuda_expects() -> None:
+    # numba-cuda up to at least 0.30 registers an overload for np.row_stack when its CUDA target
+    # is first used; NumPy 2.5 removed that alias of np.vstack, so the import fails with an
+    # AttributeError. Putting the alias back (only where it is missing) lets those releases run;
+    # it is the function NumPy itself exported under that name until 2.4 (decision 81).
+    if not hasattr(np, "row_stack"):
+        np.row_stack = np.vstack
+
+
 def _numba_cuda():
+    _numpy_names_numba_cuda_expects()
     try:
         from numba import cuda, types
     except ImportError:
