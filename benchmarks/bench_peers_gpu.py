@@ -4,16 +4,18 @@ signature and reading the stream from TVMFFIEnvGetStream) through each tool.
 
 Rows:
   cold       cold build of the module in a fresh process (empty cache), each tool's default flags,
-             for the architecture of the GPU here
-  warm       warm load in a fresh process (cache hit), after `import jax` and the tool's import
+             for the architecture of the GPU here (the load call alone, as for warm)
+  warm       warm load in a fresh process (cache hit), after `import jax`, JAX's GPU backend and
+             the tool's import (the timer covers the load call alone)
   per_call   per jitted call at 16 / 4096 / 65536 / 16M floats, every side in one process,
              interleaved round by round (medians)
   fori_loop  per iteration of a 100-step lax.fori_loop of vector_add, with each tool's CUDA-graph
-             setting on and XLA told to capture one-call bodies (medians)
+             setting on (XLA told to capture one-call bodies: the handler runs at capture only)
+             and off (the handler runs on every iteration: this row shows the handlers' cost)
 Sides run in turns round by round; a side whose package is missing is left out and said so.
 Ratios are side / jaxcc (below 1: the peer is faster).
 
-Run:  python benchmarks/bench_peers_gpu.py [--rounds N] [--json OUT.json]
+Run:  python benchmarks/bench_peers_gpu.py [--rounds N] [--calls-only] [--json OUT.json]
 """
 
 from __future__ import annotations
@@ -55,18 +57,19 @@ void vector_add(tvm::ffi::TensorView a, tvm::ffi::TensorView b, tvm::ffi::Tensor
 
 # Loads `side`'s module (name `module`) and returns the FFI target name of vector_add.
 LOAD = r"""
-def load(side, module, jaxcc_src, tvm_src):
+def load(side, module, jaxcc_src, tvm_src, graph=True):
     if side == "jaxcc":
         import jaxcc
-        return jaxcc.load_cuda_inline(module, jaxcc_src).targets["vector_add"]
+        mod = jaxcc.load_cuda_inline(module, jaxcc_src, allow_cuda_graph=graph)
+        return mod.targets["vector_add"]
     if side == "brainevent":
         import brainevent
-        brainevent.load_cuda_inline(module, jaxcc_src)
+        brainevent.load_cuda_inline(module, jaxcc_src, allow_cuda_graph=graph)
         return module + ".vector_add"
     import tvm_ffi.cpp, jax_tvm_ffi
     lib = tvm_ffi.cpp.load_inline(module, cuda_sources=tvm_src, functions=["vector_add"])
     jax_tvm_ffi.register_ffi_target(module + ".vector_add", lib.vector_add, platform="gpu",
-                                    allow_cuda_graph=True)
+                                    allow_cuda_graph=graph)
     return module + ".vector_add"
 """
 
@@ -77,6 +80,12 @@ import sys, time, json
 side, module, jaxcc_src, tvm_src = sys.argv[1:5]
 import jax
 jax.devices("gpu")
+if side == "jaxcc":
+    import jaxcc
+elif side == "brainevent":
+    import brainevent
+else:
+    import tvm_ffi.cpp, jax_tvm_ffi
 start = time.perf_counter()
 load(side, module, jaxcc_src, tvm_src)
 print(json.dumps({"seconds": time.perf_counter() - start}))
@@ -98,7 +107,24 @@ def call_of(target):
     return f
 
 calls = {s: call_of(load(s, "pcg_" + s, jaxcc_src, tvm_src)) for s in sides}
-result = {"per_call_us": {}, "fori_loop_us": {}}
+nograph = {s: call_of(load(s, "pcn_" + s, jaxcc_src, tvm_src, graph=False)) for s in sides}
+
+def timed_rounds(fns, args, repeats, per):
+    # Sides take turns, starting one later each round, so no side always runs first.
+    samples = {s: [] for s in fns}
+    order = list(fns)
+    for r in range(rounds):
+        for s in order[r % len(order):] + order[:r % len(order)]:
+            f = fns[s]
+            jax.block_until_ready(f(*args))
+            start = time.perf_counter()
+            for _ in range(repeats):
+                out = f(*args)
+            jax.block_until_ready(out)
+            samples[s].append((time.perf_counter() - start) / repeats / per * 1e6)
+    return {s: statistics.median(v) for s, v in samples.items()}
+
+result = {"per_call_us": {}}
 for n in sizes:
     a = jnp.arange(n, dtype=jnp.float32)
     b = jnp.ones(n, jnp.float32)
@@ -106,32 +132,15 @@ for n in sizes:
     for s, f in jitted.items():
         np.testing.assert_allclose(np.asarray(f(a, b)[:16]), np.arange(min(n, 16)) + 1.0)
     repeats = 200 if n <= 65536 else 20
-    samples = {s: [] for s in sides}
-    for _ in range(rounds):
-        for s, f in jitted.items():
-            jax.block_until_ready(f(a, b))
-            start = time.perf_counter()
-            for _ in range(repeats):
-                out = f(a, b)
-            jax.block_until_ready(out)
-            samples[s].append((time.perf_counter() - start) / repeats * 1e6)
-    result["per_call_us"][str(n)] = {s: statistics.median(v) for s, v in samples.items()}
+    result["per_call_us"][str(n)] = timed_rounds(jitted, (a, b), repeats, 1)
 
 x = jnp.ones(4096, jnp.float32)
-loops = {s: jax.jit(lambda v, f=f: jax.lax.fori_loop(0, 100, lambda i, w: f(w, x), v))
-         for s, f in calls.items()}
-samples = {s: [] for s in sides}
-for _ in range(rounds):
-    for s, f in loops.items():
-        jax.block_until_ready(f(x))
-        start = time.perf_counter()
-        for _ in range(10):
-            out = f(x)
-        jax.block_until_ready(out)
-        samples[s].append((time.perf_counter() - start) / 10 / 100 * 1e6)
+for label, table in (("fori_loop_graph_us", calls), ("fori_loop_no_graph_us", nograph)):
+    loops = {s: jax.jit(lambda v, f=f: jax.lax.fori_loop(0, 100, lambda i, w: f(w, x), v))
+             for s, f in table.items()}
     for s, f in loops.items():
         np.testing.assert_allclose(np.asarray(f(x)[:4]), 101.0)
-result["fori_loop_us"] = {s: statistics.median(v) for s, v in samples.items()}
+    result[label] = timed_rounds(loops, (x,), 10, 100)
 print(json.dumps(result))
 """
 )
@@ -186,6 +195,9 @@ def main() -> int:
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--json", help="also write the results to this file")
+    parser.add_argument(
+        "--calls-only", action="store_true", help="skip the cold-build and warm-load rows"
+    )
     args = parser.parse_args()
     python = args.python
     arch = subprocess.run(
@@ -206,7 +218,7 @@ def main() -> int:
     cold = {s: [] for s in sides}
     warm = {s: [] for s in sides}
     with tempfile.TemporaryDirectory() as root:
-        for r in range(args.rounds):
+        for r in range(0 if args.calls_only else args.rounds):
             for s in sides:
                 cache = os.path.join(root, f"{s}_{r}")
                 load_args = [s, f"peer_gpu_{r}", VECTOR_ADD, TVM_SOURCE]
@@ -222,8 +234,9 @@ def main() -> int:
              ",".join(map(str, SIZES))],
             calls_env(os.path.join(root, "calls")),
         )  # fmt: skip
-    result["cold_s"] = {s: statistics.median(v) for s, v in cold.items()}
-    result["warm_ms"] = {s: statistics.median(v) * 1e3 for s, v in warm.items()}
+    if not args.calls_only:
+        result["cold_s"] = {s: statistics.median(v) for s, v in cold.items()}
+        result["warm_ms"] = {s: statistics.median(v) * 1e3 for s, v in warm.items()}
     result.update(calls)
 
     def row(label, values, unit, fmt="{:.2f}"):
@@ -233,11 +246,13 @@ def main() -> int:
               + ("   ratios: " + ", ".join(ratios) if ratios else ""))  # fmt: skip
 
     print(f"{'':<34} " + " | ".join(f"{s:>12}" for s in sides))
-    row("cold build", result["cold_s"], "s")
-    row("warm load, fresh process", result["warm_ms"], "ms")
+    if not args.calls_only:
+        row("cold build", result["cold_s"], "s")
+        row("warm load, fresh process", result["warm_ms"], "ms")
     for n, values in result["per_call_us"].items():
         row(f"per jitted call, {n} floats", values, "us")
-    row("fori_loop iteration (graph)", result["fori_loop_us"], "us")
+    row("fori_loop iteration, graph", result["fori_loop_graph_us"], "us")
+    row("fori_loop iteration, no graph", result["fori_loop_no_graph_us"], "us")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(result, f, indent=2)
