@@ -41,14 +41,52 @@ def test_rule_keeps_rows_sharded_without_collectives(results):
 
 def test_custom_partitioning_path_gives_the_same_program(results):
     r = scenario(results, "forced_custom_partitioning")
-    for case in ("rows", "elementwise"):
-        assert r[case]["path"] == "custom_partitioning"
-        assert r[case]["correct"] and r[case]["spec"] == ["x"]
-        assert r[case]["hlo"] == NO_COLLECTIVE
+    for case, path in (("rows", "shard_map"), ("elementwise", "shard_map"),
+                       ("rows_auto", "custom_partitioning"),
+                       ("elementwise_auto", "custom_partitioning")):  # fmt: skip
+        assert r[case]["path"] == path, case
+        assert r[case]["correct"] and r[case]["spec"] == ["x"], case
+        assert r[case]["hlo"] == NO_COLLECTIVE, case
 
 
 def test_loader_function_with_rule_under_vmap(results):
-    assert scenario(results, "batch_path_under_vmap")["correct"]
+    r = scenario(results, "batch_path_under_vmap")
+    assert r["correct"]
+    assert r["spec"] == [None, "x"]  # the rows stay split under the batch axis
+    assert r["hlo"] == NO_COLLECTIVE
+
+
+@pytest.mark.parametrize("mesh", ["explicit", "auto"])
+def test_vmap_of_a_function_with_a_rule_keeps_a_sharded_batch_axis(results, mesh):
+    name = "vmap_keeps_a_sharded_batch_axis" + ("_on_auto_mesh" if mesh == "auto" else "")
+    r = scenario(results, name)
+    for case in ("batch", "custom_partitioning", "nested", "unbatched_operand"):
+        assert r[case]["correct"], case
+        assert r[case]["spec"] == ["x"], (case, r[case]["spec"])
+        assert r[case]["hlo"] == NO_COLLECTIVE, (case, r[case]["hlo"])
+
+
+@pytest.mark.parametrize("mesh", ["explicit", "auto"])
+def test_custom_kernel_that_is_not_vectorised_keeps_a_sharded_batch_axis(results, mesh):
+    name = ("custom_kernel_per_element_vmap_keeps_batch_sharded" if mesh == "explicit"
+            else "custom_kernel_per_element_vmap_on_auto_mesh")  # fmt: skip
+    r = scenario(results, name)
+    assert r["correct"]
+    assert r["spec"] == ["x"]
+    assert r["hlo"] == NO_COLLECTIVE
+
+
+def test_factor_sizes_that_disagree_are_a_spec_error_before_xla(results):
+    error = scenario(results, "factor_sizes_must_agree")["error"]
+    assert error is not None
+    assert "matvec" in error and "`k` size 48 in input 1" in error and "40 in input 2" in error
+
+
+def test_a_split_the_mesh_cannot_divide_is_reported_not_a_partitioner_crash(results):
+    r = scenario(results, "uneven_split_is_reported")
+    assert r["correct"]
+    assert len(r["warnings"]) >= 1
+    assert "scale_rows" in r["warnings"][0] and "size 13" in r["warnings"][0]
 
 
 def test_rule_works_on_auto_axes_too(results):
@@ -77,7 +115,9 @@ def test_attributes_and_two_outputs_keep_their_sharding(results):
     assert r["correct"]
     assert r["specs"] == [["x"], ["x"]]
     assert r["hlo"] == NO_COLLECTIVE
-    assert r["path"] == "custom_partitioning"  # `c` may split: more than leading dimensions
+    # `c` may split, more than leading dimensions: on this Explicit mesh the shardings are in
+    # the types and shard_map applies the rule while tracing (custom_partitioning on Auto axes)
+    assert r["path"] == "shard_map"
 
 
 def test_reduction_factor_is_all_reduced_not_gathered(results):
@@ -90,8 +130,9 @@ def test_reduction_factor_is_all_reduced_not_gathered(results):
 def test_elementwise_ellipsis_rule_any_rank(results):
     r = scenario(results, "elementwise_ellipsis")
     assert r["correct"] and r["spec"] == ["x"] and r["hlo"] == NO_COLLECTIVE
-    # XLA's batch partitioner gathers when every dimension is a batch dimension (decision 63)
-    assert r["path"] == "custom_partitioning"
+    # XLA's batch partitioner gathers when every dimension is a batch dimension (decision 63);
+    # on this Explicit mesh the rule runs under shard_map (decision 82)
+    assert r["path"] == "shard_map"
 
 
 def test_wrong_rank_is_a_spec_error_before_xla(results):

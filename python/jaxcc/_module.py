@@ -196,22 +196,51 @@ class KernelFunction:
             return list(shard_call(*xs, **converted))
 
         types = list(result_types) if as_list else [result_types]
-        in_factors, out_factors = self.sharding.expand(
-            [a.shape for a in arrays], [t.shape for t in types]
-        )
-        k = leading_batch_dims(self.sharding, in_factors, out_factors)
-        if k and BATCH_PATH[0]:
-            results = batch_call(
-                self.target, arrays, types, converted, k, self.sharding, self.vmap_method
-            )
-            return results if as_list else results[0]
         try:
-            results = partitioned(self.sharding, local, arrays, types)
+            results = list(self._ruled(self.sharding, local, types, converted)(*arrays))
         except NotImplementedError:
-            # custom_partitioning has no vmap rule: a batched call runs as a rule-less one
-            # (XLACustomKernel composes the two; docs/sharding.md).
+            # A transformation custom_partitioning does not support: the call runs rule-less.
             return call(*arrays, **converted)
         return results if as_list else results[0]
+
+    def _ruled(self, rule, local, types, attributes, batched: bool = False):
+        """`local(xs, types) -> outputs` on every shard as `rule` says, as a function of the
+        operands. Under `jax.vmap` it calls itself with the rule's batched form (a fresh leading
+        factor on every operand) and `local` vmapped, so a sharded batch axis stays sharded;
+        custom_partitioning alone has no batching rule (decision 82)."""
+        import jax
+        import jax.numpy as jnp
+
+        def apply(xs):
+            if not batched:
+                in_factors, out_factors = rule.expand(
+                    [x.shape for x in xs], [t.shape for t in types]
+                )
+                k = leading_batch_dims(rule, in_factors, out_factors)
+                if k and BATCH_PATH[0]:
+                    return batch_call(self.target, xs, types, attributes, k, rule,
+                                      self.vmap_method)  # fmt: skip
+            return partitioned(rule, local, xs, types)
+
+        @jax.custom_batching.custom_vmap
+        def ruled(*xs):
+            return tuple(apply(list(xs)))
+
+        @ruled.def_vmap
+        def ruled_vmap(axis_size, in_batched, *xs):
+            xs = [x if b else jnp.broadcast_to(x, (axis_size, *x.shape))
+                  for x, b in zip(xs, in_batched, strict=True)]  # fmt: skip
+            batched_types = [jax.ShapeDtypeStruct((axis_size, *t.shape), t.dtype) for t in types]
+
+            def local_batched(ys, ts):
+                element_types = [jax.ShapeDtypeStruct(t.shape[1:], t.dtype) for t in ts]
+                return list(jax.vmap(lambda *y: tuple(local(list(y), element_types)))(*ys))
+
+            inner = self._ruled(rule.batched(), local_batched, batched_types, attributes, True)
+            outs = inner(*xs)
+            return tuple(outs), (True,) * len(types)
+
+        return ruled
 
     def __repr__(self) -> str:
         return f"<jaxcc kernel {self.target}({self.signature()})>"

@@ -73,6 +73,31 @@ class ShardingRule:
                     "side of `->`."
                 )
 
+    def _check_factor_sizes(self, expanded, shapes) -> None:
+        """SpecError unless every factor has one size in every operand that names it: XLA's
+        partitioner cannot split a factor two operands disagree on (it failed inside XLA with an
+        INTERNAL error), and a kernel given such operands reads past one of them."""
+        seen: dict = {}
+        n_in = len(self.inputs)
+        for i, (factors, shape) in enumerate(zip(expanded, shapes, strict=True)):
+            where = f"input {i + 1}" if i < n_in else f"output {i - n_in + 1}"
+            for d, factor in enumerate(factors):
+                if factor is None:
+                    continue
+                size = shape[d]
+                if factor not in seen:
+                    seen[factor] = (size, where, d)
+                    continue
+                first_size, first_where, first_d = seen[factor]
+                if size != first_size:
+                    shown = factor if not factor.startswith(ELLIPSIS) else ELLIPSIS
+                    raise SpecError(
+                        f'function `{self.function}`: sharding rule "{self.text}" gives factor '
+                        f"`{shown}` size {first_size} in {first_where} (dimension {first_d}) but "
+                        f"{size} in {where} (dimension {d}); one factor names one size. Pass "
+                        "operands whose shapes agree, or give those dimensions different factors."
+                    )
+
     def expand(self, shapes_in, shapes_out):
         """Per operand, one factor (or None for a compound dim) per dimension, the ellipsis
         expanded; SpecError when a rank does not fit the rule."""
@@ -99,6 +124,7 @@ class ShardingRule:
                 factors = [f"{ELLIPSIS}{j}" for j in range(lead)]
                 factors += [d[0] if len(d) == 1 else None for d in op[1 if has_ellipsis else 0 :]]
                 expanded.append(factors)
+        self._check_factor_sizes(expanded, list(shapes_in) + list(shapes_out))
         if len(ellipsis_ranks) > 1:
             raise SpecError(
                 f'function `{self.function}`: sharding rule "{self.text}": `...` stands for '
@@ -114,22 +140,52 @@ def _spec_entry(entry):
     return tuple(entry) if isinstance(entry, (tuple, list)) else (entry,)
 
 
-def _choose_axes(rule: ShardingRule, in_factors, arg_shardings):
+def _choose_axes(rule: ShardingRule, in_factors, arg_shardings, mesh=None, shapes=None):
     """factor -> mesh axes, from the shardings XLA proposes for the inputs; need_replication
-    factors and compound dims get none, and no mesh axis serves two factors."""
+    factors and compound dims get none, and no mesh axis serves two factors. With the mesh and
+    the input shapes, a factor whose size those axes do not divide gets none either, and the
+    user hears about the gather that costs (a ShardingWarning, or ShardingError)."""
     axes_of: dict[str, tuple] = {}
     taken: set = set()
-    for factors, sharding in zip(in_factors, arg_shardings, strict=True):
+    sizes = dict(getattr(mesh, "shape", {}) or {})
+    for i, (factors, sharding) in enumerate(zip(in_factors, arg_shardings, strict=True)):
         spec = tuple(getattr(sharding, "spec", ())) + (None,) * len(factors)
-        for factor, entry in zip(factors, spec, strict=False):  # spec padded with None
+        for d, (factor, entry) in enumerate(zip(factors, spec, strict=False)):  # spec padded
             if factor is None or factor in axes_of or factor in rule.need_replication:
                 continue
             axes = _spec_entry(entry)
             if any(a in taken for a in axes):
                 axes = ()
+            if axes and shapes is not None:
+                devices = 1
+                for a in axes:
+                    devices *= sizes.get(a, 1)
+                if shapes[i][d] % devices:
+                    _report_uneven(rule, factor, shapes[i][d], axes, devices)
+                    axes = ()
             axes_of[factor] = axes
             taken.update(axes)
     return axes_of
+
+
+def _report_uneven(rule: ShardingRule, factor: str, size: int, axes, devices: int) -> None:
+    import warnings
+
+    from .errors import ShardingError, ShardingWarning
+
+    shown = factor if not factor.startswith(ELLIPSIS) else f"{ELLIPSIS} dimension {factor[3:]}"
+    message = (
+        f'function `{rule.function}`: sharding rule "{rule.text}": factor `{shown}` has size '
+        f"{size}, which mesh axes {tuple(axes)} ({devices} devices) do not divide, so the kernel "
+        "cannot run on equal shards: XLA gathers that dimension onto every device instead. Pad "
+        f"it to a multiple of {devices} or split it over fewer devices. "
+        "JAXCC_SHARDING_CHECK=error makes this an error, =off silences it."
+    )
+    mode = sharding_check()
+    if mode == "error":
+        raise ShardingError(message)
+    if mode == "warn":
+        warnings.warn(message, ShardingWarning, stacklevel=2)
 
 
 def _named(mesh, factors, axes_of):
@@ -142,6 +198,78 @@ def _named(mesh, factors, axes_of):
     return NamedSharding(mesh, PartitionSpec(*entries))
 
 
+def _explicit_shardings(args):
+    """The inputs' NamedShardings when their types carry them (a mesh with Explicit axes, under
+    jit) and one of them is split; None otherwise (Auto axes: XLA decides, custom_partitioning
+    follows)."""
+    import jax
+    from jax.sharding import AxisType
+
+    shardings = []
+    split = False
+    for x in args:
+        try:
+            sharding = getattr(jax.typeof(x), "sharding", None)
+        except TypeError:
+            return None
+        mesh = getattr(sharding, "mesh", None)
+        spec = getattr(sharding, "spec", None)
+        if mesh is None or spec is None or not getattr(mesh, "axis_names", ()):
+            return None
+        types = dict(zip(mesh.axis_names, getattr(mesh, "axis_types", ()), strict=False))
+        sizes = dict(mesh.shape)
+        for entry in spec:
+            for axis in _spec_entry(entry):
+                if types.get(axis) != AxisType.Explicit:
+                    return None
+                split = split or sizes.get(axis, 1) > 1
+        shardings.append(sharding)
+    return shardings if split else None
+
+
+def _shard_mapped(rule, call_local, args, result_types, in_factors, out_factors, shardings):
+    """With Explicit mesh axes the inputs' shardings are known while tracing: the rule's
+    per-shard call runs under jax.shard_map with the specs the rule implies, which also works
+    where custom_partitioning's global body cannot be traced (a lax.scan over a split axis, as
+    a sequential vmap makes; decision 82)."""
+    import jax
+
+    mesh = shardings[0].mesh
+    axes_of = _choose_axes(rule, in_factors, shardings, mesh,
+                           [a.shape for a in args])  # fmt: skip
+    in_shardings = [_named(mesh, f, axes_of) for f in in_factors]
+    in_specs = tuple(s.spec for s in in_shardings)
+    out_specs = tuple(_named(mesh, f, axes_of).spec for f in out_factors)
+    summed = tuple(a for f in rule.reduction for a in axes_of.get(f, ()))
+    local_types = []
+    for factors, r in zip(out_factors, result_types, strict=True):
+        shape = list(r.shape)
+        for d, f in enumerate(factors):
+            for axis in axes_of.get(f, ()) if f is not None else ():
+                shape[d] //= dict(mesh.shape)[axis]
+        local_types.append(jax.ShapeDtypeStruct(tuple(shape), r.dtype))
+
+    def body(*xs):
+        _tracing_rule[0] += 1
+        try:
+            outs = call_local(list(xs), local_types)
+        finally:
+            _tracing_rule[0] -= 1
+        if summed:
+            outs = [jax.lax.psum(o, summed) for o in outs]
+        return tuple(outs)
+
+    # An operand whose sharding differs from what the rule asks (one broadcast by vmap, or a
+    # need_replication dimension that arrived split) is resharded to it first, as XLA does for
+    # custom_partitioning's choice.
+    args = [
+        x if tuple(getattr(jax.typeof(x).sharding, "spec", ())) == tuple(wanted.spec)
+        else jax.sharding.reshard(x, wanted)
+        for x, wanted in zip(args, in_shardings, strict=True)
+    ]  # fmt: skip
+    return list(jax.shard_map(body, mesh=mesh, in_specs=in_specs, out_specs=out_specs)(*args))
+
+
 def partitioned(rule: ShardingRule, call_local, args, result_types):
     """Calls `call_local(local_args, local_result_types) -> list of outputs` on each shard, as
     the rule says: custom_partitioning chooses per-shard shapes from the input shardings, and a
@@ -151,6 +279,10 @@ def partitioned(rule: ShardingRule, call_local, args, result_types):
 
     in_factors, out_factors = rule.expand([a.shape for a in args],
                                           [r.shape for r in result_types])  # fmt: skip
+    explicit = _explicit_shardings(args)
+    if explicit is not None:
+        return _shard_mapped(rule, call_local, args, result_types, in_factors, out_factors,
+                             explicit)  # fmt: skip
 
     def call_inside(xs, types):
         # Kernels called in here are the rule's per-shard body: no rule-less warning for them.
@@ -165,7 +297,8 @@ def partitioned(rule: ShardingRule, call_local, args, result_types):
         return tuple(call_inside(list(xs), list(result_types)))
 
     def partition(mesh, arg_shapes, result_shape):
-        axes_of = _choose_axes(rule, in_factors, [a.sharding for a in arg_shapes])
+        axes_of = _choose_axes(rule, in_factors, [a.sharding for a in arg_shapes], mesh,
+                               [a.shape for a in arg_shapes])  # fmt: skip
         arg_shardings = tuple(_named(mesh, f, axes_of) for f in in_factors)
         out_shardings = tuple(_named(mesh, f, axes_of) for f in out_factors)
         local_types = [

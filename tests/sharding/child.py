@@ -40,13 +40,19 @@ def hlo_report(f, *args):
 def path_of(f, *args):
     """Which lowering a call took: XLA's batch partitioner or custom_partitioning."""
     text = jax.jit(f).lower(*args).as_text()
-    return ("batch" if "num_batch_dims" in text else "") + (
-        "custom_partitioning" if "CustomSPMDPartitioning" in text else ""
+    return (
+        ("batch" if "num_batch_dims" in text else "")
+        + ("custom_partitioning" if "CustomSPMDPartitioning" in text else "")
+        + ("shard_map" if "manual_computation" in text else "")
     )
 
 
 def spec_of(y):
-    return [None if e is None else str(e) for e in y.sharding.spec]
+    # Trailing Nones say nothing (P("x") is P("x", None)): left out so specs compare as meant.
+    spec = [None if e is None else str(e) for e in y.sharding.spec]
+    while spec and spec[-1] is None:
+        spec.pop()
+    return spec
 
 
 def put(x, spec, mesh=MESH):
@@ -125,10 +131,10 @@ def reduction_factor():
             "hlo": hlo_report(f, a, v)}  # fmt: skip
 
 
-def elementwise_ellipsis():
+def elementwise_ellipsis(mesh=MESH):
     m = jaxcc.load_cpp_inline("shard_elem", kernels.SOURCE, ["add_one"],
                               sharding={"add_one": "... -> ..."})  # fmt: skip
-    x3 = put(np.arange(8 * 4 * 2, dtype=np.float32).reshape(8, 4, 2), P("x", None, None))
+    x3 = put(np.arange(8 * 4 * 2, dtype=np.float32).reshape(8, 4, 2), P("x", None, None), mesh)
     y = jax.jit(m.add_one)(x3)
     return {"correct": np.allclose(np.asarray(y), np.asarray(x3) + 1), "spec": spec_of(y),
             "hlo": hlo_report(m.add_one, x3), "path": path_of(m.add_one, x3)}  # fmt: skip
@@ -170,7 +176,11 @@ def forced_custom_partitioning():
     _sharding.BATCH_PATH[0] = False
     jax.clear_caches()  # the switch is not part of jit's cache key
     try:
-        return {"rows": rule_keeps_rows_sharded(), "elementwise": elementwise_ellipsis()}
+        # Explicit axes: the shardings are in the types, shard_map runs the rule while tracing;
+        # Auto axes: custom_partitioning, from the shardings XLA proposes.
+        return {"rows": rule_keeps_rows_sharded(), "elementwise": elementwise_ellipsis(),
+                "rows_auto": rule_keeps_rows_sharded(AUTO),
+                "elementwise_auto": elementwise_ellipsis(AUTO)}  # fmt: skip
     finally:
         _sharding.BATCH_PATH[0] = True
         jax.clear_caches()
@@ -179,12 +189,54 @@ def forced_custom_partitioning():
 def batch_path_under_vmap():
     m = ops()
     x = put(np.stack([X, 2 * X]), P(None, "x", None))
-    y = jax.jit(jax.vmap(m.row_norm))(x)  # the loader function's vmap: a plain ffi_call
+    y = jax.jit(jax.vmap(m.row_norm))(x)  # rows (not the batch) sharded
     xs = np.asarray(x)
-    return {"correct": np.allclose(np.asarray(y), xs / xs.sum(2, keepdims=True), rtol=1e-6)}
+    return {"correct": np.allclose(np.asarray(y), xs / xs.sum(2, keepdims=True), rtol=1e-6),
+            "spec": spec_of(y), "hlo": hlo_report(jax.vmap(m.row_norm), x)}  # fmt: skip
 
 
-SCENARIOS = [rule_keeps_rows_sharded, forced_custom_partitioning, batch_path_under_vmap, rule_on_auto_mesh,
+def vmap_keeps_a_sharded_batch_axis(mesh=MESH):
+    # The batch axis of a vmap over a loader function with a rule is split: it stays split, for
+    # both lowerings, one level of vmap and two, with an unbatched operand broadcast.
+    m = ops()
+    out = {}
+    batch = np.stack([X * (i + 1) for i in range(8)])  # (8, 16, 6), batch over the devices
+    x = put(batch, P("x", None, None), mesh)
+    for path, flag in (("batch", True), ("custom_partitioning", False)):
+        jaxcc._sharding.BATCH_PATH[0] = flag
+        try:
+            f = jax.vmap(m.row_norm)
+            y = jax.jit(f)(x)
+            out[path] = {"correct": np.allclose(np.asarray(y), batch / batch.sum(2, keepdims=True),
+                                                rtol=1e-6),
+                         "spec": spec_of(y), "hlo": hlo_report(f, x)}  # fmt: skip
+        finally:
+            jaxcc._sharding.BATCH_PATH[0] = True
+    nested = put(batch.reshape(8, 2, 8, 6), P("x", None, None, None), mesh)
+    g = jax.vmap(jax.vmap(m.row_norm))
+    y = jax.jit(g)(nested)
+    ref = np.asarray(nested)
+    out["nested"] = {"correct": np.allclose(np.asarray(y), ref / ref.sum(3, keepdims=True),
+                                            rtol=1e-6),
+                     "spec": spec_of(y), "hlo": hlo_report(g, nested)}  # fmt: skip
+    w = put(np.arange(6, dtype=np.float32), P(None), mesh)
+    elementwise = jaxcc.load_cpp_inline("shard_mul_rule", kernels.SOURCE, ["mul"],
+                                        sharding={"mul": "..., ... -> ..."})  # fmt: skip
+    h = jax.vmap(elementwise.mul, in_axes=(0, None))
+    rows = put(batch[:, 0, :], P("x", None), mesh)  # (8, 6) against an unbatched (6,)
+    y = jax.jit(h)(rows, w)
+    out["unbatched_operand"] = {"correct": np.allclose(np.asarray(y), batch[:, 0, :] * np.arange(6)),
+                                "spec": spec_of(y), "hlo": hlo_report(h, rows, w)}  # fmt: skip
+    return out
+
+
+def vmap_keeps_a_sharded_batch_axis_on_auto_mesh():
+    return vmap_keeps_a_sharded_batch_axis(AUTO)
+
+
+SCENARIOS = [rule_keeps_rows_sharded, forced_custom_partitioning, batch_path_under_vmap,
+             vmap_keeps_a_sharded_batch_axis, vmap_keeps_a_sharded_batch_axis_on_auto_mesh,
+             rule_on_auto_mesh,
              columns_sharded_get_gathered_for_need_replication, rule_less_warns_once,
              attrs_and_two_outputs, reduction_factor, elementwise_ellipsis,
              wrong_rank_is_a_spec_error, shard_map_kernels]  # fmt: skip
@@ -283,6 +335,61 @@ def custom_kernel_vmap_keeps_batch_sharded():
             "hlo": hlo_report(f, x)}  # fmt: skip
 
 
+def factor_sizes_must_agree():
+    # `k` is 48 in the matrix and 40 in the vector: a SpecError while tracing, before XLA.
+    m = ops()
+    a = put(np.ones((16, 48), np.float32), P("x", None))
+    v = put(np.ones(40, np.float32), P(None))
+    try:
+        jax.jit(lambda a, v: m.matvec(a, v, outs=jax.ShapeDtypeStruct((16,), jnp.float32)))(a, v)
+    except jaxcc.SpecError as e:
+        return {"error": str(e)}
+    return {"error": None}
+
+
+def uneven_split_is_reported():
+    # 13 rows over 8 devices cannot be split evenly: the rows are gathered, and the user hears.
+    m = ops()
+    xs = np.arange(1, 13 * 6 + 1, dtype=np.float32).reshape(13, 6)
+    outs = [jax.ShapeDtypeStruct((13, 6), jnp.float32), jax.ShapeDtypeStruct((13,), jnp.float32)]
+
+    def f(a):
+        a = jax.lax.with_sharding_constraint(a, NamedSharding(AUTO, P("x", None)))
+        return m.scale_rows(a, outs=outs, scale=2.0)  # "r c -> r c, r": custom_partitioning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        scaled, sums = jax.jit(f)(jnp.asarray(xs))
+    return {
+        "correct": bool(
+            np.allclose(np.asarray(scaled), 2 * xs) and np.allclose(np.asarray(sums), 2 * xs.sum(1))
+        ),
+        "warnings": [str(w.message) for w in caught if "do not divide" in str(w.message)],
+    }
+
+
+def custom_kernel_per_element_vmap_keeps_batch_sharded(mesh=MESH):
+    # A kernel that is not vectorised runs once per element, but of each shard: the batch axis
+    # is the rule's extra factor, so it is never gathered.
+    m = ops()
+    name = f"shard_row_norm_seq_{mesh.axis_types[0]}"
+    prim = jaxcc.XLACustomKernel(name, sharding="r c -> r c; need_replication: c")
+    prim.def_cpp_kernel(lambda **p: m.row_norm)
+    batch = np.stack([X * (i + 1) for i in range(8)])
+    x = put(batch, P("x", None, None), mesh)
+
+    def f(a):
+        return jax.vmap(lambda e: prim(e, outs=jax.ShapeDtypeStruct(e.shape, e.dtype)))(a)
+
+    y = jax.jit(f)(x)
+    return {"correct": np.allclose(np.asarray(y), batch / batch.sum(2, keepdims=True), rtol=1e-6),
+            "spec": spec_of(y), "hlo": hlo_report(f, x)}  # fmt: skip
+
+
+def custom_kernel_per_element_vmap_on_auto_mesh():
+    return custom_kernel_per_element_vmap_keeps_batch_sharded(AUTO)
+
+
 def custom_kernel_grad():
     from jax.interpreters import ad
 
@@ -322,7 +429,15 @@ def custom_kernel_grad():
             "shard_map_correct": np.allclose(np.asarray(g2), expected, rtol=1e-4)}  # fmt: skip
 
 
-SCENARIOS += [custom_kernel_backends, custom_kernel_vmap_keeps_batch_sharded, custom_kernel_grad]
+SCENARIOS += [
+    custom_kernel_backends,
+    custom_kernel_vmap_keeps_batch_sharded,
+    custom_kernel_per_element_vmap_keeps_batch_sharded,
+    custom_kernel_per_element_vmap_on_auto_mesh,
+    custom_kernel_grad,
+    factor_sizes_must_agree,
+    uneven_split_is_reported,
+]
 
 
 if __name__ == "__main__":

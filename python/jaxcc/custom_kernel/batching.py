@@ -3,7 +3,7 @@ declare they take a leading batch axis."""
 
 from __future__ import annotations
 
-from .lowering import BATCH_PARAM
+from .lowering import BATCH_PARAM, PER_ELEMENT_PARAM
 
 
 def _batch_size(args, axes) -> int:
@@ -29,6 +29,15 @@ def general_batching_rule(prim, args, axes, **params):
 
     _, results = jax.lax.scan(one_element, None, sliced)
     return list(results), [0] * n_outs
+
+
+def per_element_sharded_batching_rule(prim, args, axes, **params):
+    """For a primitive with a sharding rule whose kernel is not vectorised: the batch becomes one
+    leading operand axis, as for a vectorised kernel, so the rule gains a factor for it and a
+    sharded batch axis stays sharded; the lowering then runs the kernel once per element of each
+    shard (`lax.scan`). `general_batching_rule` would scan over the global batch instead, which
+    makes XLA gather a sharded batch axis onto every device."""
+    return vectorized_batching_rule(prim, args, axes, **{**params, PER_ELEMENT_PARAM: True})
 
 
 def vectorized_batching_rule(prim, args, axes, **params):

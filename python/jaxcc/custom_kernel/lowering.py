@@ -12,7 +12,10 @@ from .kernel_entry import KernelEntry
 BACKEND_PARAM = "backend"
 SELECTION_PARAM = "jaxcc_backends"
 BATCH_PARAM = "jaxcc_batch"
-INTERNAL_PARAMS = (BACKEND_PARAM, SELECTION_PARAM, BATCH_PARAM)
+# With BATCH_PARAM: the batch is one operand axis for the sharding rule, but the kernel runs
+# once per element (a kernel that is not vectorised, in a primitive with a rule).
+PER_ELEMENT_PARAM = "jaxcc_per_element"
+INTERNAL_PARAMS = (BACKEND_PARAM, SELECTION_PARAM, BATCH_PARAM, PER_ELEMENT_PARAM)
 
 
 def switch_hint(name: str, platform: str, others: Sequence[str]) -> str:

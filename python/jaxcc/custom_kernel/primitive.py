@@ -229,18 +229,32 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
         explicit = params.pop(lowering.BACKEND_PARAM, None)
         chosen = params.pop(lowering.SELECTION_PARAM, ())
         batch = params.pop(lowering.BATCH_PARAM, None)
+        per_element = params.pop(lowering.PER_ELEMENT_PARAM, False)
         entry = self.kernel_table.select(platform, explicit, chosen)
         others = self.kernel_table.others(platform, entry.backend)
         if self.sharding is None:
             return lowering.run_kernel(self.name, entry, args, outs, params, others)
-        # A vectorised vmap gave every operand one leading batch axis: it is one more factor.
+        # A vmap gave every operand one leading batch axis: it is one more factor of the rule.
         rule = self.sharding.batched() if batch else self.sharding
 
         def local(xs, types):
+            import jax
+
             from .._jax_compat import ShapedArray
 
             types = tuple(ShapedArray(t.shape, t.dtype) for t in types)
-            return lowering.run_kernel(self.name, entry, xs, types, params, others)
+            if not (batch and per_element):
+                return lowering.run_kernel(self.name, entry, xs, types, params, others)
+            # A kernel that is not vectorised runs once per batch element of this shard.
+            element_types = tuple(ShapedArray(t.shape[1:], t.dtype) for t in types)
+
+            def one(carry, elements):
+                outs = lowering.run_kernel(
+                    self.name, entry, list(elements), element_types, params, others
+                )
+                return carry, list(outs)
+
+            return list(jax.lax.scan(one, None, list(xs))[1])
 
         return partitioned(rule, local, args, outs)
 

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 from ..errors import SpecTypeError
 from .autodiff import defjvp
-from .batching import general_batching_rule, vectorized_batching_rule
+from .batching import (
+    general_batching_rule,
+    per_element_sharded_batching_rule,
+    vectorized_batching_rule,
+)
 from .kernel_table import UsesKernelTable
 from .lowering import BACKEND_PARAM, SELECTION_PARAM
 
@@ -30,7 +34,9 @@ class TransformsMixin(UsesKernelTable):
 
     def register_general_batching(self) -> None:
         """Installs (or restores) the default vmap rule: one vectorised call when every selected
-        kernel declared `vectorized=True`, otherwise `general_batching_rule` (a `lax.scan`)."""
+        kernel declared `vectorized=True`; with a sharding rule, one call per element of each
+        shard with the batch axis split as the rule's extra factor; otherwise
+        `general_batching_rule` (a `lax.scan`)."""
         from .._jax_compat import batching
 
         batching.primitive_batchers[self.primitive] = self._default_batching
@@ -41,6 +47,8 @@ class TransformsMixin(UsesKernelTable):
         )
         if entries and all(e.vectorized for e in entries):
             return vectorized_batching_rule(self.primitive, args, axes, **params)
+        if getattr(self, "sharding", None) is not None:
+            return per_element_sharded_batching_rule(self.primitive, args, axes, **params)
         return general_batching_rule(self.primitive, args, axes, **params)
 
     def def_jvp_rule(self, fun) -> None:
