@@ -24,7 +24,7 @@ import warnings  # noqa: E402
 
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
-from jax.sharding import NamedSharding  # noqa: E402
+from jax.sharding import AxisType, NamedSharding  # noqa: E402
 from jax.sharding import PartitionSpec as P  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "sharding"))
@@ -71,6 +71,9 @@ def main() -> None:
     jaxcc.set_sharding_check("off")
     warnings.simplefilter("ignore", jaxcc.ShardingWarning)
     mesh = jax.make_mesh((DEVICES,), ("x",))
+    # custom_partitioning is the lowering on Auto axes; on Explicit ones (above) a rule beyond
+    # leading dimensions runs under shard_map while tracing (decision 82).
+    auto = jax.make_mesh((DEVICES,), ("x",), axis_types=(AxisType.Auto,))
     print(f"jax {jax.__version__}, jaxcc {jaxcc.__version__}, {DEVICES} CPU devices")
     print(
         "rows x cols | rule, batch partitioner | rule, custom_partitioning | without rule | "
@@ -81,24 +84,27 @@ def main() -> None:
         r, c = (int(v) for v in size.split(":"))
         host = np.random.default_rng(0).uniform(1, 2, (DEVICES * r, c)).astype(np.float32)
         x = jax.device_put(host, NamedSharding(mesh, P("x", None)))
+        x_auto = jax.device_put(host, NamedSharding(auto, P("x", None)))
         ruled, plain = jax.jit(mod.row_norm), jax.jit(mod.row_norm_plain)
         # The same rule through custom_partitioning instead of XLA's batch partitioner: traced
         # (on its first call) with the batch path switched off.
         ruled_cp = jax.jit(lambda a: mod.row_norm(a))
         _sharding.BATCH_PATH[0] = False
-        ruled_cp(x).block_until_ready()
+        ruled_cp(x_auto).block_until_ready()
+        assert "CustomSPMDPartitioning" in ruled_cp.lower(x_auto).as_text()
+        hlo_cp_text = ruled_cp.lower(x_auto).compile().as_text()
         _sharding.BATCH_PATH[0] = True
-        for f in (ruled, ruled_cp):
-            np.testing.assert_allclose(np.asarray(f(x)), np.asarray(plain(x)), rtol=1e-6)
+        for f, arg in ((ruled, x), (ruled_cp, x_auto)):
+            np.testing.assert_allclose(np.asarray(f(arg)), np.asarray(plain(x)), rtol=1e-6)
         calls = max(5, int(4e6 // host.size))
         times = {"batch": [], "cp": [], "plain": []}
         for _ in range(args.rounds):  # interleaved, so every side sees the same machine load
             times["batch"].append(time_calls(ruled, x, calls))
-            times["cp"].append(time_calls(ruled_cp, x, calls))
+            times["cp"].append(time_calls(ruled_cp, x_auto, calls))
             times["plain"].append(time_calls(plain, x, calls))
         a, a2, b = (statistics.median(times[k]) for k in ("batch", "cp", "plain"))
         hlo_rule = collective_bytes(ruled.lower(x).compile().as_text())
-        hlo_cp = collective_bytes(ruled_cp.lower(x).compile().as_text())
+        hlo_cp = collective_bytes(hlo_cp_text)
         hlo_plain = collective_bytes(plain.lower(x).compile().as_text())
         print(f"{DEVICES * r} x {c} | {a * 1e6:.1f} µs | {a2 * 1e6:.1f} µs | {b * 1e6:.1f} µs | "
               f"{b / a:.2f}x | {b / a2:.2f}x | {hlo_rule} / {hlo_cp} / {hlo_plain}")  # fmt: skip
