@@ -201,6 +201,45 @@ def test_build_module_records_every_load(tmp_path):
     np.testing.assert_array_equal(mod.scale(jnp.ones(2), factor=1.0), 3.0)
 
 
+@pytest.mark.parametrize(
+    "flags, named",
+    [
+        (["-O", "0"], "-O has no effect with --module"),  # 0: given, though falsy
+        (["--cuda-arch", "9.0"], "--cuda-arch has no effect"),
+        (
+            ["--name", "n", "--functions", "scale", "--platform", "cpu", "-O", "2", "-I", "inc"]
+            + ["--cflags=-g", "--target-prefix", "p", "--vmap-method", "expand_dims"],
+            "--name, --functions, --platform, -O, -I, --cflags, --target-prefix, "
+            "--vmap-method have no effect",
+        ),
+    ],
+)
+def test_build_module_refuses_the_flags_its_load_calls_decide(tmp_path, flags, named):
+    """The module's load_* arguments decide name, functions and flags; a flag that would be
+    silently ignored is a usage error naming it and the fix, and nothing is built."""
+    package = tmp_path / "flagpkg"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "kernels.py").write_text(
+        f"import jaxcc\nops = jaxcc.load_cpp_inline('flag_ops', {SCALE!r})\n"
+    )
+    out = tmp_path / "bundles"
+    result = jaxcc_cli(
+        "build",
+        "--module",
+        "flagpkg.kernels",
+        *flags,
+        "--out",
+        str(out),
+        cwd=tmp_path,
+        env={"PYTHONPATH": str(tmp_path)},
+    )
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr.startswith(f"jaxcc build: {named}")
+    assert "module's own load_* call" in result.stderr and "$JAXCC_CUDA_ARCH" in result.stderr
+    assert not out.exists()
+
+
 def test_build_errors_are_clear(tmp_path):
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "notes.txt").write_text("mine")

@@ -52,8 +52,30 @@ from .errors import (
 )
 
 if TYPE_CHECKING:  # imported on first use at run time (below); type checkers see them here
+    from . import custom_kernel as custom_kernel  # `as`: re-exported, not in __all__
     from ._bundle import load_library
+    from ._doctor import print_diagnostics
     from ._export import deserialize, export
+    from .custom_kernel import (
+        BenchmarkConfig,
+        BenchmarkRecord,
+        BenchmarkResult,
+        KernelEntry,
+        XLACustomKernel,
+        benchmark_function,
+        clear_backends,
+        defjvp,
+        general_batching_rule,
+        get_all_primitive_names,
+        get_backend,
+        get_primitives_by_tags,
+        get_registry,
+        numba_cuda_kernel,
+        numba_kernel,
+        set_backend,
+        triton_kernel,
+        vectorized_batching_rule,
+    )
 
 __version__ = _core.version()
 

@@ -8,11 +8,16 @@ from __future__ import annotations
 
 import os
 import pathlib
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from . import _arguments, _core, _discovery, _registry
 from ._module import CompiledModule
 from .errors import BundleError, SpecError
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
+
+    from ._types import PathArg
 
 
 class _BundleRequest(NamedTuple):
@@ -70,7 +75,7 @@ def _load_dir(directory: str, target_prefix, vmap_method, auto_register, replace
 
 
 def load_library(
-    path,
+    path: PathArg | Traversable,
     *,
     target_prefix: str | None = None,
     vmap_method: str | None = None,

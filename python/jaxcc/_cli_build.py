@@ -11,6 +11,23 @@ import sys
 
 _CUDA_SUFFIXES = (".cu", ".cuh")
 _CPP_PATTERNS = ["*.cc", "*.cpp", "*.cxx"]
+_DEFAULT_OPTIMIZATION_LEVEL = 3
+_DEFAULT_VMAP_METHOD = "sequential"
+
+# The flags that describe the one module built from SRC... (argparse dest -> flag). With --module
+# the module's own load_* calls set all of these, so such a flag would be silently ignored; it is
+# refused instead. Their defaults are None or empty so that "given" can be told from "not given".
+_SOURCES_ONLY_FLAGS = {
+    "name": "--name",
+    "functions": "--functions",
+    "platform": "--platform",
+    "cuda_arch": "--cuda-arch",
+    "optimization_level": "-O",
+    "include": "-I",
+    "cflags": "--cflags",
+    "target_prefix": "--target-prefix",
+    "vmap_method": "--vmap-method",
+}
 
 
 def add_build_command(commands) -> None:
@@ -25,7 +42,8 @@ def add_build_command(commands) -> None:
         action="append",
         default=[],
         metavar="PKG.MOD",
-        help="import this module and bundle every module it loads (repeatable)",
+        help="import this module and bundle every module it loads (repeatable); its load_* "
+        "calls decide each bundle's name, functions, flags and GPU architectures",
     )
     build.add_argument("--name", help="module name (default: the file's stem or directory name)")
     build.add_argument(
@@ -39,11 +57,17 @@ def add_build_command(commands) -> None:
         help="GPU architectures, e.g. 8.0,9.0 (SASS for each, "
         "PTX of the highest); default: $JAXCC_CUDA_ARCH, else the GPUs here",
     )
-    build.add_argument("-O", dest="optimization_level", type=int, default=3, choices=range(4))
+    build.add_argument(
+        "-O",
+        dest="optimization_level",
+        type=int,
+        choices=range(4),
+        help=f"optimization level (default: {_DEFAULT_OPTIMIZATION_LEVEL})",
+    )
     build.add_argument("-I", dest="include", action="append", default=[], metavar="DIR")
     build.add_argument("--cflags", default="", help="extra compiler flags, space-separated")
     build.add_argument("--target-prefix", help="prefix of the FFI target names (default: NAME)")
-    build.add_argument("--vmap-method", default="sequential")
+    build.add_argument("--vmap-method", help=f"default: {_DEFAULT_VMAP_METHOD}")
     build.add_argument(
         "--out",
         required=True,
@@ -89,9 +113,33 @@ def _request_from_sources(args):
         extra_include_paths=args.include,
         source_dirs=dirs,
         target_prefix=args.target_prefix,
-        optimization_level=args.optimization_level,
-        vmap_method=args.vmap_method,
+        optimization_level=(
+            _DEFAULT_OPTIMIZATION_LEVEL
+            if args.optimization_level is None
+            else args.optimization_level
+        ),
+        vmap_method=args.vmap_method or _DEFAULT_VMAP_METHOD,
         **cuda,
+    )
+
+
+def _flags_ignored_by_module(args: argparse.Namespace) -> list[str]:
+    """The SRC-only flags given on this command line (empty values count as not given)."""
+    return [
+        flag
+        for dest, flag in _SOURCES_ONLY_FLAGS.items()
+        if getattr(args, dest) not in (None, "", [])
+    ]
+
+
+def _ignored_flags_message(flags: list[str]) -> str:
+    verb = "has" if len(flags) == 1 else "have"
+    return (
+        f"jaxcc build: {', '.join(flags)} {verb} no effect with --module: each bundle is built "
+        "with the arguments of the module's own load_* call (name, functions, "
+        "compute_capability, optimization_level, extra_cflags, ...). Set them there, or give "
+        "SRC... instead of --module; for the GPU architectures, a load_cuda_* call without "
+        "compute_capability follows $JAXCC_CUDA_ARCH"
     )
 
 
@@ -151,6 +199,10 @@ def run_build_command(args: argparse.Namespace) -> int:
             print("jaxcc build: give SRC... or --module, not both", file=sys.stderr)
             return 2
         if args.module:
+            ignored = _flags_ignored_by_module(args)
+            if ignored:
+                print(_ignored_flags_message(ignored), file=sys.stderr)
+                return 2
             for request in _requests_from_modules(args.module):
                 _write(request, os.path.join(args.out, request.name))
         elif args.sources:

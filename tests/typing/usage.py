@@ -4,12 +4,16 @@ Each line states a type the annotations and stubs must give; a wrong annotation 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from importlib import resources
+from pathlib import Path
 from typing import assert_type
 
 import jax
 
 import jaxcc
 from jaxcc import _core
+from jaxcc.custom_kernel import XLACustomKernel
 
 SOURCE = '#include "jaxcc/jaxcc.h"\nvoid add_one(const jaxcc::Tensor x, jaxcc::Tensor y) {}'
 
@@ -31,8 +35,25 @@ def export(mod: jaxcc.CompiledModule) -> bytes:
     exported = jaxcc.export(mod.add_one, shape, platforms=["cpu"])
     blob = exported.serialize()
     jaxcc.deserialize(blob, modules=[mod], platform="cpu")
-    assert_type(jaxcc.list_registered_targets(), list[str])
     return bytes(blob)
+
+
+def deploy() -> None:
+    # The deployment functions and print_diagnostics are imported on first use (jaxcc's
+    # __getattr__); these lines fail if mypy sees them as Any.
+    assert_type(jaxcc.load_library("dist/ops"), jaxcc.CompiledModule)
+    assert_type(jaxcc.load_library(Path("dist/ops")), jaxcc.CompiledModule)
+    assert_type(jaxcc.load_library(resources.files("pkg") / "kernels"), jaxcc.CompiledModule)
+    # An unused ignore is an error (warn_unused_ignores): this line checks `path` is annotated.
+    jaxcc.load_library(42)  # type: ignore[arg-type]
+    assert_type(jaxcc.print_diagnostics, Callable[[], None])
+    assert_type(jaxcc.list_registered_targets(), list[str])
+
+
+def custom_kernel() -> None:
+    # Also reached only through __getattr__ at run time.
+    assert_type(jaxcc.XLACustomKernel, type[XLACustomKernel])
+    assert_type(jaxcc.get_backend("cpu"), str | None)
 
 
 def core() -> None:
