@@ -22,7 +22,8 @@ from ._loading import (
 )
 from ._module import CompiledModule, KernelFunction
 from ._registry import registered_targets as list_registered_targets
-from ._sharding import ShardingRule, set_sharding_check
+from ._sharding import ShardingRule
+from ._sharding_check import set_sharding_check
 from .errors import (
     BackendError,
     BackendWarning,

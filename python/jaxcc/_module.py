@@ -10,7 +10,8 @@ from ._attributes import convert_attribute
 from ._batch_partition import call as batch_call
 from ._batch_partition import leading_batch_dims
 from ._discovery import gpu_backend_present
-from ._sharding import BATCH_PATH, ShardingRule, check_rule_less, partitioned
+from ._sharding import BATCH_PATH, ShardingRule, partitioned
+from ._sharding_check import check_rule_less
 from .errors import CallError, DeviceError, KernelError, SpecError
 
 MAX_RANK = _core.MAX_RANK  # jaxcc::kMaxDim, the rank limit of jaxcc::Tensor

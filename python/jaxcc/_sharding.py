@@ -5,13 +5,13 @@ check at trace time, and `partitioned`, which wraps a per-shard call in
 from __future__ import annotations
 
 from . import _core
+from ._sharding_check import report_uneven_split, spec_axes, tracing_rule
 from .errors import SpecError
 
 ELLIPSIS = "..."
 # Loader functions whose rule splits only leading dimensions take XLA's batch-partitionable
 # path (_batch_partition.py); False forces custom_partitioning (tests and the benchmark compare).
 BATCH_PATH = [True]
-_tracing_rule = [0]  # > 0 while a call with a rule traces its per-shard body
 
 
 class ShardingRule:
@@ -134,12 +134,6 @@ class ShardingRule:
         return expanded[: len(self.inputs)], expanded[len(self.inputs) :]
 
 
-def _spec_entry(entry):
-    if entry is None:
-        return ()
-    return tuple(entry) if isinstance(entry, (tuple, list)) else (entry,)
-
-
 def _choose_axes(rule: ShardingRule, in_factors, arg_shardings, mesh=None, shapes=None):
     """factor -> mesh axes, from the shardings XLA proposes for the inputs; need_replication
     factors and compound dims get none, and no mesh axis serves two factors. With the mesh and
@@ -153,7 +147,7 @@ def _choose_axes(rule: ShardingRule, in_factors, arg_shardings, mesh=None, shape
         for d, (factor, entry) in enumerate(zip(factors, spec, strict=False)):  # spec padded
             if factor is None or factor in axes_of or factor in rule.need_replication:
                 continue
-            axes = _spec_entry(entry)
+            axes = spec_axes(entry)
             if any(a in taken for a in axes):
                 axes = ()
             if axes and shapes is not None:
@@ -161,31 +155,14 @@ def _choose_axes(rule: ShardingRule, in_factors, arg_shardings, mesh=None, shape
                 for a in axes:
                     devices *= sizes.get(a, 1)
                 if shapes[i][d] % devices:
-                    _report_uneven(rule, factor, shapes[i][d], axes, devices)
+                    shown = factor if not factor.startswith(ELLIPSIS) else (
+                        f"{ELLIPSIS} dimension {factor[len(ELLIPSIS):]}")  # fmt: skip
+                    report_uneven_split(rule.function, rule.text, shown, shapes[i][d], axes,
+                                        devices)  # fmt: skip
                     axes = ()
             axes_of[factor] = axes
             taken.update(axes)
     return axes_of
-
-
-def _report_uneven(rule: ShardingRule, factor: str, size: int, axes, devices: int) -> None:
-    import warnings
-
-    from .errors import ShardingError, ShardingWarning
-
-    shown = factor if not factor.startswith(ELLIPSIS) else f"{ELLIPSIS} dimension {factor[3:]}"
-    message = (
-        f'function `{rule.function}`: sharding rule "{rule.text}": factor `{shown}` has size '
-        f"{size}, which mesh axes {tuple(axes)} ({devices} devices) do not divide, so the kernel "
-        "cannot run on equal shards: XLA gathers that dimension onto every device instead. Pad "
-        f"it to a multiple of {devices} or split it over fewer devices. "
-        "JAXCC_SHARDING_CHECK=error makes this an error, =off silences it."
-    )
-    mode = sharding_check()
-    if mode == "error":
-        raise ShardingError(message)
-    if mode == "warn":
-        warnings.warn(message, ShardingWarning, stacklevel=2)
 
 
 def _named(mesh, factors, axes_of):
@@ -219,7 +196,7 @@ def _explicit_shardings(args):
         types = dict(zip(mesh.axis_names, getattr(mesh, "axis_types", ()), strict=False))
         sizes = dict(mesh.shape)
         for entry in spec:
-            for axis in _spec_entry(entry):
+            for axis in spec_axes(entry):
                 if types.get(axis) != AxisType.Explicit:
                     return None
                 split = split or sizes.get(axis, 1) > 1
@@ -250,11 +227,11 @@ def _shard_mapped(rule, call_local, args, result_types, in_factors, out_factors,
         local_types.append(jax.ShapeDtypeStruct(tuple(shape), r.dtype))
 
     def body(*xs):
-        _tracing_rule[0] += 1
+        tracing_rule[0] += 1
         try:
             outs = call_local(list(xs), local_types)
         finally:
-            _tracing_rule[0] -= 1
+            tracing_rule[0] -= 1
         if summed:
             outs = [jax.lax.psum(o, summed) for o in outs]
         return tuple(outs)
@@ -286,11 +263,11 @@ def partitioned(rule: ShardingRule, call_local, args, result_types):
 
     def call_inside(xs, types):
         # Kernels called in here are the rule's per-shard body: no rule-less warning for them.
-        _tracing_rule[0] += 1
+        tracing_rule[0] += 1
         try:
             return call_local(xs, types)
         finally:
-            _tracing_rule[0] -= 1
+            tracing_rule[0] -= 1
 
     @custom_partitioning
     def op(*xs):
@@ -323,83 +300,3 @@ def partitioned(rule: ShardingRule, call_local, args, result_types):
         permutation_factors=rule.permutation,
     )
     return list(op(*args))
-
-
-# -- the check on calls without a rule ------------------------------------------------------
-
-CHECK_MODES = ("warn", "error", "off")
-_check_mode: list = [None]  # set_sharding_check's choice; None = $JAXCC_SHARDING_CHECK or "warn"
-_warned: set = set()
-
-
-def set_sharding_check(mode: str | None) -> None:
-    """What a call of a function without a sharding rule on sharded inputs does: "warn" (once
-    per function, the default), "error" (ShardingError) or "off"; None = $JAXCC_SHARDING_CHECK."""
-    if mode is not None and mode not in CHECK_MODES:
-        raise SpecError(f"sharding check must be one of {', '.join(CHECK_MODES)} or None, got "
-                        f"{mode!r}")  # fmt: skip
-    _check_mode[0] = mode
-
-
-def sharding_check() -> str:
-    import os
-
-    mode = _check_mode[0] or os.environ.get("JAXCC_SHARDING_CHECK", "") or "warn"
-    if mode not in CHECK_MODES:
-        raise SpecError(f"JAXCC_SHARDING_CHECK must be one of {', '.join(CHECK_MODES)}, got "
-                        f"{mode!r}")  # fmt: skip
-    return mode
-
-
-def _sharded_spec(x):
-    """The PartitionSpec of `x` when it is split over more than one device, else None. Sees
-    concrete jax.Arrays and, under jit, arrays of meshes with Explicit axes (jax.make_mesh's
-    default); Auto-axis shardings are invisible at trace time (docs/sharding.md)."""
-    import jax
-
-    sharding = getattr(x, "sharding", None) if isinstance(x, jax.Array) else None
-    try:
-        if sharding is None or not hasattr(sharding, "spec"):
-            sharding = getattr(jax.typeof(x), "sharding", None)
-    except TypeError:
-        return None
-    spec = getattr(sharding, "spec", None)
-    mesh = getattr(sharding, "mesh", None)
-    if spec is None or mesh is None:
-        return None
-    sizes = dict(getattr(mesh, "shape", {}))
-    manual = set(getattr(mesh, "manual_axes", ()) or ())
-    for entry in spec:
-        for axis in _spec_entry(entry):
-            if axis not in manual and sizes.get(axis, 1) > 1:
-                return spec
-    return None
-
-
-def check_rule_less(function: str, fn_name: str, arrays) -> None:
-    """Warns (or raises) once per function when a call without a rule gets sharded inputs."""
-    import warnings
-
-    from .errors import ShardingError, ShardingWarning
-
-    mode = sharding_check()
-    if _tracing_rule[0] or mode == "off" or (mode == "warn" and function in _warned):
-        return
-    for i, x in enumerate(arrays):
-        spec = _sharded_spec(x)
-        if spec is None:
-            continue
-        message = (
-            f"{function}: input {i + 1} is sharded ({spec}) but `{fn_name}` has no sharding "
-            "rule, so XLA inserts an all-gather of it onto every device and runs the whole "
-            "kernel replicated there (output sharding P()). Declare how the kernel splits: load "
-            f"it with sharding={{'{fn_name}': 'b i -> b i'}} (or end its annotation with "
-            f'sharding="b i -> b i"; one operand per input and output, one factor per '
-            "dimension, docs/sharding.md), or call it inside jax.shard_map. "
-            "JAXCC_SHARDING_CHECK=error makes this an error, =off silences it."
-        )
-        if mode == "error":
-            raise ShardingError(message)
-        _warned.add(function)
-        warnings.warn(message, ShardingWarning, stacklevel=4)
-        return

@@ -7,7 +7,8 @@ import threading
 
 import numpy as np
 
-from .._sharding import ShardingRule, check_rule_less, partitioned
+from .._sharding import ShardingRule, partitioned
+from .._sharding_check import check_rule_less
 from ..errors import BackendError, CallError, SpecError, SpecTypeError
 from . import lowering, registry, selection
 from .benchmark.mixin import BenchmarkingMixin

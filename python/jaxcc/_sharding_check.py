@@ -1,0 +1,115 @@
+"""What a call does when XLA would gather its operands (docs/sharding.md, "Calls without a
+rule"): the check on calls of functions without a rule, the report of a split the mesh cannot
+divide, and the switch between warning, error and silence that both obey."""
+
+from __future__ import annotations
+
+from .errors import SpecError
+
+tracing_rule = [0]  # > 0 while a call with a rule traces its per-shard body
+
+
+def spec_axes(entry):
+    if entry is None:
+        return ()
+    return tuple(entry) if isinstance(entry, (tuple, list)) else (entry,)
+
+
+CHECK_MODES = ("warn", "error", "off")
+_check_mode: list = [None]  # set_sharding_check's choice; None = $JAXCC_SHARDING_CHECK or "warn"
+_warned: set = set()
+
+
+def set_sharding_check(mode: str | None) -> None:
+    """What a call of a function without a sharding rule on sharded inputs does: "warn" (once
+    per function, the default), "error" (ShardingError) or "off"; None = $JAXCC_SHARDING_CHECK."""
+    if mode is not None and mode not in CHECK_MODES:
+        raise SpecError(f"sharding check must be one of {', '.join(CHECK_MODES)} or None, got "
+                        f"{mode!r}")  # fmt: skip
+    _check_mode[0] = mode
+
+
+def sharding_check() -> str:
+    import os
+
+    mode = _check_mode[0] or os.environ.get("JAXCC_SHARDING_CHECK", "") or "warn"
+    if mode not in CHECK_MODES:
+        raise SpecError(f"JAXCC_SHARDING_CHECK must be one of {', '.join(CHECK_MODES)}, got "
+                        f"{mode!r}")  # fmt: skip
+    return mode
+
+
+def _sharded_spec(x):
+    """The PartitionSpec of `x` when it is split over more than one device, else None. Sees
+    concrete jax.Arrays and, under jit, arrays of meshes with Explicit axes (jax.make_mesh's
+    default); Auto-axis shardings are invisible at trace time (docs/sharding.md)."""
+    import jax
+
+    sharding = getattr(x, "sharding", None) if isinstance(x, jax.Array) else None
+    try:
+        if sharding is None or not hasattr(sharding, "spec"):
+            sharding = getattr(jax.typeof(x), "sharding", None)
+    except TypeError:
+        return None
+    spec = getattr(sharding, "spec", None)
+    mesh = getattr(sharding, "mesh", None)
+    if spec is None or mesh is None:
+        return None
+    sizes = dict(getattr(mesh, "shape", {}))
+    manual = set(getattr(mesh, "manual_axes", ()) or ())
+    for entry in spec:
+        for axis in spec_axes(entry):
+            if axis not in manual and sizes.get(axis, 1) > 1:
+                return spec
+    return None
+
+
+def check_rule_less(function: str, fn_name: str, arrays) -> None:
+    """Warns (or raises) once per function when a call without a rule gets sharded inputs."""
+    import warnings
+
+    from .errors import ShardingError, ShardingWarning
+
+    mode = sharding_check()
+    if tracing_rule[0] or mode == "off" or (mode == "warn" and function in _warned):
+        return
+    for i, x in enumerate(arrays):
+        spec = _sharded_spec(x)
+        if spec is None:
+            continue
+        message = (
+            f"{function}: input {i + 1} is sharded ({spec}) but `{fn_name}` has no sharding "
+            "rule, so XLA inserts an all-gather of it onto every device and runs the whole "
+            "kernel replicated there (output sharding P()). Declare how the kernel splits: load "
+            f"it with sharding={{'{fn_name}': 'b i -> b i'}} (or end its annotation with "
+            f'sharding="b i -> b i"; one operand per input and output, one factor per '
+            "dimension, docs/sharding.md), or call it inside jax.shard_map. "
+            "JAXCC_SHARDING_CHECK=error makes this an error, =off silences it."
+        )
+        if mode == "error":
+            raise ShardingError(message)
+        _warned.add(function)
+        warnings.warn(message, ShardingWarning, stacklevel=4)
+        return
+
+
+def report_uneven_split(function: str, rule_text: str, factor: str, size: int, axes,
+                        devices: int) -> None:  # fmt: skip
+    """A factor the chosen mesh axes do not divide is left unsplit, which makes XLA gather that
+    dimension: said once per call site, like a call without a rule."""
+    import warnings
+
+    from .errors import ShardingError, ShardingWarning
+
+    message = (
+        f'function `{function}`: sharding rule "{rule_text}": factor `{factor}` has size '
+        f"{size}, which mesh axes {tuple(axes)} ({devices} devices) do not divide, so the kernel "
+        "cannot run on equal shards: XLA gathers that dimension onto every device instead. Pad "
+        f"it to a multiple of {devices} or split it over fewer devices. "
+        "JAXCC_SHARDING_CHECK=error makes this an error, =off silences it."
+    )
+    mode = sharding_check()
+    if mode == "error":
+        raise ShardingError(message)
+    if mode == "warn":
+        warnings.warn(message, ShardingWarning, stacklevel=2)
