@@ -16,6 +16,7 @@
 #include "pipeline/cache_access.h"
 #include "pipeline/run_build.h"
 #include "pipeline/sharding_rules.h"
+#include "pipeline/warm_index.h"
 #include "toolchain/cuda_arch_resolve.h"
 #include "toolchain/host_compiler.h"
 #include "toolchain/ninja.h"
@@ -60,6 +61,68 @@ std::int64_t ObjectCacheMaxBytes() {
   return cap.ok() ? *cap / 4 : 0;
 }
 
+// Every directory under `root` (itself included): the watched stamps of installed headers.
+void AddDirectoryTree(const std::string& root, WarmRecord& record) {
+  FileInfo info = StatPath(root);
+  if (!info.exists || !info.is_dir) return;
+  record.watched_paths.push_back(root);
+  record.watched_stamps.push_back(StampOf(root));
+  for (const std::string& name : ListDir(root)) {
+    std::string child = JoinPath(root, name);
+    if (StatPath(child).is_dir) AddDirectoryTree(child, record);
+  }
+}
+
+// After the full path loaded `module` from the cache entry of `key`: what a later process needs
+// to find it again from the request alone. Skipped where a later load could differ without the
+// request or the watched files changing: GPUs found by nvidia-smi, and user build directories.
+void RememberWarm(const LoadRequest& request, const BuildEnvironment& env,
+                  const std::string& fingerprint, const std::string& key,
+                  const std::vector<FunctionSpec>& specs, const toolchain::HostCompiler& compiler,
+                  const std::optional<CudaToolchain>& cuda, const std::vector<std::string>& archs,
+                  const std::string& archs_source) {
+  if (!request.build_directory.empty() || archs_source == "nvidia-smi") return;
+  WarmRecord record;
+  record.key = key;
+  record.specs = specs;
+  record.cuda_archs = archs;
+  record.cuda_archs_source = archs_source;
+  record.watched_paths.push_back(compiler.path);
+  record.watched_stamps.push_back(StampOf(compiler.path));
+  if (cuda) {
+    record.watched_paths.push_back(cuda->nvcc.path);
+    record.watched_stamps.push_back(StampOf(cuda->nvcc.path));
+  }
+  AddDirectoryTree(JoinPath(env.ffi_include_dir, "xla/ffi/api"), record);
+  AddDirectoryTree(env.jaxcc_include_dir, record);
+  // A path changed within the last seconds could change again within the same timestamp tick
+  // unseen (the racy-timestamp problem the header digest also avoids): no record then.
+  const std::int64_t now_ns = static_cast<std::int64_t>(std::time(nullptr)) * 1000000000LL;
+  for (const std::string& path : record.watched_paths) {
+    if (now_ns - StatPath(path).mtime_ns < 3 * 1000000000LL) return;
+  }
+  (void)WriteWarmRecord(WarmIndexPath(request.cache_dir, fingerprint), record);
+}
+
+// The warm index's hit: the entry the same request resolved to last time, verified and loaded
+// exactly as the full path's lookup would (cache_access.h); nullopt sends the load down the
+// full path.
+std::optional<Result<LoadedModule>> LoadWarm(const LoadRequest& request,
+                                             const std::string& fingerprint,
+                                             std::vector<std::string>& archs,
+                                             std::string& archs_source) {
+  auto record = ReadValidWarmRecord(WarmIndexPath(request.cache_dir, fingerprint));
+  trace::Mark("warm index");
+  if (!record) return std::nullopt;
+  cache::CacheDir cache(request.cache_dir);
+  cache::LookupMiss miss = cache::LookupMiss::kAbsent;
+  auto hit = LoadFromCache(cache, request.name, record->key, record->specs, &miss);
+  if (!hit || !hit->ok()) return std::nullopt;  // the full path says what is wrong, or rebuilds
+  archs = record->cuda_archs;
+  archs_source = record->cuda_archs_source;
+  return hit;
+}
+
 Result<LoadedModule> LoadModuleInner(const LoadRequest& request, const BuildEnvironment& env,
                                      std::vector<std::string>& archs, std::string& archs_source) {
   trace::Reset();
@@ -67,6 +130,14 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& request, const BuildEnvi
   if (auto cap = CacheMaxBytes(); !cap.ok()) return cap.error();
   // A misspelled lock mode is reported on every load, hit or miss, like a bad size cap.
   if (auto lock_mode = cache::LockSetting(); !lock_mode.ok()) return lock_mode.error();
+  trace::Mark("validate request");
+  std::string fingerprint;
+  if (!env.force_rebuild && request.build_directory.empty()) {
+    JAXCC_RETURN_IF_ERROR(CheckCacheRootIsPrivate(request.cache_dir));
+    fingerprint = WarmFingerprint(request, env);
+    trace::Mark("warm fingerprint");
+    if (auto hit = LoadWarm(request, fingerprint, archs, archs_source)) return std::move(*hit);
+  }
   // Spec and signature errors come first: they need no toolchain.
   auto specs = signature::ResolveSpecs(request.sources, request.functions);
   if (!specs.ok()) return specs.error();
@@ -128,9 +199,17 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& request, const BuildEnvi
   std::string key = cache::ComputeKey(key_inputs);
   trace::Mark("build plan + key");
 
+  auto remember = [&](const Result<LoadedModule>& loaded) {
+    if (loaded.ok() && !fingerprint.empty()) {
+      RememberWarm(request, env, fingerprint, key, *specs, *compiler, cuda, archs, archs_source);
+    }
+  };
   cache::LookupMiss miss = cache::LookupMiss::kAbsent;
   if (!env.force_rebuild) {
-    if (auto hit = LoadFromCache(cache, request.name, key, *specs, &miss)) return std::move(*hit);
+    if (auto hit = LoadFromCache(cache, request.name, key, *specs, &miss)) {
+      remember(*hit);
+      return std::move(*hit);
+    }
     if (miss == cache::LookupMiss::kUnsafe) {
       Status trusted = cache.CheckEntryIsTrusted(request.name, key);
       if (!trusted.ok()) return trusted.error();
@@ -216,6 +295,7 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& request, const BuildEnvi
 
   auto module = LoadEntry(*entry, *specs);
   if (!module.ok()) return module.error();
+  remember(module);
   FillBuildDetails(*module, *outcome, env.force_rebuild ? "forced" : MissName(miss));
   for (const UnitObject& unit : units) {
     if (!unit.reused) continue;

@@ -1,0 +1,146 @@
+#include "pipeline/warm_index.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "util/fs.h"
+
+namespace jaxcc::pipeline {
+namespace {
+
+using argspec::AttrType;
+using argspec::FunctionSpec;
+using argspec::Param;
+using argspec::ParamKind;
+
+std::vector<FunctionSpec> SampleSpecs() {
+  FunctionSpec scale;
+  scale.name = "scale_by";
+  scale.namespaces = {"ops", "detail"};
+  scale.source_index = 2;
+  scale.sharding_rule = "b i -> b i";
+  scale.params = {{ParamKind::kArg, "x", std::nullopt},
+                  {ParamKind::kRet, "out", std::nullopt},
+                  {ParamKind::kAttr, "factor", AttrType::kBFloat16},
+                  {ParamKind::kStream, "stream", std::nullopt}};
+  FunctionSpec plain;
+  plain.name = "add_one";
+  plain.params = {{ParamKind::kArg, "", std::nullopt}, {ParamKind::kRet, "", std::nullopt}};
+  return {scale, plain};
+}
+
+TEST(WarmIndex, SpecsRoundTripEveryField) {
+  auto specs = SampleSpecs();
+  auto back = SpecsFromJson(SpecsToJson(specs));
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_EQ(back->size(), 2u);
+  const FunctionSpec& s = (*back)[0];
+  EXPECT_EQ(s.name, "scale_by");
+  EXPECT_EQ(s.namespaces, (std::vector<std::string>{"ops", "detail"}));
+  EXPECT_EQ(s.source_index, 2);
+  EXPECT_EQ(s.sharding_rule, "b i -> b i");
+  ASSERT_EQ(s.params.size(), 4u);
+  EXPECT_EQ(s.params[2].kind, ParamKind::kAttr);
+  EXPECT_EQ(s.params[2].name, "factor");
+  EXPECT_EQ(s.params[2].attr_type, AttrType::kBFloat16);
+  EXPECT_EQ(s.params[3].kind, ParamKind::kStream);
+  EXPECT_FALSE(s.params[0].attr_type.has_value());
+  EXPECT_EQ((*back)[1].params.size(), 2u);
+}
+
+TEST(WarmIndex, MalformedSpecsAreErrorsNotCrashes) {
+  for (const char* text : {"", "{}", "[1]", "[{\"name\": 3}]",
+                           "[{\"name\":\"f\",\"source_index\":0,\"sharding_rule\":\"\","
+                           "\"params\":[{\"kind\":\"bogus\",\"name\":\"\",\"type\":\"\"}]}]",
+                           "[{\"name\":\"f\",\"source_index\":0,\"sharding_rule\":\"\","
+                           "\"params\":[{\"kind\":\"attr\",\"name\":\"a\",\"type\":\"f99\"}]}]"}) {
+    EXPECT_FALSE(SpecsFromJson(text).ok()) << text;
+  }
+}
+
+TEST(WarmIndex, TheFingerprintCoversTheRequestAndTheToolSearch) {
+  LoadRequest request;
+  request.name = "m";
+  request.sources = {{"a.cc", "void f();"}};
+  BuildEnvironment env;
+  env.ffi_include_dir = "/ffi";
+  std::string base = WarmFingerprint(request, env);
+  EXPECT_EQ(base, WarmFingerprint(request, env));
+  auto changed = [&](auto edit) {
+    LoadRequest r = request;
+    BuildEnvironment e = env;
+    edit(r, e);
+    return WarmFingerprint(r, e);
+  };
+  EXPECT_NE(base, changed([](LoadRequest& r, BuildEnvironment&) { r.sources[0].text += " "; }));
+  EXPECT_NE(base, changed([](LoadRequest& r, BuildEnvironment&) { r.optimization_level = 1; }));
+  EXPECT_NE(base, changed([](LoadRequest& r, BuildEnvironment&) { r.sharding["f"] = "i -> i"; }));
+  EXPECT_NE(base, changed([](LoadRequest& r, BuildEnvironment&) {
+              r.functions = std::vector<signature::FunctionRequest>{{"f", std::nullopt}};
+            }));
+  EXPECT_NE(base, changed([](LoadRequest& r, BuildEnvironment&) { r.cuda.archs = {"9.0"}; }));
+  EXPECT_NE(base, changed([](LoadRequest&, BuildEnvironment& e) { e.ffi_include_dir = "/x"; }));
+  EXPECT_NE(base,
+            changed([](LoadRequest&, BuildEnvironment& e) { e.detected_cuda_archs = {"8.0"}; }));
+  const char* old_cxx = getenv("CXX");
+  std::string saved = old_cxx ? old_cxx : "";
+  setenv("CXX", "/opt/other/g++", 1);
+  EXPECT_NE(base, WarmFingerprint(request, env));
+  if (old_cxx) {
+    setenv("CXX", saved.c_str(), 1);
+  } else {
+    unsetenv("CXX");
+  }
+  EXPECT_EQ(base, WarmFingerprint(request, env));
+}
+
+TEST(WarmIndex, ARecordHoldsOnlyWhileItsWatchedFilesAreUnchanged) {
+  auto dir = MakeTempDir("jaxcc-warm-index");
+  ASSERT_TRUE(dir.ok());
+  std::string tool = JoinPath(*dir, "g++");
+  std::string headers = JoinPath(*dir, "include");
+  ASSERT_TRUE(WriteFile(tool, "#!/bin/sh\n").ok());
+  ASSERT_TRUE(MakeDirs(headers).ok());
+  // An hour old, as installed headers are: a new entry then surely moves the mtime.
+  struct timeval past[2] = {{time(nullptr) - 3600, 0}, {time(nullptr) - 3600, 0}};
+  ASSERT_EQ(utimes(headers.c_str(), past), 0);
+  WarmRecord record;
+  record.key = "abc";
+  record.specs = SampleSpecs();
+  record.cuda_archs = {"90"};
+  record.cuda_archs_source = "compute_capability";
+  record.watched_paths = {headers, tool};
+  record.watched_stamps = {StampOf(headers), StampOf(tool)};
+  std::string path = WarmIndexPath(JoinPath(*dir, "cache"), "f00d");
+  ASSERT_TRUE(WriteWarmRecord(path, record).ok());
+  auto read = ReadValidWarmRecord(path);
+  ASSERT_TRUE(read.has_value());
+  EXPECT_EQ(read->key, "abc");
+  EXPECT_EQ(read->specs.size(), 2u);
+  EXPECT_EQ(read->cuda_archs, (std::vector<std::string>{"90"}));
+  EXPECT_EQ(read->cuda_archs_source, "compute_capability");
+
+  // A file added to a watched header directory (a reinstall) makes the record stale.
+  ASSERT_TRUE(WriteFile(JoinPath(headers, "new.h"), "").ok());
+  EXPECT_FALSE(ReadValidWarmRecord(path).has_value());
+  record.watched_stamps[0] = StampOf(headers);
+  ASSERT_TRUE(WriteWarmRecord(path, record).ok());
+  ASSERT_TRUE(ReadValidWarmRecord(path).has_value());
+
+  // A replaced compiler (new inode and size) makes the record stale.
+  ASSERT_TRUE(WriteFileAtomic(tool, "#!/bin/sh\necho newer\n").ok());
+  EXPECT_FALSE(ReadValidWarmRecord(path).has_value());
+
+  // A corrupt or foreign record is a miss, never an error.
+  ASSERT_TRUE(WriteFile(path, "{\"format\": \"something-else\"}").ok());
+  EXPECT_FALSE(ReadValidWarmRecord(path).has_value());
+  ASSERT_TRUE(WriteFile(path, "{not json").ok());
+  EXPECT_FALSE(ReadValidWarmRecord(path).has_value());
+  EXPECT_FALSE(ReadValidWarmRecord(JoinPath(*dir, "missing")).has_value());
+  (void)RemoveTree(*dir);
+}
+
+}  // namespace
+}  // namespace jaxcc::pipeline

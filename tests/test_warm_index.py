@@ -1,0 +1,121 @@
+"""The warm index (decision 84): a fresh process that loads what an earlier one loaded goes from
+the request straight to the verified cache entry, and falls back to the full path whenever
+something the key depends on may have changed: the compiler, the user's headers, the index file
+itself."""
+
+import json
+import os
+import stat
+import textwrap
+
+from conftest import run_python
+
+SOURCE = r"""
+#include "jaxcc/jaxcc.h"
+#include "offset.h"
+
+void add_offset(const jaxcc::Tensor x, jaxcc::Tensor out) {
+  for (int64_t i = 0; i < x.numel(); ++i)
+    out.data_ptr<float>()[i] = x.data_ptr<float>()[i] + OFFSET;
+}
+"""
+
+PROBE = textwrap.dedent(
+    """
+    import json, sys
+    import jax.numpy as jnp
+    import jaxcc
+    from jaxcc import _core
+    mod = jaxcc.load_cpp_file(sys.argv[1], functions=["add_offset"])
+    stages = [stage for stage, _ in _core.last_load_trace()]
+    print(json.dumps({"hit": mod.cache_hit, "stages": stages,
+                      "value": float(mod.add_offset(jnp.zeros(2, jnp.float32))[0])}))
+    """
+)
+
+
+def probe(source_file, cache, env=None):
+    full_env = {"JAXCC_CACHE_DIR": str(cache), **(env or {})}
+    code = PROBE.replace("sys.argv[1]", repr(str(source_file)))
+    result = run_python(code, env=full_env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def took_warm_path(report):
+    # The index answered: none of the stages only the full path runs were reached.
+    return "warm index" in report["stages"] and "header digest (memo)" not in report["stages"]
+
+
+def make_module(tmp_path, offset):
+    (tmp_path / "offset.h").write_text(f"#define OFFSET {offset}.0f\n")
+    source = tmp_path / "kernel.cc"
+    source.write_text(SOURCE)
+    return source
+
+
+def test_a_second_process_loads_through_the_index(tmp_path):
+    source = make_module(tmp_path, 1)
+    cache = tmp_path / "cache"
+    first = probe(source, cache)
+    assert not first["hit"] and not took_warm_path(first) and first["value"] == 1.0
+    second = probe(source, cache)
+    assert second["hit"] and took_warm_path(second) and second["value"] == 1.0
+    index = list((cache / ".index").iterdir())
+    assert len(index) == 1
+    assert stat.S_IMODE(index[0].stat().st_mode) == 0o600
+
+
+def test_an_edited_user_header_is_rebuilt_not_served_from_the_index(tmp_path):
+    source = make_module(tmp_path, 1)
+    cache = tmp_path / "cache"
+    probe(source, cache)
+    assert took_warm_path(probe(source, cache))
+    (tmp_path / "offset.h").write_text("#define OFFSET 5.0f\n")
+    os.utime(tmp_path / "offset.h", (1, 1))  # an old mtime: only the size and content say so
+    after = probe(source, cache)
+    assert not after["hit"] and after["value"] == 5.0
+
+
+def test_a_replaced_compiler_sends_the_load_down_the_full_path(tmp_path):
+    source = make_module(tmp_path, 2)
+    cache = tmp_path / "cache"
+    wrapper = tmp_path / "cxx"
+    wrapper.write_text('#!/bin/sh\nexec g++ "$@"\n')
+    wrapper.chmod(0o755)
+    # Installed compilers are old: a path changed in the last seconds gets no record (the
+    # racy-timestamp rule), so this one is dated back.
+    os.utime(wrapper, (1, 1))
+    env = {"CXX": str(wrapper)}
+    probe(source, cache, env)
+    assert took_warm_path(probe(source, cache, env))
+    # Same path, new file (new inode): the record no longer holds, the full path decides (the
+    # compiler's version line is unchanged, so the entry is still the right one).
+    wrapper.unlink()
+    wrapper.write_text('#!/bin/sh\n# replaced\nexec g++ "$@"\n')
+    wrapper.chmod(0o755)
+    after = probe(source, cache, env)
+    assert after["hit"] and not took_warm_path(after) and after["value"] == 2.0
+    # A different CXX is a different request to the index: never served from the old record.
+    other = tmp_path / "cxx2"
+    other.write_text('#!/bin/sh\nexec g++ "$@"\n')
+    other.chmod(0o755)
+    assert not took_warm_path(probe(source, cache, {"CXX": str(other)}))
+
+
+def test_a_corrupt_or_foreign_index_record_is_ignored_and_rewritten(tmp_path):
+    source = make_module(tmp_path, 3)
+    cache = tmp_path / "cache"
+    probe(source, cache)
+    (record,) = (cache / ".index").iterdir()
+    for damage in ("{not json", json.dumps({"format": "jaxcc-warm-index-999"}), ""):
+        record.write_text(damage)
+        report = probe(source, cache)
+        assert report["hit"] and not took_warm_path(report) and report["value"] == 3.0
+        assert json.loads(record.read_text())["format"] == "jaxcc-warm-index-1"
+    # A record pointing at an entry that is gone: the full path rebuilds it.
+    data = json.loads(record.read_text())
+    data["key"] = "0" * 64
+    record.write_text(json.dumps(data))
+    report = probe(source, cache)
+    assert report["value"] == 3.0 and not took_warm_path(report)
