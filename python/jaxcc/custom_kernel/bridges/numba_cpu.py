@@ -161,8 +161,10 @@ def _refuse_inputs_placed_off_the_cpu(kernel, ins) -> None:
     Under jit XLA places the call by its inputs and its own message stands (decision 81)."""
     import jax
 
+    from ..._jax_compat import Tracer
+
     arrays = [x for x in ins if isinstance(x, jax.Array)]
-    if not arrays or any(isinstance(x, jax.core.Tracer) for x in ins):
+    if not arrays or any(isinstance(x, Tracer) for x in ins):
         return
     committed = [x for x in arrays if getattr(x, "committed", True)]
     if committed:
