@@ -31,6 +31,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "gpu"))
+from bench_peers import available_sides, versions  # noqa: E402
 from cuda_sources import VECTOR_ADD  # noqa: E402
 from graph_probe import graph_xla_flags  # noqa: E402
 
@@ -146,25 +147,6 @@ print(json.dumps(result))
 )
 
 
-def available_sides(python: str) -> tuple[list[str], dict[str, str]]:
-    probe = (
-        "import importlib.metadata as m, json\n"
-        "out = {}\n"
-        "for d in ('jax', 'jaxlib', 'jaxcc', 'brainevent', 'apache-tvm-ffi', 'jax-tvm-ffi'):\n"
-        "    try: out[d] = m.version(d)\n"
-        "    except m.PackageNotFoundError: pass\n"
-        "print(json.dumps(out))\n"
-    )
-    found = json.loads(subprocess.run([python, "-c", probe], capture_output=True, text=True,
-                                      check=True).stdout)  # fmt: skip
-    sides = ["jaxcc"]
-    if "brainevent" in found:
-        sides.append("brainevent")
-    if "apache-tvm-ffi" in found and "jax-tvm-ffi" in found:
-        sides.append("tvm_ffi")
-    return sides, found
-
-
 def run_json(python: str, code: str, args: list[str], env: dict[str, str]) -> dict:
     done = subprocess.run([python, "-c", code, *args], capture_output=True, text=True, env=env,
                           timeout=600)  # fmt: skip
@@ -208,13 +190,14 @@ def main() -> int:
         print("no GPU backend: nothing to measure (this benchmark needs an NVIDIA GPU)")
         return 0
     os.environ.setdefault("TVM_FFI_CUDA_ARCH_LIST", arch.stdout.strip())
-    sides, versions = available_sides(python)
-    print(f"sides: {', '.join(sides)}; versions: {json.dumps(versions)}")
+    found = versions(python)
+    sides = available_sides(found)
+    print(f"sides: {', '.join(sides)}; versions: {json.dumps(found)}")
     missing = [s for s in SIDES if s not in sides]
     if missing:
         print(f"left out (package not installed): {', '.join(missing)}")
 
-    result: dict = {"versions": versions, "sides": sides, "rounds": args.rounds}
+    result: dict = {"versions": found, "sides": sides, "rounds": args.rounds}
     cold = {s: [] for s in sides}
     warm = {s: [] for s in sides}
     with tempfile.TemporaryDirectory() as root:

@@ -40,6 +40,27 @@ const char* AttrTypeName(AttrType type) { return Info(type).name; }
 
 const char* AttrTypeCppName(AttrType type) { return Info(type).cpp_name; }
 
+const char* ParamKindName(ParamKind kind) {
+  switch (kind) {
+    case ParamKind::kArg:
+      return "arg";
+    case ParamKind::kRet:
+      return "ret";
+    case ParamKind::kStream:
+      return "stream";
+    case ParamKind::kAttr:
+      return "attr";
+  }
+  return "arg";
+}
+
+std::optional<ParamKind> ParamKindFromName(const std::string& name) {
+  for (ParamKind kind : {ParamKind::kArg, ParamKind::kRet, ParamKind::kStream, ParamKind::kAttr}) {
+    if (name == ParamKindName(kind)) return kind;
+  }
+  return std::nullopt;
+}
+
 std::optional<AttrType> AttrTypeFromName(const std::string& name) {
   for (const AttrTypeInfo& info : kAttrTypes) {
     if (name == info.name) return info.type;

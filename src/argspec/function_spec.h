@@ -59,6 +59,8 @@ struct FunctionSpec {
 };
 
 /// Spelling helpers shared by the parser, the code generator and the Python layer.
+const char* ParamKindName(ParamKind kind);  ///< "arg", "ret", "stream", "attr"
+std::optional<ParamKind> ParamKindFromName(const std::string& name);
 const char* AttrTypeName(AttrType type);     ///< "float32", "bfloat16", ...
 const char* AttrTypeCppName(AttrType type);  ///< "float", "uint16_t", ...
 std::optional<AttrType> AttrTypeFromName(const std::string& name);

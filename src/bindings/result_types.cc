@@ -18,21 +18,6 @@ namespace {
 
 using argspec::FunctionSpec;
 using argspec::Param;
-using argspec::ParamKind;
-
-const char* KindName(ParamKind kind) {
-  switch (kind) {
-    case ParamKind::kArg:
-      return "arg";
-    case ParamKind::kRet:
-      return "ret";
-    case ParamKind::kStream:
-      return "stream";
-    case ParamKind::kAttr:
-      return "attr";
-  }
-  return "arg";
-}
 
 nb::object AttrTypeOf(const Param& p) {
   return p.attr_type ? nb::cast(argspec::AttrTypeName(*p.attr_type)) : nb::none();
@@ -47,19 +32,20 @@ nb::object AttrTypeOf(const Param& p) {
 void BindSpecs(nb::module_& m) {
   nb::class_<Param>(m, "Param", "One parameter of a kernel, in the C++ order.")
       .def_prop_ro(
-          "kind", [](const Param& p) { return KindName(p.kind); },
+          "kind", [](const Param& p) { return argspec::ParamKindName(p.kind); },
           "'arg', 'ret', 'stream' or 'attr'")
       .def_ro("name", &Param::name)
       .def_prop_ro("attr_type", &AttrTypeOf, "the attribute's type name ('float32'), or None")
       .def("__getitem__",
            [](const Param& p, const std::string& key) -> nb::object {
-             if (key == "kind") return nb::cast(KindName(p.kind));
+             if (key == "kind") return nb::cast(argspec::ParamKindName(p.kind));
              if (key == "name") return nb::cast(p.name);
              if (key == "type") return AttrTypeOf(p);
              NoSuchKey(key, "kind, name, type");
            })
       .def("__repr__", [](const Param& p) {
-        std::string text = std::string(KindName(p.kind)) + (p.name.empty() ? "" : " " + p.name);
+        std::string text =
+            std::string(argspec::ParamKindName(p.kind)) + (p.name.empty() ? "" : " " + p.name);
         if (p.attr_type) text += std::string(": ") + argspec::AttrTypeName(*p.attr_type);
         return "<Param " + text + ">";
       });

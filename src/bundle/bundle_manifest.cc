@@ -12,26 +12,13 @@ using argspec::Param;
 using argspec::ParamKind;
 using nlohmann::json;
 
-const char* KindName(ParamKind kind) {
-  switch (kind) {
-    case ParamKind::kArg:
-      return "arg";
-    case ParamKind::kRet:
-      return "ret";
-    case ParamKind::kStream:
-      return "stream";
-    case ParamKind::kAttr:
-      return "attr";
-  }
-  return "arg";
-}
-
 json SpecToJson(const FunctionSpec& spec) {
   json params = json::array();
   for (const Param& p : spec.params) {
     json attr_type = nullptr;
     if (p.attr_type) attr_type = argspec::AttrTypeName(*p.attr_type);
-    params.push_back({{"kind", KindName(p.kind)}, {"name", p.name}, {"attr_type", attr_type}});
+    params.push_back(
+        {{"kind", argspec::ParamKindName(p.kind)}, {"name", p.name}, {"attr_type", attr_type}});
   }
   return {{"name", spec.name},
           {"namespaces", spec.namespaces},
@@ -113,17 +100,11 @@ Result<FunctionSpec> SpecFromJson(const Reader& r, const json& object) {
     Param param;
     std::string kind;
     JAXCC_READ(kind, r.String(p, "kind"));
-    if (kind == "arg") {
-      param.kind = ParamKind::kArg;
-    } else if (kind == "ret") {
-      param.kind = ParamKind::kRet;
-    } else if (kind == "stream") {
-      param.kind = ParamKind::kStream;
-    } else if (kind == "attr") {
-      param.kind = ParamKind::kAttr;
-    } else {
+    auto known = argspec::ParamKindFromName(kind);
+    if (!known) {
       return r.Invalid("parameter kind '" + kind + "' of '" + spec.name + "' is unknown");
     }
+    param.kind = *known;
     JAXCC_READ(param.name, r.String(p, "name"));
     auto type = p.find("attr_type");
     if (type != p.end() && type->is_string()) {

@@ -131,9 +131,13 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& request, const BuildEnvi
   // A misspelled lock mode is reported on every load, hit or miss, like a bad size cap.
   if (auto lock_mode = cache::LockSetting(); !lock_mode.ok()) return lock_mode.error();
   trace::Mark("validate request");
+  // An untrusted cache root only skips the index here: the full path reports spec and
+  // signature errors first, then the cache root's.
   std::string fingerprint;
-  if (!env.force_rebuild && request.build_directory.empty()) {
-    JAXCC_RETURN_IF_ERROR(CheckCacheRootIsPrivate(request.cache_dir));
+  bool root_trusted = false;
+  if (!env.force_rebuild && request.build_directory.empty() &&
+      CheckCacheRootIsPrivate(request.cache_dir).ok()) {
+    root_trusted = true;
     fingerprint = WarmFingerprint(request, env);
     trace::Mark("warm fingerprint");
     if (auto hit = LoadWarm(request, fingerprint, archs, archs_source)) return std::move(*hit);
@@ -144,7 +148,7 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& request, const BuildEnvi
   JAXCC_RETURN_IF_ERROR(ApplyShardingRules(request.sharding, &*specs));
   trace::Mark("validate + resolve specs");
 
-  JAXCC_RETURN_IF_ERROR(CheckCacheRootIsPrivate(request.cache_dir));
+  if (!root_trusted) JAXCC_RETURN_IF_ERROR(CheckCacheRootIsPrivate(request.cache_dir));
   trace::Mark("cache root trust check");
   cache::CacheDir cache(request.cache_dir);
   std::string memo_dir = JoinPath(request.cache_dir, ".memo");

@@ -29,28 +29,6 @@ std::string Env(const char* name) {
   return value ? value : "\x01unset";  // unset and empty differ for the tool searches
 }
 
-const char* KindName(argspec::ParamKind kind) {
-  switch (kind) {
-    case argspec::ParamKind::kArg:
-      return "arg";
-    case argspec::ParamKind::kRet:
-      return "ret";
-    case argspec::ParamKind::kStream:
-      return "stream";
-    case argspec::ParamKind::kAttr:
-      return "attr";
-  }
-  return "?";
-}
-
-std::optional<argspec::ParamKind> KindFromName(const std::string& name) {
-  for (auto kind : {argspec::ParamKind::kArg, argspec::ParamKind::kRet, argspec::ParamKind::kStream,
-                    argspec::ParamKind::kAttr}) {
-    if (name == KindName(kind)) return kind;
-  }
-  return std::nullopt;
-}
-
 Error Corrupt(const std::string& what) {
   return MakeError(ErrorKind::kCache, "warm index record: " + what);
 }
@@ -127,12 +105,14 @@ std::string StampOf(const std::string& path) {
          std::to_string(info.inode);
 }
 
-std::string SpecsToJson(const std::vector<argspec::FunctionSpec>& specs) {
+namespace {
+
+json SpecsAsJson(const std::vector<argspec::FunctionSpec>& specs) {
   json out = json::array();
   for (const argspec::FunctionSpec& spec : specs) {
     json params = json::array();
     for (const argspec::Param& p : spec.params) {
-      params.push_back({{"kind", KindName(p.kind)},
+      params.push_back({{"kind", argspec::ParamKindName(p.kind)},
                         {"name", p.name},
                         {"type", p.attr_type ? argspec::AttrTypeName(*p.attr_type) : ""}});
     }
@@ -142,11 +122,10 @@ std::string SpecsToJson(const std::vector<argspec::FunctionSpec>& specs) {
                    {"sharding_rule", spec.sharding_rule},
                    {"params", std::move(params)}});
   }
-  return out.dump();
+  return out;
 }
 
-Result<std::vector<argspec::FunctionSpec>> SpecsFromJson(const std::string& text) {
-  json parsed = json::parse(text, nullptr, /*allow_exceptions=*/false);
+Result<std::vector<argspec::FunctionSpec>> SpecsFromParsedJson(const json& parsed) {
   if (!parsed.is_array()) return Corrupt("specs are not a list");
   std::vector<argspec::FunctionSpec> specs;
   for (const json& item : parsed) {
@@ -166,7 +145,7 @@ Result<std::vector<argspec::FunctionSpec>> SpecsFromJson(const std::string& text
           !p["name"].is_string() || !p.contains("type") || !p["type"].is_string()) {
         return Corrupt("a parameter lacks a field");
       }
-      auto kind = KindFromName(p["kind"].get<std::string>());
+      auto kind = argspec::ParamKindFromName(p["kind"].get<std::string>());
       if (!kind) return Corrupt("unknown parameter kind");
       argspec::Param param;
       param.kind = *kind;
@@ -183,15 +162,24 @@ Result<std::vector<argspec::FunctionSpec>> SpecsFromJson(const std::string& text
   return specs;
 }
 
+}  // namespace
+
+std::string SpecsToJson(const std::vector<argspec::FunctionSpec>& specs) {
+  return SpecsAsJson(specs).dump();
+}
+
+Result<std::vector<argspec::FunctionSpec>> SpecsFromJson(const std::string& text) {
+  return SpecsFromParsedJson(json::parse(text, nullptr, /*allow_exceptions=*/false));
+}
+
 std::optional<WarmRecord> ReadValidWarmRecord(const std::string& path) {
   auto text = ReadFile(path);
   if (!text.ok()) return std::nullopt;
   json parsed = json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (!parsed.is_object() || parsed.value("format", "") != kFormat) return std::nullopt;
   const json& key = parsed.value("key", json());
-  const json& specs = parsed.value("specs", json());
   const json& watched = parsed.value("watched", json());
-  if (!key.is_string() || !specs.is_string() || !watched.is_array()) return std::nullopt;
+  if (!key.is_string() || !watched.is_array()) return std::nullopt;
   WarmRecord record;
   record.key = key.get<std::string>();
   for (const json& item : watched) {
@@ -205,7 +193,7 @@ std::optional<WarmRecord> ReadValidWarmRecord(const std::string& path) {
   for (size_t i = 0; i < record.watched_paths.size(); ++i) {
     if (StampOf(record.watched_paths[i]) != record.watched_stamps[i]) return std::nullopt;
   }
-  auto parsed_specs = SpecsFromJson(specs.get<std::string>());
+  auto parsed_specs = SpecsFromParsedJson(parsed.value("specs", json()));
   if (!parsed_specs.ok()) return std::nullopt;
   record.specs = std::move(*parsed_specs);
   record.cuda_archs = StringList(parsed.value("cuda_archs", json::array()));
@@ -220,7 +208,7 @@ Status WriteWarmRecord(const std::string& path, const WarmRecord& record) {
   }
   json out = {{"format", kFormat},
               {"key", record.key},
-              {"specs", SpecsToJson(record.specs)},
+              {"specs", SpecsAsJson(record.specs)},
               {"watched", std::move(watched)},
               {"cuda_archs", record.cuda_archs},
               {"cuda_archs_source", record.cuda_archs_source}};
