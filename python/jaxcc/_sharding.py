@@ -175,6 +175,37 @@ def _named(mesh, factors, axes_of):
     return NamedSharding(mesh, PartitionSpec(*entries))
 
 
+def _inside_rule(call_local, xs, types):
+    # Kernels called in here are the rule's per-shard body: no rule-less warning for them.
+    tracing_rule[0] += 1
+    try:
+        return call_local(xs, types)
+    finally:
+        tracing_rule[0] -= 1
+
+
+def _per_shard(rule: ShardingRule, call_local, mesh, axes_of, out_factors, result_types):
+    """The output shardings the factor-to-axis choice implies, and the function each shard runs:
+    the kernel on its pieces, then a sum over the axes of every split reduction factor. Shared by
+    the custom_partitioning and shard_map lowerings, which differ only in who chooses `axes_of`."""
+    import jax
+
+    out_shardings = tuple(_named(mesh, f, axes_of) for f in out_factors)
+    local_types = [
+        jax.ShapeDtypeStruct(s.shard_shape(r.shape), r.dtype)
+        for s, r in zip(out_shardings, result_types, strict=True)
+    ]
+    summed = tuple(a for f in rule.reduction for a in axes_of.get(f, ()))
+
+    def body(*xs):
+        outs = _inside_rule(call_local, list(xs), local_types)
+        if summed:
+            outs = [jax.lax.psum(o, summed) for o in outs]
+        return tuple(outs)
+
+    return out_shardings, body
+
+
 def _explicit_shardings(args):
     """The inputs' NamedShardings when their types carry them (a mesh with Explicit axes, under
     jit) and one of them is split; None otherwise (Auto axes: XLA decides, custom_partitioning
@@ -215,26 +246,7 @@ def _shard_mapped(rule, call_local, args, result_types, in_factors, out_factors,
     axes_of = _choose_axes(rule, in_factors, shardings, mesh,
                            [a.shape for a in args])  # fmt: skip
     in_shardings = [_named(mesh, f, axes_of) for f in in_factors]
-    in_specs = tuple(s.spec for s in in_shardings)
-    out_specs = tuple(_named(mesh, f, axes_of).spec for f in out_factors)
-    summed = tuple(a for f in rule.reduction for a in axes_of.get(f, ()))
-    local_types = []
-    for factors, r in zip(out_factors, result_types, strict=True):
-        shape = list(r.shape)
-        for d, f in enumerate(factors):
-            for axis in axes_of.get(f, ()) if f is not None else ():
-                shape[d] //= dict(mesh.shape)[axis]
-        local_types.append(jax.ShapeDtypeStruct(tuple(shape), r.dtype))
-
-    def body(*xs):
-        tracing_rule[0] += 1
-        try:
-            outs = call_local(list(xs), local_types)
-        finally:
-            tracing_rule[0] -= 1
-        if summed:
-            outs = [jax.lax.psum(o, summed) for o in outs]
-        return tuple(outs)
+    out_shardings, body = _per_shard(rule, call_local, mesh, axes_of, out_factors, result_types)
 
     # An operand whose sharding differs from what the rule asks (one broadcast by vmap, or a
     # need_replication dimension that arrived split) is resharded to it first, as XLA does for
@@ -244,6 +256,8 @@ def _shard_mapped(rule, call_local, args, result_types, in_factors, out_factors,
         else jax.sharding.reshard(x, wanted)
         for x, wanted in zip(args, in_shardings, strict=True)
     ]  # fmt: skip
+    in_specs = tuple(w.spec for w in in_shardings)
+    out_specs = tuple(w.spec for w in out_shardings)
     return list(jax.shard_map(body, mesh=mesh, in_specs=in_specs, out_specs=out_specs)(*args))
 
 
@@ -251,7 +265,6 @@ def partitioned(rule: ShardingRule, call_local, args, result_types):
     """Calls `call_local(local_args, local_result_types) -> list of outputs` on each shard, as
     the rule says: custom_partitioning chooses per-shard shapes from the input shardings, and a
     sharded reduction factor is summed over its mesh axes afterwards."""
-    import jax
     from jax.experimental.custom_partitioning import custom_partitioning
 
     in_factors, out_factors = rule.expand([a.shape for a in args],
@@ -261,35 +274,16 @@ def partitioned(rule: ShardingRule, call_local, args, result_types):
         return _shard_mapped(rule, call_local, args, result_types, in_factors, out_factors,
                              explicit)  # fmt: skip
 
-    def call_inside(xs, types):
-        # Kernels called in here are the rule's per-shard body: no rule-less warning for them.
-        tracing_rule[0] += 1
-        try:
-            return call_local(xs, types)
-        finally:
-            tracing_rule[0] -= 1
-
     @custom_partitioning
     def op(*xs):
-        return tuple(call_inside(list(xs), list(result_types)))
+        return tuple(_inside_rule(call_local, list(xs), list(result_types)))
 
     def partition(mesh, arg_shapes, result_shape):
         axes_of = _choose_axes(rule, in_factors, [a.sharding for a in arg_shapes], mesh,
                                [a.shape for a in arg_shapes])  # fmt: skip
         arg_shardings = tuple(_named(mesh, f, axes_of) for f in in_factors)
-        out_shardings = tuple(_named(mesh, f, axes_of) for f in out_factors)
-        local_types = [
-            jax.ShapeDtypeStruct(s.shard_shape(r.shape), r.dtype)
-            for s, r in zip(out_shardings, result_types, strict=True)
-        ]
-        summed = tuple(a for f in rule.reduction for a in axes_of.get(f, ()))
-
-        def lower(*xs):
-            outs = call_inside(list(xs), local_types)
-            if summed:
-                outs = [jax.lax.psum(o, summed) for o in outs]
-            return tuple(outs)
-
+        out_shardings, lower = _per_shard(rule, call_local, mesh, axes_of, out_factors,
+                                          result_types)  # fmt: skip
         return mesh, lower, out_shardings, arg_shardings
 
     op.def_partition(
