@@ -182,14 +182,42 @@ def test_progress_line_on_a_terminal_for_slow_builds():
     stream = FakeTty()
     import time
 
-    with BuildProgress("slow_module", delay=0.05, stream=stream):
+    with BuildProgress("slow_module", delay=0.05, stream=stream) as progress:
+        time.sleep(0.3)  # before start(): a cache hit shows nothing
+        assert stream.getvalue() == ""
+        progress.start()
         time.sleep(0.5)
     assert "jaxcc: building slow_module" in stream.getvalue()
     assert "built slow_module in" in stream.getvalue()
     quiet = io.StringIO()  # not a terminal: nothing printed
-    with BuildProgress("slow_module", delay=0.0, stream=quiet):
+    with BuildProgress("slow_module", delay=0.0, stream=quiet) as progress:
+        progress.start()
         time.sleep(0.3)
     assert quiet.getvalue() == ""
+
+
+def test_the_progress_hook_runs_on_a_build_and_never_on_a_hit(unique_name, monkeypatch):
+    from jaxcc import _load
+
+    starts = []
+
+    class Recorder(_load.BuildProgress):
+        def start(self):
+            starts.append(self.name)
+            super().start()
+
+    monkeypatch.setattr(_load, "BuildProgress", Recorder)
+    jaxcc.load_cpp_inline(unique_name, add_source(), ["add"])
+    assert starts == [unique_name]
+    jaxcc.load_cpp_inline(unique_name, add_source(), ["add"], force_rebuild=True)
+    assert starts == [unique_name, unique_name]
+    jaxcc.clear_cache(unique_name)
+    jaxcc._loaded_table.forget(unique_name)  # the process's table would answer before the core
+    mod = jaxcc.load_cpp_inline(unique_name, add_source(), ["add"])
+    assert not mod.cache_hit and len(starts) == 3
+    jaxcc._loaded_table.forget(unique_name)
+    mod = jaxcc.load_cpp_inline(unique_name, add_source(), ["add"])
+    assert mod.cache_hit and len(starts) == 3
 
 
 def test_registered_targets_are_listed(unique_name):

@@ -103,19 +103,53 @@ def test_a_replaced_compiler_sends_the_load_down_the_full_path(tmp_path):
     assert not took_warm_path(probe(source, cache, {"CXX": str(other)}))
 
 
+FORMAT_FIELD = b"18:jaxcc-warm-index-2,"
+
+
+def test_a_warm_hit_reads_no_manifest(tmp_path):
+    source = make_module(tmp_path, 4)
+    cache = tmp_path / "cache"
+    probe(source, cache)
+    report = probe(source, cache)
+    assert report["hit"] and took_warm_path(report) and report["value"] == 4.0
+    # The record's copy of the manifest's facts is checked instead (decision 85).
+    assert "manifest read + parse" not in report["stages"]
+    assert "library sha256" in report["stages"]
+
+
+def test_a_tampered_library_is_refused_on_the_warm_path(tmp_path):
+    source = make_module(tmp_path, 5)
+    cache = tmp_path / "cache"
+    probe(source, cache)
+    (library,) = cache.glob("kernel-*/*.so")
+    stat_before = library.stat()
+    data = bytearray(library.read_bytes())
+    data[-1] ^= 0xFF  # same size, and the mtime is put back: only the hash can tell
+    library.write_bytes(bytes(data))
+    os.utime(library, ns=(stat_before.st_atime_ns, stat_before.st_mtime_ns))
+    report = probe(source, cache)
+    # Not served from the index: the full path finds the entry damaged and rebuilds it.
+    assert not took_warm_path(report) and report["value"] == 5.0
+    assert library.read_bytes() != bytes(data)
+    assert took_warm_path(probe(source, cache))
+
+
 def test_a_corrupt_or_foreign_index_record_is_ignored_and_rewritten(tmp_path):
     source = make_module(tmp_path, 3)
     cache = tmp_path / "cache"
     probe(source, cache)
     (record,) = (cache / ".index").iterdir()
-    for damage in ("{not json", json.dumps({"format": "jaxcc-warm-index-999"}), ""):
+    good = record.read_bytes()
+    assert good.startswith(FORMAT_FIELD)
+    old_format = json.dumps({"format": "jaxcc-warm-index-1", "key": "0" * 64})
+    for damage in ("{not json", old_format, "", good.decode()[:-1], good.decode() + "1:x,"):
         record.write_text(damage)
         report = probe(source, cache)
         assert report["hit"] and not took_warm_path(report) and report["value"] == 3.0
-        assert json.loads(record.read_text())["format"] == "jaxcc-warm-index-1"
+        assert record.read_bytes() == good
     # A record pointing at an entry that is gone: the full path rebuilds it.
-    data = json.loads(record.read_text())
-    data["key"] = "0" * 64
-    record.write_text(json.dumps(data))
+    key = good.split(b",")[1].split(b":")[1]
+    assert len(key) == 64
+    record.write_bytes(good.replace(key, b"0" * 64))
     report = probe(source, cache)
     assert report["value"] == 3.0 and not took_warm_path(report)

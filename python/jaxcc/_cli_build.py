@@ -177,8 +177,8 @@ def _write(request, out_dir: str):
     environment = _discovery.build_environment(
         request, verbose=False, force_rebuild=False, ninja_workers=0
     )
-    with BuildProgress(request.name):
-        manifest = _core.write_bundle(request, environment, out_dir)
+    with BuildProgress(request.name) as progress:
+        manifest = _core.write_bundle(request, environment, out_dir, progress.start)
     archs = (
         f" sm_{', sm_'.join(manifest.cuda_archs)} + PTX {manifest.ptx_arch}"
         if (manifest.platform == "cuda")

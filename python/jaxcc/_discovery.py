@@ -10,27 +10,22 @@ import os
 import sys
 
 from . import _core
-from .errors import SpecError
 
 
 def include_dir() -> str:
     """Directory holding jaxcc's kernel headers (jaxcc/jaxcc.h, brainevent/common.h).
 
     The headers are installed beside the compiled extension; in an editable install that is the
-    build's site-packages copy while the .py files stay in the checkout, so look there first."""
-    return os.path.join(os.path.dirname(os.path.abspath(_core.__file__)), "include")
+    build's site-packages copy while the .py files stay in the checkout, so the core asks the
+    dynamic loader where its extension is."""
+    return _core.include_dir()
 
 
-@functools.lru_cache(maxsize=1)
 def ninja_search_dirs() -> list[str]:
-    """Where the `ninja` wheel may keep its binary (<entry>/ninja/data/bin), for every sys.path
-    entry in import order, then the interpreter's bin directory. Only strings: the core stats them
-    on a cache miss alone, so a warm load does not pay for `importlib.util.find_spec("ninja")`
-    (about 0.17 ms of path-finder work). The first entry that holds the wheel is the one
-    find_spec would pick."""
-    dirs = [os.path.join(os.path.abspath(p), "ninja", "data", "bin") for p in sys.path if p != ""]
-    dirs.append(os.path.dirname(sys.executable))
-    return dirs
+    """Where the `ninja` wheel may keep its binary (<entry>/ninja/data/bin for every sys.path
+    entry in import order, then the interpreter's bin directory). Only strings: a load passes
+    sys.path itself and the core makes these on a cache miss alone (toolchain/ninja.h)."""
+    return _core.ninja_search_dirs(sys.path, sys.executable)
 
 
 def nvcc_wheel_dirs() -> list[str]:
@@ -69,25 +64,12 @@ def gpu_backend_present() -> bool:
         return False
 
 
-def build_timeout() -> float:
-    """$JAXCC_BUILD_TIMEOUT in seconds (default 600)."""
-    text = os.environ.get("JAXCC_BUILD_TIMEOUT", "600")
-    try:
-        seconds = float(text)
-    except ValueError:
-        seconds = float("nan")
-    if not 0 < seconds <= 1e6:  # NaN fails too
-        raise SpecError(
-            f"JAXCC_BUILD_TIMEOUT={text!r} is not a build time limit: set it to a number of "
-            "seconds between 0 and 1e6 (default 600), or unset it"
-        )
-    return seconds
-
-
 def build_environment(
     request, *, verbose: bool, force_rebuild: bool, ninja_workers: int
 ) -> _core.BuildEnvironment:
-    """Everything the core needs beyond the request; imports jax (only on a table miss)."""
+    """Everything the core needs beyond the request; imports jax (only on a table miss). The core
+    fills in what it can find alone: its kernel headers, sys.path for ninja, and
+    $JAXCC_BUILD_TIMEOUT (a SpecError when malformed, on every load)."""
     import jax
 
     detected = []
@@ -96,12 +78,9 @@ def build_environment(
     if cuda and not request.cuda_archs and not os.environ.get("JAXCC_CUDA_ARCH"):
         detected = jax_gpu_archs()
     return _core.BuildEnvironment(
-        jaxcc_include_dir=include_dir(),
         ffi_include_dir=jax.ffi.include_dir(),
-        ninja_search_dirs=ninja_search_dirs(),
         nvcc_search_dirs=nvcc_wheel_dirs() if cuda else [],
         detected_cuda_archs=detected,
-        build_timeout_seconds=build_timeout(),
         verbose=verbose,
         force_rebuild=force_rebuild,
         ninja_workers=ninja_workers,

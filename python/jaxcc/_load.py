@@ -45,8 +45,8 @@ def load(request: _core.LoadRequest, options: RunOptions) -> CompiledModule:
         ninja_workers=options.ninja_workers,
     )
     on_output = (lambda chunk: sys.stderr.write(chunk)) if options.verbose else None
-    with BuildProgress(request.name):
-        loaded = _core.load_module(request, environment, on_output)
+    with BuildProgress(request.name) as progress:
+        loaded = _core.load_module(request, environment, on_output, progress.start)
     _log_outcome(request, loaded)
     module = CompiledModule(request, loaded)
     if request.auto_register:
@@ -66,6 +66,14 @@ def load(request: _core.LoadRequest, options: RunOptions) -> CompiledModule:
 
 def _log_outcome(request, loaded) -> None:
     name = request.name
+    warning = loaded.warning
+    if warning:
+        # stacklevel: _log_outcome (1) -> load (2) -> _loading._load_request (3) -> the public
+        # loader (4) -> the user's line (5).
+        warnings.warn(f"jaxcc: module '{name}': {warning}", CacheWarning, stacklevel=5)
+    # The messages read fields of the loaded module; a warm load with logging off skips them.
+    if not logger.isEnabledFor(logging.INFO):
+        return
     if loaded.cache_hit:
         logger.info("cache hit: %s (%s)", name, loaded.library_path)
     else:
@@ -80,10 +88,6 @@ def _log_outcome(request, loaded) -> None:
             logger.info(
                 "cache size cap: evicted %d least recently used entries", loaded.evicted_entries
             )
-    if loaded.warning:
-        # stacklevel: _log_outcome (1) -> load (2) -> _loading._load_request (3) -> the public
-        # loader (4) -> the user's line (5).
-        warnings.warn(f"jaxcc: module '{name}': {loaded.warning}", CacheWarning, stacklevel=5)
     if request.platform == "cuda":
         logger.info(
             "CUDA architectures for %s: %s (from %s)",

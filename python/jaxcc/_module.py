@@ -39,37 +39,41 @@ class KernelFunction:
         self.target = target
         self.spec = spec
         self.vmap_method = vmap_method
-        params = spec.params
-        for p in params:
-            if p.kind == "attr" and p.name == "outs":
-                # fn(*arrays, outs=..., **attributes): the keyword cannot mean both.
-                raise SpecError(
-                    f"{module_name}.{self.name}: an attribute named 'outs' clashes with the "
-                    "outs= keyword of jaxcc callables; rename the C++ parameter (and its "
-                    "attr token), e.g. to 'num_outs'."
-                )
+        # One pass over the parameters (each field read from the core makes a new object): the
+        # attributes, the 'outs' clash and the signature text.
+        self.attribute_types = {}
+        parts = []
+        for p in spec.params:
+            kind = p.kind
+            if kind == "attr":
+                name, attr_type = p.name, p.attr_type
+                if name == "outs":
+                    # fn(*arrays, outs=..., **attributes): the keyword cannot mean both.
+                    raise SpecError(
+                        f"{module_name}.{self.name}: an attribute named 'outs' clashes with the "
+                        "outs= keyword of jaxcc callables; rename the C++ parameter (and its "
+                        "attr token), e.g. to 'num_outs'."
+                    )
+                self.attribute_types[name] = attr_type
+                parts.append(f"{name}: {attr_type}")
+            elif kind in ("arg", "ret"):
+                parts.append(f"{kind} {p.name}".strip())
+            else:
+                parts.append("stream")
+        self._signature = ", ".join(parts)
         self.num_args = spec.num_args
         self.num_rets = spec.num_rets
-        self.attribute_types = {p.name: p.attr_type for p in params if p.kind == "attr"}
-        rule = getattr(spec, "sharding_rule", "")
+        rule = spec.sharding_rule
         # Parsed and checked against the spec in the core at load already; this cannot fail.
         self.sharding = (
             ShardingRule(rule, self.num_args, self.num_rets, self.name) if rule else None
         )
         self.__name__ = self.name
         self.__qualname__ = f"{module_name}.{self.name}"
-        self.__doc__ = f"jaxcc kernel {module_name}.{self.name}({self.signature()})"
+        self.__doc__ = f"jaxcc kernel {module_name}.{self.name}({self._signature})"
 
     def signature(self) -> str:
-        parts = []
-        for p in self.spec.params:
-            if p.kind == "attr":
-                parts.append(f"{p.name}: {p.attr_type}")
-            elif p.kind in ("arg", "ret"):
-                parts.append(f"{p.kind} {p.name}".strip())
-            else:
-                parts.append("stream")
-        return ", ".join(parts)
+        return self._signature
 
     def _output_types(self, arrays, outs):
         import jax
@@ -279,7 +283,8 @@ class CompiledModule:
             self.functions[spec.name] = fn
             # A function called `path`, `key`, `name`, ... must not replace the module's own
             # attribute (a silently wrong mod.path); it stays reachable as mod["path"].
-            if not hasattr(self, spec.name):
+            # (Not hasattr(self, ...): that would run __getattr__'s error path for every function.)
+            if spec.name not in self.__dict__ and not hasattr(CompiledModule, spec.name):
                 setattr(self, spec.name, fn)
 
     @property

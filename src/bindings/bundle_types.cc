@@ -16,7 +16,8 @@ namespace {
 using bundle::BundleManifest;
 
 BundleManifest WriteBundlePy(const FrozenRequest& request, pipeline::BuildEnvironment environment,
-                             const std::string& out_dir) {
+                             const std::string& out_dir, nb::object on_build_start) {
+  AttachCallbacks(environment, nb::none(), std::move(on_build_start));
   Result<BundleManifest> written = [&] {
     nb::gil_scoped_release release;
     return bundle::WriteBundle(request.value, environment, out_dir);
@@ -79,7 +80,8 @@ void BindBundle(nb::module_& m) {
                    })
       .def_ro("created_unix", &BundleManifest::created_unix);
   m.def("write_bundle", &WriteBundlePy, nb::arg("request"), nb::arg("environment"),
-        nb::arg("out_dir"), "Build (or fetch) a module and write it as a bundle directory.");
+        nb::arg("out_dir"), nb::arg("on_build_start") = nb::none(),
+        "Build (or fetch) a module and write it as a bundle directory.");
   m.def("load_bundle", &LoadBundlePy, nb::arg("dir"), nb::arg("ffi_include_dir"),
         nb::arg("gpu_archs"),
         "Verify a bundle and dlopen its library: (BundleManifest, LoadedModule).");

@@ -17,6 +17,7 @@
 #include "cache/entry_names.h"
 #include "cache/lock_mode.h"
 #include "pipeline/load_module.h"
+#include "toolchain/ninja.h"
 #include "util/load_trace.h"
 
 namespace nb = nanobind;
@@ -25,17 +26,9 @@ namespace jaxcc::bindings {
 namespace {
 
 pipeline::LoadedModule LoadModulePy(const FrozenRequest& request,
-                                    pipeline::BuildEnvironment environment, nb::object on_output) {
-  if (!on_output.is_none()) {
-    environment.on_output = [on_output](std::string_view chunk) {
-      nb::gil_scoped_acquire acquire;
-      try {
-        on_output(nb::str(chunk.data(), chunk.size()));
-      } catch (nb::python_error& e) {
-        e.discard_as_unraisable("jaxcc verbose output callback");
-      }
-    };
-  }
+                                    pipeline::BuildEnvironment environment, nb::object on_output,
+                                    nb::object on_build_start) {
+  AttachCallbacks(environment, std::move(on_output), std::move(on_build_start));
   Result<pipeline::LoadedModule> loaded = [&] {
     nb::gil_scoped_release release;
     return pipeline::LoadModule(request.value, environment);
@@ -104,8 +97,14 @@ NB_MODULE(_core, m) {
   BindTools(m);
   BindBundle(m);
   m.def("load_module", &LoadModulePy, nb::arg("request"), nb::arg("environment"),
-        nb::arg("on_output") = nb::none(),
-        "Resolve, build (or fetch from the cache) and dlopen a module.");
+        nb::arg("on_output") = nb::none(), nb::arg("on_build_start") = nb::none(),
+        "Resolve, build (or fetch from the cache) and dlopen a module. on_output(text) gets the "
+        "verbose build output, on_build_start() is called when a build begins (not on a hit).");
+  m.def("include_dir", &KernelIncludeDir,
+        "Directory of jaxcc's kernel headers (jaxcc/jaxcc.h, brainevent/common.h).");
+  m.def("ninja_search_dirs", &jaxcc::toolchain::NinjaWheelDirs, nb::arg("python_path"),
+        nb::arg("python_executable"),
+        "Where the ninja wheel may keep its binary, for these sys.path entries and interpreter.");
   m.def("resolve_specs", &ResolveSpecsPy, nb::arg("request"),
         "Resolve the FunctionSpecs of a request's sources without building anything.");
   m.def("clear_cache", &ClearCachePy, nb::arg("cache_dir"), nb::arg("name") = nb::none(),

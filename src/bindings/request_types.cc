@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bindings/raise_error.h"
+#include "util/fs.h"
 
 namespace nb = nanobind;
 
@@ -159,38 +160,102 @@ void BindLoadRequest(nb::module_& m) {
       });
 }
 
+// The interpreter's view of where it finds packages; the core turns it into ninja's wheel
+// directories only on a miss (toolchain::NinjaWheelDirs).
+// PySys_GetObject reads the interpreter's own sys module: no import machinery on this path.
+Strings PythonPath() {
+  Strings path;
+  nb::handle sys_path(PySys_GetObject("path"));
+  if (!sys_path.is_valid()) return path;
+  for (nb::handle entry : sys_path) {
+    if (nb::isinstance<nb::str>(entry)) path.push_back(nb::cast<std::string>(entry));
+  }
+  return path;
+}
+
+std::string PythonExecutable() {
+  nb::handle executable(PySys_GetObject("executable"));
+  return executable.is_valid() && nb::isinstance<nb::str>(executable)
+             ? nb::cast<std::string>(executable)
+             : std::string();
+}
+
 void BindBuildEnvironment(nb::module_& m) {
   nb::class_<BuildEnvironment>(m, "BuildEnvironment",
                                "Where this process finds headers and tools, and how to run the "
                                "build; changes no result.")
       .def(
           "__init__",
-          [](BuildEnvironment* self, std::string jaxcc_include_dir, std::string ffi_include_dir,
-             Strings ninja_search_dirs, Strings nvcc_search_dirs, Strings detected_cuda_archs,
-             double build_timeout_seconds, bool verbose, bool force_rebuild, int ninja_workers) {
+          [](BuildEnvironment* self, std::string ffi_include_dir, Strings nvcc_search_dirs,
+             Strings detected_cuda_archs, bool verbose, bool force_rebuild, int ninja_workers) {
+            // Read on every load, hit or miss, like the cache size cap: a bad value is reported
+            // before it can matter.
+            auto timeout = pipeline::BuildTimeoutFromEnvironment();
+            if (!timeout.ok()) RaiseError(timeout.error());
+            Strings python_path = PythonPath();
+            std::string executable = PythonExecutable();
             BuildEnvironment* env = new (self) BuildEnvironment();
-            env->jaxcc_include_dir = std::move(jaxcc_include_dir);
+            env->jaxcc_include_dir = KernelIncludeDir();
             env->ffi_include_dir = std::move(ffi_include_dir);
-            env->ninja_search_dirs = std::move(ninja_search_dirs);
+            env->python_path = std::move(python_path);
+            env->python_executable = std::move(executable);
             env->nvcc_search_dirs = std::move(nvcc_search_dirs);
             env->detected_cuda_archs = std::move(detected_cuda_archs);
-            env->build_timeout_seconds = build_timeout_seconds;
+            env->build_timeout_seconds = *timeout;
             env->verbose = verbose;
             env->force_rebuild = force_rebuild;
             env->ninja_workers = ninja_workers;
           },
-          nb::kw_only(), nb::arg("jaxcc_include_dir"), nb::arg("ffi_include_dir"),
-          nb::arg("ninja_search_dirs") = Strings(), nb::arg("nvcc_search_dirs") = Strings(),
-          nb::arg("detected_cuda_archs") = Strings(), nb::arg("build_timeout_seconds") = 600.0,
-          nb::arg("verbose") = false, nb::arg("force_rebuild") = false,
-          nb::arg("ninja_workers") = 0)
+          nb::kw_only(), nb::arg("ffi_include_dir"), nb::arg("nvcc_search_dirs") = Strings(),
+          nb::arg("detected_cuda_archs") = Strings(), nb::arg("verbose") = false,
+          nb::arg("force_rebuild") = false, nb::arg("ninja_workers") = 0)
       .def_ro("jaxcc_include_dir", &BuildEnvironment::jaxcc_include_dir)
       .def_ro("ffi_include_dir", &BuildEnvironment::ffi_include_dir)
+      .def_ro("build_timeout_seconds", &BuildEnvironment::build_timeout_seconds)
+      .def_ro("python_path", &BuildEnvironment::python_path)
       .def_ro("force_rebuild", &BuildEnvironment::force_rebuild)
       .def_ro("verbose", &BuildEnvironment::verbose);
 }
 
 }  // namespace
+
+const std::string& KernelIncludeDir() {
+  // The extension's __file__ rather than dladdr(), which scans the whole symbol table for the
+  // nearest symbol (50 us for this extension, the largest step of a warm load's environment).
+  static const std::string dir = [] {
+    // sys.modules, not an import: importing even a loaded module costs 20 us.
+    nb::object name = nb::str("jaxcc._core");
+    nb::object module = nb::steal(PyImport_GetModule(name.ptr()));
+    if (!module.is_valid()) throw nb::python_error();
+    std::string file = nb::cast<std::string>(module.attr("__file__"));
+    return JoinPath(DirName(AbsolutePath(file)), "include");
+  }();
+  return dir;
+}
+
+void AttachCallbacks(BuildEnvironment& environment, nb::object on_output,
+                     nb::object on_build_start) {
+  if (!on_output.is_none()) {
+    environment.on_output = [on_output](std::string_view chunk) {
+      nb::gil_scoped_acquire acquire;
+      try {
+        on_output(nb::str(chunk.data(), chunk.size()));
+      } catch (nb::python_error& e) {
+        e.discard_as_unraisable("jaxcc verbose output callback");
+      }
+    };
+  }
+  if (!on_build_start.is_none()) {
+    environment.on_build_start = [on_build_start] {
+      nb::gil_scoped_acquire acquire;
+      try {
+        on_build_start();
+      } catch (nb::python_error& e) {
+        e.discard_as_unraisable("jaxcc build start callback");
+      }
+    };
+  }
+}
 
 void BindRequestTypes(nb::module_& m) {
   BindSourcesAndFunctions(m);

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <map>
+#include <string>
 
 #include "pipeline/load_request.h"
 
@@ -17,6 +18,15 @@ struct FrozenRequest {
   pipeline::LoadRequest value;
   std::size_t hash = 0;
 };
+
+/// Python callables for the environment's callbacks (None: no callback), each run with the GIL
+/// held from the core's thread; an exception in one is reported as unraisable, never propagated
+/// into the build.
+void AttachCallbacks(pipeline::BuildEnvironment& environment, nanobind::object on_output,
+                     nanobind::object on_build_start);
+
+/// The directory holding jaxcc's kernel headers: `include/` beside this extension module.
+const std::string& KernelIncludeDir();
 
 void BindRequestTypes(nanobind::module_& m);
 

@@ -65,9 +65,8 @@ std::optional<Entry> CacheDir::Lookup(const std::string& name, const std::string
   if (!ValidateModuleName(name, "module name").ok() || key.size() < kEntryKeyChars) {
     return Miss(LookupMiss::kAbsent, miss_reason);
   }
-  Entry entry;
-  entry.dir = EntryDir(name, key);
-  std::string manifest_path = JoinPath(entry.dir, "manifest.json");
+  std::string dir = EntryDir(name, key);
+  std::string manifest_path = JoinPath(dir, "manifest.json");
   auto text = ReadFile(manifest_path);
   if (!text.ok()) {
     // No manifest means "never completed"; one that exists but cannot be read is damage.
@@ -78,26 +77,53 @@ std::optional<Entry> CacheDir::Lookup(const std::string& name, const std::string
   trace::Mark("manifest read + parse");
   // A different full key under the same 24-hex prefix is treated like damage: the rebuild
   // publishes over it.
-  if (!manifest.ok() || manifest->key != key || manifest->module_name != name ||
-      !IsPlainFileName(manifest->library_file)) {
+  if (!manifest.ok() || manifest->key != key || manifest->module_name != name) {
     return Miss(LookupMiss::kDamaged, miss_reason);
   }
-  entry.library_path = JoinPath(entry.dir, manifest->library_file);
+  EntryFacts facts{manifest->library_file, manifest->library_sha256, manifest->dependencies};
+  auto verified = Verify(name, std::move(dir), facts, miss_reason);
+  if (verified) verified->manifest = std::move(*manifest);
+  return verified;
+}
+
+std::optional<Entry> CacheDir::LookupKnown(const std::string& name, const std::string& key,
+                                           const EntryFacts& facts, LookupMiss* miss_reason) const {
+  if (!ValidateModuleName(name, "module name").ok() || key.size() < kEntryKeyChars) {
+    return Miss(LookupMiss::kAbsent, miss_reason);
+  }
+  auto entry = Verify(name, EntryDir(name, key), facts, miss_reason);
+  if (entry) {
+    entry->manifest.key = key;
+    entry->manifest.module_name = name;
+    entry->manifest.library_file = facts.library_file;
+    entry->manifest.library_sha256 = facts.library_sha256;
+    entry->manifest.dependencies = facts.dependencies;
+  }
+  return entry;
+}
+
+// The one rule for accepting an entry, whoever read its facts: private to this user, the library
+// hashing to the recorded digest, every tracked dependency unchanged.
+std::optional<Entry> CacheDir::Verify(const std::string& name, std::string dir,
+                                      const EntryFacts& facts, LookupMiss* miss_reason) const {
+  if (!IsPlainFileName(facts.library_file)) return Miss(LookupMiss::kDamaged, miss_reason);
+  Entry entry;
+  entry.dir = std::move(dir);
+  entry.library_path = JoinPath(entry.dir, facts.library_file);
   if (!CheckTrusted(name, entry.dir, entry.library_path).ok()) {
     return Miss(LookupMiss::kUnsafe, miss_reason);
   }
   trace::Mark("entry trust check");
   // Hash on every lookup: a truncated or altered library must never reach dlopen.
   auto library_sha = Sha256FileHex(entry.library_path);
-  if (!library_sha.ok() || *library_sha != manifest->library_sha256) {
+  if (!library_sha.ok() || *library_sha != facts.library_sha256) {
     return Miss(LookupMiss::kDamaged, miss_reason);
   }
   trace::Mark("library sha256");
-  for (const Dependency& dep : manifest->dependencies) {
+  for (const Dependency& dep : facts.dependencies) {
     if (!DependencyUnchanged(dep)) return Miss(LookupMiss::kStaleDependency, miss_reason);
   }
   trace::Mark("dependency stats");
-  entry.manifest = std::move(*manifest);
   return entry;
 }
 

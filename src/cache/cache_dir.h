@@ -18,6 +18,14 @@ struct Entry {
   Manifest manifest;
 };
 
+/// What a lookup checks an entry against. The manifest holds them; the warm index keeps a copy
+/// taken from a verified manifest, so a warm load need not read and parse the manifest again.
+struct EntryFacts {
+  std::string library_file;    ///< file name inside the entry directory
+  std::string library_sha256;  ///< the library's bytes must hash to this before dlopen
+  std::vector<Dependency> dependencies;
+};
+
 /// What RemoveEntry did.
 enum class EntryRemoval { kRemoved, kBusy, kNotAnEntry };
 
@@ -41,6 +49,12 @@ class CacheDir {
   /// error; `miss_reason` (if given) says which.
   std::optional<Entry> Lookup(const std::string& name, const std::string& key,
                               LookupMiss* miss_reason = nullptr) const;
+
+  /// The same checks as Lookup (trust, library hash, dependencies) against facts the caller
+  /// already holds instead of the manifest's; the returned entry's manifest holds those facts.
+  std::optional<Entry> LookupKnown(const std::string& name, const std::string& key,
+                                   const EntryFacts& facts,
+                                   LookupMiss* miss_reason = nullptr) const;
 
   /// OK when the entry directory for (name, key) and the library inside it are this user's own
   /// and writable by nobody else; otherwise a CacheError with the fix.
@@ -71,6 +85,9 @@ class CacheDir {
   std::string LockPath(const std::string& name, const std::string& key) const;
 
  private:
+  std::optional<Entry> Verify(const std::string& name, std::string dir, const EntryFacts& facts,
+                              LookupMiss* miss_reason) const;
+
   std::string root_;
 };
 

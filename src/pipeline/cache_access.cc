@@ -97,8 +97,9 @@ Status CheckCacheRootIsPrivate(const std::string& root) {
 std::optional<Result<LoadedModule>> LoadFromCache(const cache::CacheDir& cache,
                                                   const std::string& name, const std::string& key,
                                                   const std::vector<FunctionSpec>& specs,
-                                                  cache::LookupMiss* miss) {
-  auto entry = cache.Lookup(name, key, miss);
+                                                  cache::LookupMiss* miss,
+                                                  const cache::EntryFacts* known) {
+  auto entry = known ? cache.LookupKnown(name, key, *known, miss) : cache.Lookup(name, key, miss);
   if (!entry) return std::nullopt;
   FaultPoint("load");
   auto module = LoadEntry(*entry, specs);

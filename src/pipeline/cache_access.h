@@ -15,11 +15,13 @@ namespace jaxcc::pipeline {
 /// dlopens an entry's library and resolves one handler per spec.
 Result<LoadedModule> LoadEntry(const cache::Entry& entry, std::vector<argspec::FunctionSpec> specs);
 
-/// A verified hit, loaded (nullopt on a miss, with `miss` saying why).
+/// A verified hit, loaded (nullopt on a miss, with `miss` saying why). With `known`, the entry is
+/// checked against those facts (the warm index's copy) instead of its manifest's.
 std::optional<Result<LoadedModule>> LoadFromCache(const cache::CacheDir& cache,
                                                   const std::string& name, const std::string& key,
                                                   const std::vector<argspec::FunctionSpec>& specs,
-                                                  cache::LookupMiss* miss);
+                                                  cache::LookupMiss* miss,
+                                                  const cache::EntryFacts* known = nullptr);
 
 /// dlopen of a library outside the cache (a private build); the mapping outlives the file.
 Result<LoadedModule> LoadPrivateLibrary(const std::string& library_path,

@@ -11,6 +11,7 @@
 #include "cache/file_lock.h"
 #include "cache/header_digest.h"
 #include "cache/lock_mode.h"
+#include "cache/manifest.h"
 #include "cache/object_cache.h"
 #include "pipeline/build_plan.h"
 #include "pipeline/cache_access.h"
@@ -65,8 +66,7 @@ std::int64_t ObjectCacheMaxBytes() {
 void AddDirectoryTree(const std::string& root, WarmRecord& record) {
   FileInfo info = StatPath(root);
   if (!info.exists || !info.is_dir) return;
-  record.watched_paths.push_back(root);
-  record.watched_stamps.push_back(StampOf(root));
+  record.watched.push_back({root, StampOf(root)});
   for (const std::string& name : ListDir(root)) {
     std::string child = JoinPath(root, name);
     if (StatPath(child).is_dir) AddDirectoryTree(child, record);
@@ -77,29 +77,31 @@ void AddDirectoryTree(const std::string& root, WarmRecord& record) {
 // to find it again from the request alone. Skipped where a later load could differ without the
 // request or the watched files changing: GPUs found by nvidia-smi, and user build directories.
 void RememberWarm(const LoadRequest& request, const BuildEnvironment& env,
-                  const std::string& fingerprint, const std::string& key,
+                  const std::string& fingerprint, const LoadedModule& module,
                   const std::vector<FunctionSpec>& specs, const toolchain::HostCompiler& compiler,
                   const std::optional<CudaToolchain>& cuda, const std::vector<std::string>& archs,
                   const std::string& archs_source) {
   if (!request.build_directory.empty() || archs_source == "nvidia-smi") return;
+  // The facts the hit is checked against come from the manifest the full path just verified.
+  auto text = ReadFile(JoinPath(module.entry_dir, "manifest.json"));
+  if (!text.ok()) return;
+  auto manifest = cache::ManifestFromJson(*text);
+  if (!manifest.ok() || manifest->key != module.key) return;
   WarmRecord record;
-  record.key = key;
+  record.key = module.key;
+  record.entry = {manifest->library_file, manifest->library_sha256, manifest->dependencies};
   record.specs = specs;
   record.cuda_archs = archs;
   record.cuda_archs_source = archs_source;
-  record.watched_paths.push_back(compiler.path);
-  record.watched_stamps.push_back(StampOf(compiler.path));
-  if (cuda) {
-    record.watched_paths.push_back(cuda->nvcc.path);
-    record.watched_stamps.push_back(StampOf(cuda->nvcc.path));
-  }
+  record.watched.push_back({compiler.path, StampOf(compiler.path)});
+  if (cuda) record.watched.push_back({cuda->nvcc.path, StampOf(cuda->nvcc.path)});
   AddDirectoryTree(JoinPath(env.ffi_include_dir, "xla/ffi/api"), record);
   AddDirectoryTree(env.jaxcc_include_dir, record);
   // A path changed within the last seconds could change again within the same timestamp tick
   // unseen (the racy-timestamp problem the header digest also avoids): no record then.
   const std::int64_t now_ns = static_cast<std::int64_t>(std::time(nullptr)) * 1000000000LL;
-  for (const std::string& path : record.watched_paths) {
-    if (now_ns - StatPath(path).mtime_ns < 3 * 1000000000LL) return;
+  for (const WatchedPath& watched : record.watched) {
+    if (now_ns - watched.stamp.mtime_ns < 3 * 1000000000LL) return;
   }
   (void)WriteWarmRecord(WarmIndexPath(request.cache_dir, fingerprint), record);
 }
@@ -116,7 +118,7 @@ std::optional<Result<LoadedModule>> LoadWarm(const LoadRequest& request,
   if (!record) return std::nullopt;
   cache::CacheDir cache(request.cache_dir);
   cache::LookupMiss miss = cache::LookupMiss::kAbsent;
-  auto hit = LoadFromCache(cache, request.name, record->key, record->specs, &miss);
+  auto hit = LoadFromCache(cache, request.name, record->key, record->specs, &miss, &record->entry);
   if (!hit || !hit->ok()) return std::nullopt;  // the full path says what is wrong, or rebuilds
   archs = record->cuda_archs;
   archs_source = record->cuda_archs_source;
@@ -205,7 +207,8 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& request, const BuildEnvi
 
   auto remember = [&](const Result<LoadedModule>& loaded) {
     if (loaded.ok() && !fingerprint.empty()) {
-      RememberWarm(request, env, fingerprint, key, *specs, *compiler, cuda, archs, archs_source);
+      RememberWarm(request, env, fingerprint, *loaded, *specs, *compiler, cuda, archs,
+                   archs_source);
     }
   };
   cache::LookupMiss miss = cache::LookupMiss::kAbsent;
@@ -236,7 +239,8 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& request, const BuildEnvi
   // Build directories of processes that died mid-build are nobody's; sweep them while here.
   cache.RemoveOrphans(std::nullopt, /*failed_builds_too=*/false);
 
-  auto ninja = toolchain::FindNinja(env.ninja_search_dirs);
+  auto ninja =
+      toolchain::FindNinja(toolchain::NinjaWheelDirs(env.python_path, env.python_executable));
   if (!ninja.ok()) return ninja.error();
   bool private_build_dir = request.build_directory.empty();
   std::string build_dir = AbsolutePath(request.build_directory);

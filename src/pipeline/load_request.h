@@ -61,15 +61,24 @@ struct LoadRequest {
 struct BuildEnvironment {
   std::string jaxcc_include_dir;
   std::string ffi_include_dir;
-  std::vector<std::string> ninja_search_dirs;
+  /// sys.path and sys.executable: where the `ninja` wheel may be (toolchain::NinjaWheelDirs),
+  /// turned into directories only when a build needs ninja.
+  std::vector<std::string> python_path;
+  std::string python_executable;
   std::vector<std::string> nvcc_search_dirs;     ///< bin directories of pip's NVIDIA CUDA wheels
   std::vector<std::string> detected_cuda_archs;  ///< compute capabilities of the GPUs JAX sees
-  double build_timeout_seconds = 600;
+  double build_timeout_seconds = 600;  ///< $JAXCC_BUILD_TIMEOUT (BuildTimeoutFromEnvironment)
   bool verbose = false;
   bool force_rebuild = false;
   int ninja_workers = 0;                            ///< 0 = one job per core
   std::function<void(std::string_view)> on_output;  ///< verbose build output, live
+  /// Called once a load knows it must compile (not on a cache hit), e.g. to show progress.
+  std::function<void()> on_build_start;
 };
+
+/// $JAXCC_BUILD_TIMEOUT in seconds (default 600); a value that is not a number in (0, 1e6] is a
+/// SpecError naming the variable and the fix.
+Result<double> BuildTimeoutFromEnvironment();
 
 /// Checks every rule of a request that needs no file system or toolchain: the module name and
 /// target prefix, the platform, the optimization level and the vmap method. ErrorKind::kSpec.

@@ -28,6 +28,7 @@ Result<build::BuildOutcome> RunBuildIn(const std::string& build_dir, const LoadR
                            "build_directory unset to build in the cache");
     }
   }
+  if (env.on_build_start) env.on_build_start();
   build::BuildRequest build_request;
   build_request.build_dir = build_dir;
   build_request.files = std::move(files);
@@ -71,7 +72,8 @@ bool MentionsFullDisk(const Error& error) {
 Result<LoadedModule> BuildUncached(const LoadRequest& request, const BuildEnvironment& env,
                                    const BuildPlan& plan, const std::vector<FunctionSpec>& specs,
                                    const std::string& key, const Error& cache_failure) {
-  auto ninja = toolchain::FindNinja(env.ninja_search_dirs);
+  auto ninja =
+      toolchain::FindNinja(toolchain::NinjaWheelDirs(env.python_path, env.python_executable));
   if (!ninja.ok()) return ninja.error();
   auto temp_dir = MakeTempDir("jaxcc-" + request.name);
   if (!temp_dir.ok()) {

@@ -1,11 +1,27 @@
 // The value rules of a load request: one owner for each, used by the Python layer through
 // jaxcc._core.LoadRequest and by LoadModule for C++ callers.
+#include <cmath>
+#include <cstdlib>
 #include <string>
 
 #include "cache/entry_names.h"
 #include "pipeline/load_request.h"
 
 namespace jaxcc::pipeline {
+
+Result<double> BuildTimeoutFromEnvironment() {
+  const char* text = std::getenv("JAXCC_BUILD_TIMEOUT");
+  if (text == nullptr) return 600.0;
+  char* end = nullptr;
+  double seconds = std::strtod(text, &end);
+  bool parsed = *text != '\0' && end != nullptr && *end == '\0';
+  if (!parsed || !(seconds > 0 && seconds <= 1e6)) {  // NaN fails the comparison too
+    return MakeError(ErrorKind::kSpec, "JAXCC_BUILD_TIMEOUT='" + std::string(text) +
+                                           "' is not a build time limit: set it to a number of "
+                                           "seconds between 0 and 1e6 (default 600), or unset it");
+  }
+  return seconds;
+}
 
 const std::string& TargetPrefix(const LoadRequest& request) {
   return request.target_prefix ? *request.target_prefix : request.name;

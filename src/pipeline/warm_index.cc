@@ -1,18 +1,17 @@
 #include "pipeline/warm_index.h"
 
+#include <cstdint>
 #include <cstdlib>
-#include <nlohmann/json.hpp>
 
+#include "util/fields.h"
 #include "util/fs.h"
 #include "util/sha256.h"
 
 namespace jaxcc::pipeline {
 namespace {
 
-using nlohmann::json;
-
 // A record's first field: a record of another layout is a miss, never misread.
-constexpr const char* kFormat = "jaxcc-warm-index-1";
+constexpr std::string_view kFormat = "jaxcc-warm-index-2";
 
 void Field(Sha256Builder& hash, std::string_view name, std::string_view value) {
   hash.UpdateField(name);
@@ -27,19 +26,6 @@ void Fields(Sha256Builder& hash, std::string_view name, const std::vector<std::s
 std::string Env(const char* name) {
   const char* value = std::getenv(name);
   return value ? value : "\x01unset";  // unset and empty differ for the tool searches
-}
-
-Error Corrupt(const std::string& what) {
-  return MakeError(ErrorKind::kCache, "warm index record: " + what);
-}
-
-std::vector<std::string> StringList(const json& value) {
-  std::vector<std::string> out;
-  if (!value.is_array()) return out;
-  for (const json& item : value) {
-    if (item.is_string()) out.push_back(item.get<std::string>());
-  }
-  return out;
 }
 
 }  // namespace
@@ -97,123 +83,170 @@ std::string WarmIndexPath(const std::string& cache_dir, const std::string& finge
   return JoinPath(JoinPath(cache_dir, ".index"), fingerprint);
 }
 
-std::string StampOf(const std::string& path) {
+FileStamp StampOf(const std::string& path) {
   FileInfo info = StatPath(path);
-  if (!info.exists) return "";
-  // A directory's size says nothing portable; its mtime and inode change when entries do.
-  return std::to_string(info.is_dir ? 0 : info.size) + "|" + std::to_string(info.mtime_ns) + "|" +
-         std::to_string(info.inode);
+  if (!info.exists) return {};
+  return {true, info.is_dir ? 0 : info.size, info.mtime_ns, info.inode};
 }
 
-namespace {
-
-json SpecsAsJson(const std::vector<argspec::FunctionSpec>& specs) {
-  json out = json::array();
-  for (const argspec::FunctionSpec& spec : specs) {
-    json params = json::array();
+std::string EncodeWarmRecord(const WarmRecord& record) {
+  std::string out;
+  AppendField(out, kFormat);
+  AppendField(out, record.key);
+  AppendField(out, record.entry.library_file);
+  AppendField(out, record.entry.library_sha256);
+  AppendIntField(out, static_cast<std::int64_t>(record.entry.dependencies.size()));
+  for (const cache::Dependency& dep : record.entry.dependencies) {
+    AppendField(out, dep.path);
+    AppendIntField(out, dep.size);
+    AppendIntField(out, dep.mtime_ns);
+    AppendField(out, dep.sha256);
+  }
+  AppendIntField(out, static_cast<std::int64_t>(record.watched.size()));
+  for (const WatchedPath& watched : record.watched) {
+    AppendField(out, watched.path);
+    AppendIntField(out, watched.stamp.exists ? 1 : 0);
+    AppendIntField(out, watched.stamp.size);
+    AppendIntField(out, watched.stamp.mtime_ns);
+    AppendIntField(out, static_cast<std::int64_t>(watched.stamp.inode));
+  }
+  AppendIntField(out, static_cast<std::int64_t>(record.cuda_archs.size()));
+  for (const std::string& arch : record.cuda_archs) AppendField(out, arch);
+  AppendField(out, record.cuda_archs_source);
+  AppendIntField(out, static_cast<std::int64_t>(record.specs.size()));
+  for (const argspec::FunctionSpec& spec : record.specs) {
+    AppendField(out, spec.name);
+    AppendIntField(out, spec.source_index);
+    AppendField(out, spec.sharding_rule);
+    AppendIntField(out, static_cast<std::int64_t>(spec.namespaces.size()));
+    for (const std::string& ns : spec.namespaces) AppendField(out, ns);
+    AppendIntField(out, static_cast<std::int64_t>(spec.params.size()));
     for (const argspec::Param& p : spec.params) {
-      params.push_back({{"kind", argspec::ParamKindName(p.kind)},
-                        {"name", p.name},
-                        {"type", p.attr_type ? argspec::AttrTypeName(*p.attr_type) : ""}});
+      AppendField(out, argspec::ParamKindName(p.kind));
+      AppendField(out, p.name);
+      AppendField(out, p.attr_type ? argspec::AttrTypeName(*p.attr_type) : "");
     }
-    out.push_back({{"name", spec.name},
-                   {"namespaces", spec.namespaces},
-                   {"source_index", spec.source_index},
-                   {"sharding_rule", spec.sharding_rule},
-                   {"params", std::move(params)}});
   }
   return out;
 }
 
-Result<std::vector<argspec::FunctionSpec>> SpecsFromParsedJson(const json& parsed) {
-  if (!parsed.is_array()) return Corrupt("specs are not a list");
-  std::vector<argspec::FunctionSpec> specs;
-  for (const json& item : parsed) {
-    if (!item.is_object() || !item.contains("name") || !item["name"].is_string() ||
-        !item.contains("source_index") || !item["source_index"].is_number_integer() ||
-        !item.contains("params") || !item["params"].is_array() || !item.contains("sharding_rule") ||
-        !item["sharding_rule"].is_string()) {
-      return Corrupt("a spec lacks a field");
-    }
-    argspec::FunctionSpec spec;
-    spec.name = item["name"].get<std::string>();
-    spec.namespaces = StringList(item.value("namespaces", json::array()));
-    spec.source_index = item["source_index"].get<int>();
-    spec.sharding_rule = item["sharding_rule"].get<std::string>();
-    for (const json& p : item["params"]) {
-      if (!p.is_object() || !p.contains("kind") || !p["kind"].is_string() || !p.contains("name") ||
-          !p["name"].is_string() || !p.contains("type") || !p["type"].is_string()) {
-        return Corrupt("a parameter lacks a field");
-      }
-      auto kind = argspec::ParamKindFromName(p["kind"].get<std::string>());
-      if (!kind) return Corrupt("unknown parameter kind");
-      argspec::Param param;
-      param.kind = *kind;
-      param.name = p["name"].get<std::string>();
-      std::string type = p["type"].get<std::string>();
-      if (!type.empty()) {
-        param.attr_type = argspec::AttrTypeFromName(type);
-        if (!param.attr_type) return Corrupt("unknown attribute type " + type);
-      }
-      spec.params.push_back(std::move(param));
-    }
-    specs.push_back(std::move(spec));
+namespace {
+
+// A count read from a record; a negative one is corruption. Large ones are harmless: the fields
+// run out first.
+std::optional<std::int64_t> NextCount(FieldReader& reader) {
+  auto count = reader.NextInt();
+  if (!count || *count < 0) return std::nullopt;
+  return count;
+}
+
+std::optional<argspec::FunctionSpec> DecodeSpec(FieldReader& reader) {
+  argspec::FunctionSpec spec;
+  auto name = reader.NextString();
+  auto source_index = reader.NextInt();
+  auto rule = reader.NextString();
+  auto namespaces = NextCount(reader);
+  if (!name || !source_index || !rule || !namespaces || *source_index < 0 ||
+      *source_index > INT32_MAX) {
+    return std::nullopt;
   }
-  return specs;
+  spec.name = std::move(*name);
+  spec.source_index = static_cast<int>(*source_index);
+  spec.sharding_rule = std::move(*rule);
+  for (std::int64_t i = 0; i < *namespaces; ++i) {
+    auto ns = reader.NextString();
+    if (!ns) return std::nullopt;
+    spec.namespaces.push_back(std::move(*ns));
+  }
+  auto params = NextCount(reader);
+  if (!params) return std::nullopt;
+  for (std::int64_t i = 0; i < *params; ++i) {
+    auto kind_name = reader.Next();
+    auto param_name = reader.NextString();
+    auto type_name = reader.Next();
+    if (!kind_name || !param_name || !type_name) return std::nullopt;
+    auto kind = argspec::ParamKindFromName(std::string(*kind_name));
+    if (!kind) return std::nullopt;
+    argspec::Param param;
+    param.kind = *kind;
+    param.name = std::move(*param_name);
+    if (!type_name->empty()) {
+      param.attr_type = argspec::AttrTypeFromName(std::string(*type_name));
+      if (!param.attr_type) return std::nullopt;
+    }
+    spec.params.push_back(std::move(param));
+  }
+  return spec;
 }
 
 }  // namespace
 
-std::string SpecsToJson(const std::vector<argspec::FunctionSpec>& specs) {
-  return SpecsAsJson(specs).dump();
-}
-
-Result<std::vector<argspec::FunctionSpec>> SpecsFromJson(const std::string& text) {
-  return SpecsFromParsedJson(json::parse(text, nullptr, /*allow_exceptions=*/false));
+std::optional<WarmRecord> DecodeWarmRecord(std::string_view text) {
+  FieldReader reader(text);
+  if (reader.Next() != std::optional<std::string_view>(kFormat)) return std::nullopt;
+  WarmRecord record;
+  auto key = reader.NextString();
+  auto library_file = reader.NextString();
+  auto library_sha256 = reader.NextString();
+  auto dependencies = NextCount(reader);
+  if (!key || !library_file || !library_sha256 || !dependencies) return std::nullopt;
+  record.key = std::move(*key);
+  record.entry.library_file = std::move(*library_file);
+  record.entry.library_sha256 = std::move(*library_sha256);
+  for (std::int64_t i = 0; i < *dependencies; ++i) {
+    auto path = reader.NextString();
+    auto size = reader.NextInt();
+    auto mtime_ns = reader.NextInt();
+    auto sha256 = reader.NextString();
+    if (!path || !size || !mtime_ns || !sha256) return std::nullopt;
+    record.entry.dependencies.push_back({std::move(*path), *size, *mtime_ns, std::move(*sha256)});
+  }
+  auto watched = NextCount(reader);
+  if (!watched) return std::nullopt;
+  for (std::int64_t i = 0; i < *watched; ++i) {
+    auto path = reader.NextString();
+    auto exists = reader.NextInt();
+    auto size = reader.NextInt();
+    auto mtime_ns = reader.NextInt();
+    auto inode = reader.NextInt();
+    if (!path || !exists || !size || !mtime_ns || !inode) return std::nullopt;
+    record.watched.push_back(
+        {std::move(*path), {*exists != 0, *size, *mtime_ns, static_cast<std::uint64_t>(*inode)}});
+  }
+  auto archs = NextCount(reader);
+  if (!archs) return std::nullopt;
+  for (std::int64_t i = 0; i < *archs; ++i) {
+    auto arch = reader.NextString();
+    if (!arch) return std::nullopt;
+    record.cuda_archs.push_back(std::move(*arch));
+  }
+  auto archs_source = reader.NextString();
+  auto specs = NextCount(reader);
+  if (!archs_source || !specs) return std::nullopt;
+  record.cuda_archs_source = std::move(*archs_source);
+  for (std::int64_t i = 0; i < *specs; ++i) {
+    auto spec = DecodeSpec(reader);
+    if (!spec) return std::nullopt;
+    record.specs.push_back(std::move(*spec));
+  }
+  if (!reader.Done()) return std::nullopt;  // trailing bytes: not a record this code wrote
+  return record;
 }
 
 std::optional<WarmRecord> ReadValidWarmRecord(const std::string& path) {
   auto text = ReadFile(path);
   if (!text.ok()) return std::nullopt;
-  json parsed = json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (!parsed.is_object() || parsed.value("format", "") != kFormat) return std::nullopt;
-  const json& key = parsed.value("key", json());
-  const json& watched = parsed.value("watched", json());
-  if (!key.is_string() || !watched.is_array()) return std::nullopt;
-  WarmRecord record;
-  record.key = key.get<std::string>();
-  for (const json& item : watched) {
-    if (!item.is_array() || item.size() != 2 || !item[0].is_string() || !item[1].is_string()) {
-      return std::nullopt;
-    }
-    record.watched_paths.push_back(item[0].get<std::string>());
-    record.watched_stamps.push_back(item[1].get<std::string>());
+  auto record = DecodeWarmRecord(*text);
+  if (!record) return std::nullopt;
+  for (const WatchedPath& watched : record->watched) {
+    if (StampOf(watched.path) != watched.stamp) return std::nullopt;
   }
-  // The cheap part first: one stat per watched path says whether the record still holds.
-  for (size_t i = 0; i < record.watched_paths.size(); ++i) {
-    if (StampOf(record.watched_paths[i]) != record.watched_stamps[i]) return std::nullopt;
-  }
-  auto parsed_specs = SpecsFromParsedJson(parsed.value("specs", json()));
-  if (!parsed_specs.ok()) return std::nullopt;
-  record.specs = std::move(*parsed_specs);
-  record.cuda_archs = StringList(parsed.value("cuda_archs", json::array()));
-  record.cuda_archs_source = parsed.value("cuda_archs_source", "");
   return record;
 }
 
 Status WriteWarmRecord(const std::string& path, const WarmRecord& record) {
-  json watched = json::array();
-  for (size_t i = 0; i < record.watched_paths.size(); ++i) {
-    watched.push_back({record.watched_paths[i], record.watched_stamps[i]});
-  }
-  json out = {{"format", kFormat},
-              {"key", record.key},
-              {"specs", SpecsAsJson(record.specs)},
-              {"watched", std::move(watched)},
-              {"cuda_archs", record.cuda_archs},
-              {"cuda_archs_source", record.cuda_archs_source}};
   JAXCC_RETURN_IF_ERROR(MakeDirs(DirName(path), 0700));
-  return WriteFileAtomic(path, out.dump(), 0600);
+  return WriteFileAtomic(path, EncodeWarmRecord(record), 0600);
 }
 
 }  // namespace jaxcc::pipeline

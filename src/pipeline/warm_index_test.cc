@@ -31,12 +31,40 @@ std::vector<FunctionSpec> SampleSpecs() {
   return {scale, plain};
 }
 
-TEST(WarmIndex, SpecsRoundTripEveryField) {
-  auto specs = SampleSpecs();
-  auto back = SpecsFromJson(SpecsToJson(specs));
-  ASSERT_TRUE(back.ok()) << back.error().message;
-  ASSERT_EQ(back->size(), 2u);
-  const FunctionSpec& s = (*back)[0];
+WarmRecord SampleRecord() {
+  WarmRecord record;
+  record.key = "d8c72319af17c31155d33da77e728a12";
+  record.entry.library_file = "m.9fc6090f2ecc.so";
+  record.entry.library_sha256 = "9fc6090f2eccdcea";
+  record.entry.dependencies = {{"/src/dir with space/k,1:2.h", 120, 1795489931403328567, "ab"}};
+  record.specs = SampleSpecs();
+  record.cuda_archs = {"90", "80"};
+  record.cuda_archs_source = "compute_capability";
+  record.watched = {{"/usr/bin/g++", {true, 1305592, 1744025177000000000, 248222}},
+                    {"/include", {true, 0, 17, 9}}};
+  return record;
+}
+
+TEST(WarmIndex, RecordsRoundTripEveryField) {
+  auto back = DecodeWarmRecord(EncodeWarmRecord(SampleRecord()));
+  ASSERT_TRUE(back.has_value());
+  WarmRecord want = SampleRecord();
+  EXPECT_EQ(back->key, want.key);
+  EXPECT_EQ(back->entry.library_file, want.entry.library_file);
+  EXPECT_EQ(back->entry.library_sha256, want.entry.library_sha256);
+  ASSERT_EQ(back->entry.dependencies.size(), 1u);
+  EXPECT_EQ(back->entry.dependencies[0].path, want.entry.dependencies[0].path);
+  EXPECT_EQ(back->entry.dependencies[0].size, 120);
+  EXPECT_EQ(back->entry.dependencies[0].mtime_ns, 1795489931403328567);
+  EXPECT_EQ(back->entry.dependencies[0].sha256, "ab");
+  EXPECT_EQ(back->cuda_archs, want.cuda_archs);
+  EXPECT_EQ(back->cuda_archs_source, "compute_capability");
+  ASSERT_EQ(back->watched.size(), 2u);
+  EXPECT_EQ(back->watched[0].path, "/usr/bin/g++");
+  EXPECT_EQ(back->watched[0].stamp, want.watched[0].stamp);
+  EXPECT_EQ(back->watched[1].stamp, want.watched[1].stamp);
+  ASSERT_EQ(back->specs.size(), 2u);
+  const FunctionSpec& s = back->specs[0];
   EXPECT_EQ(s.name, "scale_by");
   EXPECT_EQ(s.namespaces, (std::vector<std::string>{"ops", "detail"}));
   EXPECT_EQ(s.source_index, 2);
@@ -47,17 +75,26 @@ TEST(WarmIndex, SpecsRoundTripEveryField) {
   EXPECT_EQ(s.params[2].attr_type, AttrType::kBFloat16);
   EXPECT_EQ(s.params[3].kind, ParamKind::kStream);
   EXPECT_FALSE(s.params[0].attr_type.has_value());
-  EXPECT_EQ((*back)[1].params.size(), 2u);
+  EXPECT_EQ(back->specs[1].params.size(), 2u);
 }
 
-TEST(WarmIndex, MalformedSpecsAreErrorsNotCrashes) {
-  for (const char* text : {"", "{}", "[1]", "[{\"name\": 3}]",
-                           "[{\"name\":\"f\",\"source_index\":0,\"sharding_rule\":\"\","
-                           "\"params\":[{\"kind\":\"bogus\",\"name\":\"\",\"type\":\"\"}]}]",
-                           "[{\"name\":\"f\",\"source_index\":0,\"sharding_rule\":\"\","
-                           "\"params\":[{\"kind\":\"attr\",\"name\":\"a\",\"type\":\"f99\"}]}]"}) {
-    EXPECT_FALSE(SpecsFromJson(text).ok()) << text;
+TEST(WarmIndex, MalformedRecordsAreMissesNotCrashes) {
+  std::string good = EncodeWarmRecord(SampleRecord());
+  // Every truncation, a trailing byte, an older JSON record, a bad kind or attribute type.
+  for (size_t n = 0; n < good.size(); ++n) {
+    EXPECT_FALSE(DecodeWarmRecord(good.substr(0, n)).has_value()) << n;
   }
+  EXPECT_FALSE(DecodeWarmRecord(good + "x").has_value());
+  EXPECT_FALSE(DecodeWarmRecord("{\"format\":\"jaxcc-warm-index-1\",\"key\":\"k\"}").has_value());
+  auto replaced = [&](const std::string& from, const std::string& to) {
+    std::string text = good;
+    size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return text.replace(at, from.size(), to);
+  };
+  EXPECT_FALSE(DecodeWarmRecord(replaced("3:arg,", "3:foo,")).has_value());
+  EXPECT_FALSE(DecodeWarmRecord(replaced("8:bfloat16,", "8:float99,")).has_value());
+  EXPECT_FALSE(DecodeWarmRecord(replaced("1:2,", "2:-2,")).has_value());  // negative count
 }
 
 TEST(WarmIndex, TheFingerprintCoversTheRequestAndTheToolSearch) {
@@ -106,26 +143,21 @@ TEST(WarmIndex, ARecordHoldsOnlyWhileItsWatchedFilesAreUnchanged) {
   // An hour old, as installed headers are: a new entry then surely moves the mtime.
   struct timeval past[2] = {{time(nullptr) - 3600, 0}, {time(nullptr) - 3600, 0}};
   ASSERT_EQ(utimes(headers.c_str(), past), 0);
-  WarmRecord record;
-  record.key = "abc";
-  record.specs = SampleSpecs();
-  record.cuda_archs = {"90"};
-  record.cuda_archs_source = "compute_capability";
-  record.watched_paths = {headers, tool};
-  record.watched_stamps = {StampOf(headers), StampOf(tool)};
+  WarmRecord record = SampleRecord();
+  record.watched = {{headers, StampOf(headers)}, {tool, StampOf(tool)}};
   std::string path = WarmIndexPath(JoinPath(*dir, "cache"), "f00d");
   ASSERT_TRUE(WriteWarmRecord(path, record).ok());
   auto read = ReadValidWarmRecord(path);
   ASSERT_TRUE(read.has_value());
-  EXPECT_EQ(read->key, "abc");
+  EXPECT_EQ(read->key, SampleRecord().key);
   EXPECT_EQ(read->specs.size(), 2u);
-  EXPECT_EQ(read->cuda_archs, (std::vector<std::string>{"90"}));
+  EXPECT_EQ(read->cuda_archs, (std::vector<std::string>{"90", "80"}));
   EXPECT_EQ(read->cuda_archs_source, "compute_capability");
 
   // A file added to a watched header directory (a reinstall) makes the record stale.
   ASSERT_TRUE(WriteFile(JoinPath(headers, "new.h"), "").ok());
   EXPECT_FALSE(ReadValidWarmRecord(path).has_value());
-  record.watched_stamps[0] = StampOf(headers);
+  record.watched[0].stamp = StampOf(headers);
   ASSERT_TRUE(WriteWarmRecord(path, record).ok());
   ASSERT_TRUE(ReadValidWarmRecord(path).has_value());
 
@@ -134,9 +166,9 @@ TEST(WarmIndex, ARecordHoldsOnlyWhileItsWatchedFilesAreUnchanged) {
   EXPECT_FALSE(ReadValidWarmRecord(path).has_value());
 
   // A corrupt or foreign record is a miss, never an error.
-  ASSERT_TRUE(WriteFile(path, "{\"format\": \"something-else\"}").ok());
+  ASSERT_TRUE(WriteFile(path, "18:jaxcc-warm-index-9,").ok());
   EXPECT_FALSE(ReadValidWarmRecord(path).has_value());
-  ASSERT_TRUE(WriteFile(path, "{not json").ok());
+  ASSERT_TRUE(WriteFile(path, "{not a record").ok());
   EXPECT_FALSE(ReadValidWarmRecord(path).has_value());
   EXPECT_FALSE(ReadValidWarmRecord(JoinPath(*dir, "missing")).has_value());
   (void)RemoveTree(*dir);

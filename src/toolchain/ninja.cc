@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 
+#include "util/fs.h"
 #include "util/subprocess.h"
 
 namespace jaxcc::toolchain {
@@ -26,6 +27,17 @@ Result<std::string> FindNinja(const std::vector<std::string>& extra_dirs) {
                        tried +
                        "How to fix: pip install ninja (or apt-get install ninja-build), or set "
                        "JAXCC_NINJA to its path.");
+}
+
+std::vector<std::string> NinjaWheelDirs(const std::vector<std::string>& python_path,
+                                        const std::string& python_executable) {
+  std::vector<std::string> dirs;
+  for (const std::string& entry : python_path) {
+    if (entry.empty()) continue;  // the script's directory: never where a wheel installs
+    dirs.push_back(JoinPath(AbsolutePath(entry), "ninja/data/bin"));
+  }
+  if (!python_executable.empty()) dirs.push_back(DirName(AbsolutePath(python_executable)));
+  return dirs;
 }
 
 }  // namespace jaxcc::toolchain

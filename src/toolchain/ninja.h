@@ -11,4 +11,11 @@ namespace jaxcc::toolchain {
 
 Result<std::string> FindNinja(const std::vector<std::string>& extra_dirs);
 
+/// Where the `ninja` PyPI wheel may keep its binary: <entry>/ninja/data/bin for every entry of
+/// `python_path` (sys.path, made absolute, empty entries skipped) in import order, then the
+/// directory of `python_executable`. The first that holds the wheel is the one
+/// importlib.util.find_spec("ninja") would pick; only strings are made, nothing is read.
+std::vector<std::string> NinjaWheelDirs(const std::vector<std::string>& python_path,
+                                        const std::string& python_executable);
+
 }  // namespace jaxcc::toolchain

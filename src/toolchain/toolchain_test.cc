@@ -88,6 +88,17 @@ TEST(Ninja, EnvOverrideAndMissingNinjaError) {
   EXPECT_NE(missing.error().message.find("/also-missing/ninja: not found"), std::string::npos);
 }
 
+TEST(Ninja, WheelDirsFollowImportOrderThenTheInterpreter) {
+  char cwd[4096];
+  ASSERT_NE(getcwd(cwd, sizeof(cwd)), nullptr);
+  auto dirs = NinjaWheelDirs({"/site/a", "", "rel/b", "/site/c/../d"}, "/venv/bin/python3");
+  std::vector<std::string> want = {"/site/a/ninja/data/bin",
+                                   std::string(cwd) + "/rel/b/ninja/data/bin",
+                                   "/site/d/ninja/data/bin", "/venv/bin"};
+  EXPECT_EQ(dirs, want);
+  EXPECT_TRUE(NinjaWheelDirs({}, "").empty());
+}
+
 TEST(VersionMemo, CorruptMemoIsAMissNotAnError) {
   std::string dir = TempDir();
   std::ofstream(dir + "/memo.json") << "{not json";

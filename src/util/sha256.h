@@ -1,4 +1,4 @@
-// SHA-256 through OpenSSL's libcrypto (EVP), as lowercase hex.
+// SHA-256 through OpenSSL's libcrypto, as lowercase hex.
 #pragma once
 
 #include <memory>
