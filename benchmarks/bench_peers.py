@@ -15,6 +15,8 @@ Rows (--rows, comma-separated; default all):
   warm          warm load in a fresh process (cache hit, after `import jax` and the tool's import)
   import        `import <tool>` after `import jax`, fresh process
   per_call      per call, jitted ffi_call, 16 / 4096 / 65536 floats, one process, interleaved
+  in_loop       per call inside one jitted fori_loop of --loop calls (no Python dispatch: XLA's
+                custom-call overhead plus each tool's handler), same sizes, interleaved
   eager         jaxcc XLACustomKernel eager call vs a jitted ffi_call of the same target
 Figures are medians over --rounds; ratios are side / jaxcc (below 1: the peer is faster).
 """
@@ -32,7 +34,7 @@ import sys
 import tempfile
 import textwrap
 
-ROWS = ("cold_o3", "cold_default", "warm", "import", "per_call", "eager")
+ROWS = ("cold_o3", "cold_default", "warm", "import", "per_call", "in_loop", "eager")
 SIDES = ("jaxcc", "brainevent", "tvm_ffi")
 SIZES = (16, 4096, 65536)
 
@@ -95,9 +97,13 @@ PER_CALL = textwrap.dedent(
     import jax, jax.numpy as jnp
     jax_src, tvm_src, rounds, calls = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
     sizes = [int(s) for s in sys.argv[5].split(",")]
+    loop = int(sys.argv[6])  # 0: one dispatch per call; N: N calls in one jitted fori_loop
     sides = {}
     def call_of(target):
         shape = lambda v: jax.ShapeDtypeStruct(v.shape, v.dtype)
+        if loop:
+            body = lambda i, a: jax.ffi.ffi_call(target, shape(a))(a)
+            return jax.jit(lambda v: jax.lax.fori_loop(0, loop, body, v))
         return jax.jit(lambda v: jax.ffi.ffi_call(target, shape(v))(v))
     try:
         import jaxcc
@@ -123,8 +129,8 @@ PER_CALL = textwrap.dedent(
     out = {}
     for n in sizes:
         x = jnp.arange(n, dtype=jnp.float32)
-        for name, fn in sides.items():
-            assert float(fn(x)[-1]) == n, name  # correct, and compiled before timing
+        for name, fn in sides.items():  # correct, and compiled before timing
+            assert float(fn(x)[-1]) == n - 1 + max(loop, 1), name
         samples = {name: [] for name in sides}
         names = list(sides)
         for r in range(rounds):
@@ -132,10 +138,10 @@ PER_CALL = textwrap.dedent(
             for name in order:
                 fn = sides[name]
                 t = time.perf_counter()
-                for _ in range(calls):
+                for _ in range(1 if loop else calls):
                     y = fn(x)
                 jax.block_until_ready(y)
-                samples[name].append((time.perf_counter() - t) / calls)
+                samples[name].append((time.perf_counter() - t) / (loop or calls))
         out[str(n)] = samples
     print(json.dumps(out))
     """
@@ -278,7 +284,7 @@ def print_row(title: str, samples: dict, unit: str, scale: float) -> dict:
     return summary
 
 
-def measure(python: str, rows: list[str], rounds: int, calls: int) -> dict:
+def measure(python: str, rows: list[str], rounds: int, calls: int, loop_calls: int) -> dict:
     found = versions(python)
     sides = available_sides(found)
     results: dict = {"versions": found, "sides": sides, "rounds": rounds, "rows": {}}
@@ -300,21 +306,18 @@ def measure(python: str, rows: list[str], rounds: int, calls: int) -> dict:
             out["warm"] = print_row("warm load, fresh process", warm, "ms", 1e3)
         if "import" in rows:
             out["import"] = print_row("import <tool> after jax", imports, "ms", 1e3)
-    if "per_call" in rows:
-        per_size = run_json(
-            python,
-            [
-                PER_CALL,
-                JAXCC_SOURCE,
-                TVM_SOURCE,
-                str(rounds),
-                str(calls),
-                ",".join(map(str, SIZES)),
-            ],
-        )
-        out["per_call"] = {
-            n: print_row(f"per call, jitted, {n} floats", samples, "us", 1e6)
-            for n, samples in per_size.items()
+    per_call_rows = (
+        ("per_call", 0, "jitted", "us", 1e6),
+        ("in_loop", loop_calls, "in a loop", "ns", 1e9),
+    )
+    for row, loop, label, unit, scale in per_call_rows:
+        if row not in rows:
+            continue
+        sizes = ",".join(map(str, SIZES))
+        args = [PER_CALL, JAXCC_SOURCE, TVM_SOURCE, str(rounds), str(calls), sizes, str(loop)]
+        out[row] = {
+            n: print_row(f"per call, {label}, {n} floats", samples, unit, scale)
+            for n, samples in run_json(python, args).items()
         }
     if "eager" in rows and "jaxcc" in sides:
         samples = run_json(python, [EAGER, JAXCC_SOURCE, str(rounds), str(max(calls // 4, 50))])
@@ -360,6 +363,7 @@ def main() -> int:
     parser.add_argument("--rows", default=",".join(ROWS), help="comma-separated: " + ",".join(ROWS))
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--calls", type=int, default=2000, help="calls per per-call sample")
+    parser.add_argument("--loop", type=int, default=2000, help="calls per in_loop sample")
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON")
     args = parser.parse_args()
     rows = [r.strip() for r in args.rows.split(",") if r.strip()]
@@ -369,7 +373,7 @@ def main() -> int:
     python = args.python
     if args.setup:
         python = setup(args.setup, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    results = measure(python, rows, args.rounds, args.calls)
+    results = measure(python, rows, args.rounds, args.calls, args.loop)
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)

@@ -107,9 +107,13 @@ inline std::string XlaTypeNameOfCode(int type) {
 #if defined(__GNUC__) || defined(__clang__)
 #define JAXCC_BRIDGE_COLD __attribute__((noinline, cold))
 #define JAXCC_BRIDGE_UNLIKELY(x) __builtin_expect(!!(x), 0)
+// The per-call path of a generated handler, inlined even at the wrapper's -O1 so the
+// FrameSpec's constants fold into it (no loops over a descriptor at run time).
+#define JAXCC_BRIDGE_HOT_INLINE inline __attribute__((always_inline))
 #else
 #define JAXCC_BRIDGE_COLD
 #define JAXCC_BRIDGE_UNLIKELY(x) (x)
+#define JAXCC_BRIDGE_HOT_INLINE inline
 #endif
 
 /// Throws the error a buffer conversion reports for a buffer it cannot view: DTypeError for an

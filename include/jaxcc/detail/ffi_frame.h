@@ -11,7 +11,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <new>
 #include <string>
+#include <type_traits>
 
 #include "jaxcc/detail/ffi_common.h"
 #include "jaxcc/tensor.h"
@@ -39,11 +41,24 @@ struct FrameSpec {
   XLA_FFI_Handler_Traits traits;
 };
 
+/// Room for N tensors that the handler builds in place from the frame's buffers. A plain
+/// `Tensor[N]` member would zero every Tensor's shape and strides first and then copy over them
+/// (about 150 bytes each, a measurable part of a small call). Tensor is trivially copyable and
+/// destructible, so the union needs no constructor of its members and copies as bytes.
+template <int N>
+union TensorSlots {
+  static_assert(std::is_trivially_copyable_v<Tensor> && std::is_trivially_destructible_v<Tensor>);
+  TensorSlots() {}  // leaves `items` unconstructed on purpose
+  Tensor items[N];
+  operator Tensor*() { return items; }
+  Tensor& operator[](int i) { return items[i]; }
+};
+
 /// The decoded call, handed to the bridge. Sized by the generated handler (at least 1 each).
 template <int kArgs, int kRets, int kAttrs>
 struct FrameCall {
-  Tensor args[kArgs];
-  Tensor rets[kRets];
+  TensorSlots<kArgs> args;
+  TensorSlots<kRets> rets;
   const void* attrs[kAttrs];
   void* stream = nullptr;
 
@@ -157,7 +172,8 @@ JAXCC_BRIDGE_COLD inline XLA_FFI_Error* FrameMismatch(XLA_FFI_CallFrame* frame,
 }
 
 /// Cheap checks of every call: true when the frame fits `spec` (the common case).
-inline bool FrameFits(const XLA_FFI_CallFrame* frame, const FrameSpec& spec) noexcept {
+JAXCC_BRIDGE_HOT_INLINE bool FrameFits(const XLA_FFI_CallFrame* frame,
+                                       const FrameSpec& spec) noexcept {
   if (frame->stage != XLA_FFI_ExecutionStage_EXECUTE) return false;
   if (frame->args.size != spec.num_args && spec.num_args > 0) return false;
   if (frame->rets.size != spec.num_rets && spec.num_rets > 0) return false;
@@ -184,22 +200,23 @@ inline bool FrameFits(const XLA_FFI_CallFrame* frame, const FrameSpec& spec) noe
   return true;
 }
 
-/// Views an XLA buffer as a Tensor, with TensorFromBuffer's checks and messages.
-inline Tensor TensorFromFrameBuffer(const void* raw, const char* name) {
+/// Views an XLA buffer as a Tensor at `where`, with TensorFromBuffer's checks and messages.
+JAXCC_BRIDGE_HOT_INLINE void TensorFromFrameBuffer(const void* raw, const char* name,
+                                                   Tensor* where) {
   const auto* buffer = static_cast<const XLA_FFI_Buffer*>(raw);
   const DType dtype = DTypeFromXlaCode(static_cast<int>(buffer->dtype));
   if (JAXCC_BRIDGE_UNLIKELY(dtype == DType::Invalid || buffer->rank > kMaxDim)) {
     ThrowBufferErrorCode(static_cast<int>(buffer->dtype), static_cast<std::size_t>(buffer->rank),
                          name);
   }
-  return Tensor(buffer->data, buffer->dims, static_cast<int>(buffer->rank), dtype);
+  new (where) Tensor(buffer->data, buffer->dims, static_cast<int>(buffer->rank), dtype);
 }
 
 /// One generated handler: checks the frame against `spec`, decodes it into a FrameCall and runs
 /// `body` (which calls the bridge); every exception becomes an XLA error naming the function.
 template <int kArgs, int kRets, int kAttrs, typename Body>
-inline XLA_FFI_Error* HandleFrame(XLA_FFI_CallFrame* frame, const FrameSpec& spec,
-                                  Body body) noexcept {
+JAXCC_BRIDGE_HOT_INLINE XLA_FFI_Error* HandleFrame(XLA_FFI_CallFrame* frame, const FrameSpec& spec,
+                                                   Body body) noexcept {
   if (JAXCC_BRIDGE_UNLIKELY(frame->struct_size < XLA_FFI_CallFrame_STRUCT_SIZE)) {
     return InvalidFrame(frame->api, "Unexpected XLA_FFI_CallFrame struct size");
   }
@@ -224,10 +241,10 @@ inline XLA_FFI_Error* HandleFrame(XLA_FFI_CallFrame* frame, const FrameSpec& spe
   }
   try {
     for (int i = 0; i < spec.num_args; ++i) {
-      call.args[i] = TensorFromFrameBuffer(frame->args.args[i], spec.arg_names[i]);
+      TensorFromFrameBuffer(frame->args.args[i], spec.arg_names[i], &call.args[i]);
     }
     for (int i = 0; i < spec.num_rets; ++i) {
-      call.rets[i] = TensorFromFrameBuffer(frame->rets.rets[i], spec.ret_names[i]);
+      TensorFromFrameBuffer(frame->rets.rets[i], spec.ret_names[i], &call.rets[i]);
     }
     body(call);
     return nullptr;
