@@ -11,15 +11,18 @@ from . import _core
 from .errors import SpecError
 
 
-def require_utf8(text: str, what: str) -> None:
-    """Lone surrogates (e.g. from os.fsdecode of undecodable bytes) cannot reach the core."""
+def require_utf8(text: str, what) -> None:
+    """Lone surrogates (e.g. from os.fsdecode of undecodable bytes) cannot reach the core.
+    `what` names the text in the error: a string, or a callable that makes it, so that callers
+    on the load path format nothing unless there is an error."""
     if text.isascii():  # the common case, checked without encoding a copy
         return
     try:
         text.encode("utf-8")
     except UnicodeEncodeError as e:
         raise SpecError(
-            f"{what} is not valid Unicode text: {e.reason} at position {e.start}; "
+            f"{what() if callable(what) else what} is not valid Unicode text: {e.reason} at "
+            f"position {e.start}; "
             "pass text that encodes as UTF-8 (decode byte strings with errors='replace')"
         ) from None
 
@@ -43,14 +46,14 @@ def function_requests(functions, where: str):
                     f"['arg', 'ret', 'attr.scale:float32'], got {tokens!r}"
                 )
             for text in (name, *(tokens or ())):
-                require_utf8(text, f"{where}: functions entry {name!r}")
+                require_utf8(text, lambda name=name: f"{where}: functions entry {name!r}")
             requests.append(_core.FunctionRequest(name, None if tokens is None else list(tokens)))
         return requests
     if isinstance(functions, (list, tuple)):
         if not all(isinstance(n, str) for n in functions):
             raise SpecError(f"{where}: a list of functions must hold function names (strings)")
         for n in functions:
-            require_utf8(n, f"{where}: function name {n!r}")
+            require_utf8(n, lambda n=n: f"{where}: function name {n!r}")
         return [_core.FunctionRequest(n, None) for n in functions]
     hint = f"; for one function write [{functions!r}]" if isinstance(functions, str) else ""
     raise SpecError(
@@ -62,10 +65,12 @@ def function_requests(functions, where: str):
 def string_list(value, what: str) -> list[str]:
     if value is None:
         return []
-    if isinstance(value, (str, os.PathLike)):
+    # list and tuple first: isinstance(..., os.PathLike) runs the ABC machinery, a visible part
+    # of a warm load the first time a process asks.
+    if not isinstance(value, (list, tuple)) and isinstance(value, (str, os.PathLike)):
         value = [value]
     try:
-        items = [os.fspath(v) for v in value]
+        items = [v if type(v) is str else os.fspath(v) for v in value]
     except TypeError:
         raise SpecError(f"{what} must be a list of strings, got {value!r}") from None
     for item in items:
@@ -81,7 +86,7 @@ def string_list(value, what: str) -> list[str]:
 def check_sources(sources: list[tuple[str, str]], where: str) -> None:
     """Sources must be text a compiler reads as written: UTF-8, no NUL, not all empty."""
     for label, text in sources:
-        require_utf8(text, f"{where}: source {label}")
+        require_utf8(text, lambda label=label: f"{where}: source {label}")
         nul = text.find("\0")
         if nul >= 0:
             line = text.count("\n", 0, nul) + 1

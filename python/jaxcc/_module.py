@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
@@ -12,7 +13,7 @@ from ._batch_partition import leading_batch_dims
 from ._discovery import gpu_backend_present
 from ._sharding import BATCH_PATH, ShardingRule, partitioned
 from ._sharding_check import check_rule_less
-from .errors import CallError, DeviceError, KernelError, SpecError
+from .errors import CallError, DeviceError, KernelError
 
 MAX_RANK = _core.MAX_RANK  # jaxcc::kMaxDim, the rank limit of jaxcc::Tensor
 
@@ -40,20 +41,14 @@ class KernelFunction:
         self.spec = spec
         self.vmap_method = vmap_method
         # One pass over the parameters (each field read from the core makes a new object): the
-        # attributes, the 'outs' clash and the signature text.
+        # attributes and the signature text. (An attribute named 'outs', which the outs= keyword
+        # would shadow, is refused by the core at load: ValidateSpecsForCallables.)
         self.attribute_types = {}
         parts = []
         for p in spec.params:
             kind = p.kind
             if kind == "attr":
                 name, attr_type = p.name, p.attr_type
-                if name == "outs":
-                    # fn(*arrays, outs=..., **attributes): the keyword cannot mean both.
-                    raise SpecError(
-                        f"{module_name}.{self.name}: an attribute named 'outs' clashes with the "
-                        "outs= keyword of jaxcc callables; rename the C++ parameter (and its "
-                        "attr token), e.g. to 'num_outs'."
-                    )
                 self.attribute_types[name] = attr_type
                 parts.append(f"{name}: {attr_type}")
             elif kind in ("arg", "ret"):
@@ -269,27 +264,23 @@ class CompiledModule:
         # How many translation units (kernel units and wrapper) a fresh build linked from the
         # shared object cache instead of compiling: the ones whose inputs did not change.
         self.objects_reused = loaded.objects_reused
-        specs = loaded.specs
-        self.specs = {spec.name: spec for spec in specs}
-        self.functions: dict[str, KernelFunction] = {}
-        for spec in specs:
-            fn = KernelFunction(
-                self.name,
-                f"{self.target_prefix}.{spec.name}",
-                spec,
-                request.vmap_method,
-                self.platform,
+        self.specs = {spec.name: spec for spec in loaded.specs}
+        self.vmap_method = request.vmap_method
+
+    @functools.cached_property
+    def functions(self) -> dict[str, KernelFunction]:
+        """Function name -> its callable. Made on first use: a load (warm ones above all) only
+        registers targets, and the core has already checked every spec (decision 85)."""
+        return {
+            name: KernelFunction(
+                self.name, f"{self.target_prefix}.{name}", spec, self.vmap_method, self.platform
             )
-            self.functions[spec.name] = fn
-            # A function called `path`, `key`, `name`, ... must not replace the module's own
-            # attribute (a silently wrong mod.path); it stays reachable as mod["path"].
-            # (Not hasattr(self, ...): that would run __getattr__'s error path for every function.)
-            if spec.name not in self.__dict__ and not hasattr(CompiledModule, spec.name):
-                setattr(self, spec.name, fn)
+            for name, spec in self.specs.items()
+        }
 
     @property
     def function_names(self) -> list[str]:
-        return list(self.functions)
+        return list(self.specs)
 
     @property
     def targets(self) -> dict[str, str]:
@@ -309,21 +300,28 @@ class CompiledModule:
             ) from None
 
     def __getattr__(self, name: str) -> KernelFunction:
-        # Runs only when ordinary look-up failed: every function is already an attribute, so this
-        # names the functions there are (and tells type checkers that mod.<function> is one).
-        functions = self.__dict__.get("functions")
-        if functions is None or name.startswith("__"):
+        # Runs only when ordinary look-up failed, so a function called `path`, `key`, `name`, ...
+        # never replaces the module's own attribute (a silently wrong mod.path): it stays
+        # reachable as mod["path"]. A function's first look-up lands here and is then cached as an
+        # attribute; anything else names the functions there are (and tells type checkers that
+        # mod.<function> is one).
+        specs = self.__dict__.get("specs")
+        if specs is None or name.startswith("__"):
             raise AttributeError(name)
+        if name in specs:
+            fn = self.functions[name]
+            self.__dict__[name] = fn
+            return fn
         raise AttributeError(
             f"module '{self.__dict__.get('name')}' has no function or attribute '{name}'; its "
-            f"functions: {', '.join(functions) or 'none'}"
+            f"functions: {', '.join(specs) or 'none'}"
         )
 
     def __contains__(self, function: str) -> bool:
-        return function in self.functions
+        return function in self.specs
 
     def __dir__(self) -> Sequence[str]:
-        return sorted(set(super().__dir__()) | set(self.functions))
+        return sorted(set(super().__dir__()) | set(self.specs))
 
     def __repr__(self) -> str:
         return (

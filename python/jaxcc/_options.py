@@ -63,8 +63,8 @@ def _sharding_argument(sharding, where: str) -> dict:
                 f"{where}: sharding maps function names (str) to rule strings, {example}; got "
                 f"{fn!r}: {rule!r}"
             )
-        _arguments.require_utf8(fn, f"{where}: sharding key")
-        _arguments.require_utf8(rule, f"{where}: sharding rule of {fn!r}")
+        _arguments.require_utf8(fn, lambda: f"{where}: sharding key")
+        _arguments.require_utf8(rule, lambda fn=fn: f"{where}: sharding rule of {fn!r}")
     return dict(sharding)
 
 
@@ -94,14 +94,14 @@ def make_request(
     values (name and prefix syntax, optimization level, vmap method) on construction."""
     if not isinstance(name, str):
         raise SpecError(f"{where}: name must be a string, got {type(name).__name__}")
-    _arguments.require_utf8(name, f"{where}: name")
+    _arguments.require_utf8(name, lambda: f"{where}: name")
     if target_prefix is not None:
         if not isinstance(target_prefix, str):
             raise SpecError(
                 f"{where}: target_prefix must be a string or None, "
                 f"got {type(target_prefix).__name__}"
             )
-        _arguments.require_utf8(target_prefix, f"{where}: target_prefix")
+        _arguments.require_utf8(target_prefix, lambda: f"{where}: target_prefix")
     if isinstance(optimization_level, bool) or not isinstance(optimization_level, int):
         raise SpecError(
             f"{where}: optimization_level must be 0, 1, 2 or 3, got {optimization_level!r}"

@@ -148,6 +148,7 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& request, const BuildEnvi
   auto specs = signature::ResolveSpecs(request.sources, request.functions);
   if (!specs.ok()) return specs.error();
   JAXCC_RETURN_IF_ERROR(ApplyShardingRules(request.sharding, &*specs));
+  JAXCC_RETURN_IF_ERROR(ValidateSpecsForCallables(request.name, *specs));
   trace::Mark("validate + resolve specs");
 
   if (!root_trusted) JAXCC_RETURN_IF_ERROR(CheckCacheRootIsPrivate(request.cache_dir));

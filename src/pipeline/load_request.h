@@ -84,6 +84,11 @@ Result<double> BuildTimeoutFromEnvironment();
 /// target prefix, the platform, the optimization level and the vmap method. ErrorKind::kSpec.
 Status ValidateRequest(const LoadRequest& request);
 
+/// The calling convention of the Python callables, `fn(*arrays, outs=None, **attributes)`: no
+/// attribute may be named `outs`. ErrorKind::kSpec naming module, function and the fix.
+Status ValidateSpecsForCallables(const std::string& module_name,
+                                 const std::vector<argspec::FunctionSpec>& specs);
+
 /// Rules a module's resolved functions must meet on its platform: on "cuda" every function takes
 /// a `stream` (decision 57). ErrorKind::kSpec naming the function and the fix.
 Status ValidateSpecsForPlatform(const std::string& platform,

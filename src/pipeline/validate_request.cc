@@ -53,6 +53,21 @@ Status ValidateRequest(const LoadRequest& request) {
 // A CUDA function without a stream would launch on the default stream, unordered with XLA's
 // (non-blocking) stream and outside any CUDA graph, while its handler claims graph safety; XLA's
 // stream cannot be passed implicitly, because `<<<grid, block>>>` names no stream to redirect.
+Status ValidateSpecsForCallables(const std::string& module_name,
+                                 const std::vector<argspec::FunctionSpec>& specs) {
+  for (const argspec::FunctionSpec& spec : specs) {
+    for (const argspec::Param& param : spec.params) {
+      if (param.kind != argspec::ParamKind::kAttr || param.name != "outs") continue;
+      return MakeError(ErrorKind::kSpec,
+                       module_name + "." + spec.name +
+                           ": an attribute named 'outs' clashes with the outs= keyword of jaxcc "
+                           "callables; rename the C++ parameter (and its attr token), e.g. to "
+                           "'num_outs'.");
+    }
+  }
+  return OkStatus();
+}
+
 Status ValidateSpecsForPlatform(const std::string& platform,
                                 const std::vector<argspec::FunctionSpec>& specs) {
   if (platform != "cuda") return OkStatus();
