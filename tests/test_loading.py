@@ -220,6 +220,26 @@ def test_the_progress_hook_runs_on_a_build_and_never_on_a_hit(unique_name, monke
     assert mod.cache_hit and len(starts) == 3
 
 
+def test_functions_are_made_on_first_use_and_never_shadow_module_attributes(unique_name):
+    source = """
+    #include "jaxcc/jaxcc.h"
+    void path(const jaxcc::Tensor x, jaxcc::Tensor out) {
+      for (int64_t i = 0; i < x.numel(); ++i) out.data_ptr<float>()[i] = 2 * x.data_ptr<float>()[i];
+    }
+    void twice(const jaxcc::Tensor x, jaxcc::Tensor out) { path(x, out); }
+    """
+    mod = jaxcc.load_cpp_inline(unique_name, source, ["path", "twice"])
+    assert "functions" not in mod.__dict__  # a load makes no KernelFunction
+    assert mod.function_names == ["path", "twice"] and "twice" in mod and "other" not in mod
+    # A function named like a module attribute stays reachable by name only.
+    assert mod.path.endswith(".so") and mod["path"].target == f"{unique_name}.path"
+    assert float(mod.twice(jnp.ones(3, jnp.float32))[0]) == 2.0
+    assert mod.__dict__["twice"] is mod.functions["twice"]  # cached after the first look-up
+    assert mod.targets == {"path": f"{unique_name}.path", "twice": f"{unique_name}.twice"}
+    with pytest.raises(AttributeError, match="its functions: path, twice"):
+        mod.thrice  # noqa: B018
+
+
 def test_registered_targets_are_listed(unique_name):
     jaxcc.load_cpp_inline(unique_name, add_source(), ["add"])
     assert f"{unique_name}.add" in jaxcc.list_registered_targets()

@@ -265,7 +265,7 @@ class CompiledModule:
         # shared object cache instead of compiling: the ones whose inputs did not change.
         self.objects_reused = loaded.objects_reused
         self.specs = {spec.name: spec for spec in loaded.specs}
-        self.vmap_method = request.vmap_method
+        self._vmap_method = request.vmap_method
 
     @functools.cached_property
     def functions(self) -> dict[str, KernelFunction]:
@@ -273,7 +273,7 @@ class CompiledModule:
         registers targets, and the core has already checked every spec (decision 85)."""
         return {
             name: KernelFunction(
-                self.name, f"{self.target_prefix}.{name}", spec, self.vmap_method, self.platform
+                self.name, f"{self.target_prefix}.{name}", spec, self._vmap_method, self.platform
             )
             for name, spec in self.specs.items()
         }
