@@ -33,6 +33,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 from bench_core import HAND_WRITTEN  # the same hand-written XLA FFI handler as bench_core
+from peer_probes import JAXCC_SOURCE, TVM_SOURCE  # the kernel each peer compiles
 
 import jaxcc
 
@@ -81,26 +82,6 @@ int main(int argc, char** argv) {
 }
 """
 
-BRAINEVENT_SOURCE = r"""
-#include "brainevent/common.h"
-
-void add_one(const BE::Tensor x, BE::Tensor out) {
-  const float* in = static_cast<const float*>(x.data_ptr());
-  float* o = static_cast<float*>(out.data_ptr());
-  const int64_t n = x.numel();
-  for (int64_t i = 0; i < n; ++i) o[i] = in[i] + 1.0f;
-}
-"""
-
-TVM_SOURCE = r"""
-void add_one(tvm::ffi::TensorView x, tvm::ffi::TensorView out) {
-  const float* in = static_cast<const float*>(x.data_ptr());
-  float* o = static_cast<float*>(out.data_ptr());
-  const int64_t n = x.numel();
-  for (int64_t i = 0; i < n; ++i) o[i] = in[i] + 1.0f;
-}
-"""
-
 
 def add_peers(sides: dict) -> None:
     """Adds brainevent's and TVM-FFI's build of add_one, each where it is installed."""
@@ -110,7 +91,7 @@ def add_peers(sides: dict) -> None:
         print("brainevent not installed: no brainevent column")
     else:
         brainevent.load_cpp_inline(
-            "bench_per_call_be", BRAINEVENT_SOURCE, ["add_one"], extra_cflags=["-O3"]
+            "bench_per_call_be", JAXCC_SOURCE, ["add_one"], extra_cflags=["-O3"]
         )
         sides[f"brainevent {brainevent.__version__}"] = jax.jit(
             lambda v: jax.ffi.ffi_call(

@@ -50,6 +50,10 @@ Status CheckTrusted(const std::string& name, const std::string& dir, const std::
 
 }  // namespace
 
+EntryFacts FactsOf(const Manifest& manifest) {
+  return {manifest.library_file, manifest.library_sha256, manifest.dependencies};
+}
+
 CacheDir::CacheDir(std::string root) : root_(AbsolutePath(root)) {}
 
 std::string CacheDir::EntryDir(const std::string& name, const std::string& key) const {
@@ -80,8 +84,7 @@ std::optional<Entry> CacheDir::Lookup(const std::string& name, const std::string
   if (!manifest.ok() || manifest->key != key || manifest->module_name != name) {
     return Miss(LookupMiss::kDamaged, miss_reason);
   }
-  EntryFacts facts{manifest->library_file, manifest->library_sha256, manifest->dependencies};
-  auto verified = Verify(name, std::move(dir), facts, miss_reason);
+  auto verified = Verify(name, std::move(dir), FactsOf(*manifest), miss_reason);
   if (verified) verified->manifest = std::move(*manifest);
   return verified;
 }

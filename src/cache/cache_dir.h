@@ -26,6 +26,9 @@ struct EntryFacts {
   std::vector<Dependency> dependencies;
 };
 
+/// The facts a manifest states about its entry.
+EntryFacts FactsOf(const Manifest& manifest);
+
 /// What RemoveEntry did.
 enum class EntryRemoval { kRemoved, kBusy, kNotAnEntry };
 

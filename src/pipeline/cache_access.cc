@@ -98,9 +98,11 @@ std::optional<Result<LoadedModule>> LoadFromCache(const cache::CacheDir& cache,
                                                   const std::string& name, const std::string& key,
                                                   const std::vector<FunctionSpec>& specs,
                                                   cache::LookupMiss* miss,
-                                                  const cache::EntryFacts* known) {
+                                                  const cache::EntryFacts* known,
+                                                  cache::EntryFacts* verified) {
   auto entry = known ? cache.LookupKnown(name, key, *known, miss) : cache.Lookup(name, key, miss);
   if (!entry) return std::nullopt;
+  if (verified != nullptr) *verified = cache::FactsOf(entry->manifest);
   FaultPoint("load");
   auto module = LoadEntry(*entry, specs);
   trace::Mark("dlopen + dlsym");

@@ -16,12 +16,14 @@ namespace jaxcc::pipeline {
 Result<LoadedModule> LoadEntry(const cache::Entry& entry, std::vector<argspec::FunctionSpec> specs);
 
 /// A verified hit, loaded (nullopt on a miss, with `miss` saying why). With `known`, the entry is
-/// checked against those facts (the warm index's copy) instead of its manifest's.
+/// checked against those facts (the warm index's copy) instead of its manifest's; `verified`, if
+/// given, receives the facts a hit was checked against.
 std::optional<Result<LoadedModule>> LoadFromCache(const cache::CacheDir& cache,
                                                   const std::string& name, const std::string& key,
                                                   const std::vector<argspec::FunctionSpec>& specs,
                                                   cache::LookupMiss* miss,
-                                                  const cache::EntryFacts* known = nullptr);
+                                                  const cache::EntryFacts* known = nullptr,
+                                                  cache::EntryFacts* verified = nullptr);
 
 /// dlopen of a library outside the cache (a private build); the mapping outlives the file.
 Result<LoadedModule> LoadPrivateLibrary(const std::string& library_path,

@@ -73,23 +73,19 @@ void AddDirectoryTree(const std::string& root, WarmRecord& record) {
   }
 }
 
-// After the full path loaded `module` from the cache entry of `key`: what a later process needs
-// to find it again from the request alone. Skipped where a later load could differ without the
-// request or the watched files changing: GPUs found by nvidia-smi, and user build directories.
+// After the full path loaded the cache entry of `key`, verified against `facts` (its manifest's):
+// what a later process needs to find it again from the request alone. Skipped where a later load
+// could differ without the request or the watched files changing: GPUs found by nvidia-smi, and
+// user build directories.
 void RememberWarm(const LoadRequest& request, const BuildEnvironment& env,
-                  const std::string& fingerprint, const LoadedModule& module,
-                  const std::vector<FunctionSpec>& specs, const toolchain::HostCompiler& compiler,
-                  const std::optional<CudaToolchain>& cuda, const std::vector<std::string>& archs,
-                  const std::string& archs_source) {
+                  const std::string& fingerprint, const std::string& key,
+                  const cache::EntryFacts& facts, const std::vector<FunctionSpec>& specs,
+                  const toolchain::HostCompiler& compiler, const std::optional<CudaToolchain>& cuda,
+                  const std::vector<std::string>& archs, const std::string& archs_source) {
   if (!request.build_directory.empty() || archs_source == "nvidia-smi") return;
-  // The facts the hit is checked against come from the manifest the full path just verified.
-  auto text = ReadFile(JoinPath(module.entry_dir, "manifest.json"));
-  if (!text.ok()) return;
-  auto manifest = cache::ManifestFromJson(*text);
-  if (!manifest.ok() || manifest->key != module.key) return;
   WarmRecord record;
-  record.key = module.key;
-  record.entry = {manifest->library_file, manifest->library_sha256, manifest->dependencies};
+  record.key = key;
+  record.entry = facts;
   record.specs = specs;
   record.cuda_archs = archs;
   record.cuda_archs_source = archs_source;
@@ -206,16 +202,17 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& request, const BuildEnvi
   std::string key = cache::ComputeKey(key_inputs);
   trace::Mark("build plan + key");
 
-  auto remember = [&](const Result<LoadedModule>& loaded) {
+  auto remember = [&](const Result<LoadedModule>& loaded, const cache::EntryFacts& facts) {
     if (loaded.ok() && !fingerprint.empty()) {
-      RememberWarm(request, env, fingerprint, *loaded, *specs, *compiler, cuda, archs,
+      RememberWarm(request, env, fingerprint, key, facts, *specs, *compiler, cuda, archs,
                    archs_source);
     }
   };
   cache::LookupMiss miss = cache::LookupMiss::kAbsent;
   if (!env.force_rebuild) {
-    if (auto hit = LoadFromCache(cache, request.name, key, *specs, &miss)) {
-      remember(*hit);
+    cache::EntryFacts verified;
+    if (auto hit = LoadFromCache(cache, request.name, key, *specs, &miss, nullptr, &verified)) {
+      remember(*hit, verified);
       return std::move(*hit);
     }
     if (miss == cache::LookupMiss::kUnsafe) {
@@ -304,7 +301,7 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& request, const BuildEnvi
 
   auto module = LoadEntry(*entry, *specs);
   if (!module.ok()) return module.error();
-  remember(module);
+  remember(module, cache::FactsOf(entry->manifest));
   FillBuildDetails(*module, *outcome, env.force_rebuild ? "forced" : MissName(miss));
   for (const UnitObject& unit : units) {
     if (!unit.reused) continue;
