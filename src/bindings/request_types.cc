@@ -223,7 +223,7 @@ const std::string& KernelIncludeDir() {
   // The extension's __file__ rather than dladdr(), which scans the whole symbol table for the
   // nearest symbol (50 us for this extension, the largest step of a warm load's environment).
   static const std::string dir = [] {
-    // sys.modules, not an import: importing even a loaded module costs 20 us.
+    // From sys.modules: the module is loaded already, nothing needs importing.
     nb::object name = nb::str("jaxcc._core");
     nb::object module = nb::steal(PyImport_GetModule(name.ptr()));
     if (!module.is_valid()) throw nb::python_error();
