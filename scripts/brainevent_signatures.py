@@ -32,7 +32,7 @@ def package_dir() -> pathlib.Path:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--verbose", action="store_true", help="print every file's functions")
-    parser.add_argument("--root", help="brainevent's package directory (default: the installed one)")
+    parser.add_argument("--root", help="brainevent's package directory (default: installed one)")
     args = parser.parse_args()
     root = pathlib.Path(args.root) if args.root else package_dir()
     files = sorted(root.rglob("*.cu"))

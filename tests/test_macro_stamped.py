@@ -125,7 +125,8 @@ def test_macro_errors_show_annotation_invocation_and_define(unique_name):
         ("#define A B\n#define B A\n// @BE f\nA\n", "refers to itself"),
         ("#define S(n) struct n { int x; };\n// @BE s\nS(s)\n", "no function at all"),
         (
-            "#define T(s) void f##s(BE::Tensor y) {} void f##s(BE::Tensor y) {}\n// @BE f_1\nT(_1)\n",
+            "#define T(s) void f##s(BE::Tensor y) {} void f##s(BE::Tensor y) {}\n"
+            "// @BE f_1\nT(_1)\n",
             "expands to 2 definitions",
         ),
     ],
