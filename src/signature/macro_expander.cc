@@ -90,8 +90,7 @@ bool MacroExpander::Expand(const std::vector<Token>& tokens, std::vector<Token>*
   for (const Token& t : tokens) input.push_back({t, 0, false});
   Sequence result;
   bool ok = ExpandSequence(input, 0, &result);
-  out->reserve(out->size() + result.size());
-  for (PPToken& t : result) {
+  for (PPToken& t : result) {  // no exact reserve: `out` grows run by run, geometrically
     if (!t.placemarker) out->push_back(std::move(t.token));
   }
   return ok;
