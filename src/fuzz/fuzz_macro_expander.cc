@@ -3,13 +3,15 @@
 // what every expansion guarantees (only code tokens, nothing empty, bounds held, every token
 // traced to a real place of the source and to a recorded invocation, the same result twice),
 // then resolves every name the expansion declares and every annotation: each must be a spec or
-// a typed error, never a crash or a hang.
+// a typed error, never a crash or a hang, and a spec inferred from an expansion must come back
+// unchanged when its tokens are written out.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "argspec/arg_spec.h"
 #include "fuzz/fuzz_check.h"
 #include "signature/active_code.h"
 #include "signature/declarations.h"
@@ -105,9 +107,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (std::find(names.begin(), names.end(), d.name) == names.end()) names.push_back(d.name);
   }
   for (const std::string& name : names) {
-    fuzz::CheckResolved(signature::ResolveSpecs(
-                            sources, std::vector<signature::FunctionRequest>{{name, std::nullopt}}),
-                        valid_utf8);
+    auto inferred = signature::ResolveSpecs(
+        sources, std::vector<signature::FunctionRequest>{{name, std::nullopt}});
+    fuzz::CheckResolved(inferred, valid_utf8);
+    if (!inferred.ok()) continue;
+    // Writing out what was inferred from the expansion resolves to the same spec (explicit
+    // tokens are cross-checked against the same expanded declaration).
+    std::vector<std::string> tokens = argspec::ToTokens(inferred->front());
+    auto written =
+        signature::ResolveSpecs(sources, std::vector<signature::FunctionRequest>{{name, tokens}});
+    JAXCC_FUZZ_CHECK(written.ok(), name + ": " + written.error().message);
+    JAXCC_FUZZ_CHECK(argspec::ToTokens(written->front()) == tokens &&
+                         written->front().namespaces == inferred->front().namespaces &&
+                         written->front().source_index == inferred->front().source_index,
+                     name + " changed when its tokens were written out");
   }
   return 0;
 }

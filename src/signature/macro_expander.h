@@ -75,7 +75,8 @@ class MacroExpander {
     std::vector<bool> done;
   };
 
-  bool ExpandSequence(const Sequence& input, int depth, Sequence* out);
+  // Expands `stack`: the input in reverse order, so its next token is at the back.
+  bool ExpandSequence(Sequence stack, int depth, Sequence* out);
   // Expands the invocation of `macro` named by `name`, taking its arguments from the top of
   // `stack` (the rest of the input, reversed). `*expanded` is false when the invocation is
   // malformed (recorded as the invocation's problem; nothing consumed).
