@@ -69,7 +69,7 @@ EOF
 # The user's side: only what a user with Python and g++ has.
 cat >"$run/user.sh" <<'EOF'
 set -euo pipefail
-run=$1 sdist=$2 user_python=$3
+run=$1 sdist=$2 user_python=$3 hidden=$4
 pip_flags=(-q --disable-pip-version-check)
 cd "$run"
 echo "pip-check: as $(id -un) (uid $(id -u)), PATH=$PATH, $("$user_python" --version)"
@@ -82,9 +82,14 @@ extra=$(cd "$run/tmp" && tar -xzf "$sdist" && cd jaxcc-* && "$run/venv-sdist/bin
   "from scikit_build_core.build import get_requires_for_build_wheel as g; print(' '.join(g()))")
 echo "pip-check: [sdist] scikit-build-core asks for: ${extra:-nothing more}"
 [ -z "$extra" ] || venv-sdist/bin/pip install "${pip_flags[@]}" $extra
-venv-sdist/bin/pip install "${pip_flags[@]}" --no-build-isolation -v "$sdist" >sdist-build.log 2>&1 \
-  || { tail -40 sdist-build.log; exit 1; }
-grep -E "jaxcc: nlohmann-json|CMake [0-9.]+|Found Python" sdist-build.log | sed 's/^ */pip-check: [sdist]   /'
+# -vv: pip shows the build's own output (CMake's lines) only at debug level.
+venv-sdist/bin/pip install --disable-pip-version-check --no-build-isolation -vv "$sdist" \
+  >sdist-build.log 2>&1 || { tail -40 sdist-build.log; exit 1; }
+grep -E "jaxcc: nlohmann-json|using CMake" sdist-build.log | sed 's/^ */pip-check: [sdist]   /' || true
+if [ "$hidden" = 1 ] && ! grep -q "jaxcc: nlohmann-json .* from PyPI's package" sdist-build.log; then
+  echo "pip-check: the build did not take nlohmann-json from PyPI's package" >&2
+  exit 1
+fi
 venv-sdist/bin/python smoke_quickstart.py README.md
 venv-sdist/bin/jaxcc build bundle_kernel.cc --name twice_ops --out bundle >/dev/null
 
@@ -117,7 +122,7 @@ echo "$build_requires" >"$run/build_requires"
 
 user_env=(env -i "HOME=$run/home" "PATH=/usr/bin:/bin" "TMPDIR=$run/tmp" LANG=C.UTF-8
   PIP_NO_INDEX=1 "PIP_FIND_LINKS=$work/wheelhouse" PIP_NO_CACHE_DIR=1
-  CMAKE_CXX_COMPILER_LAUNCHER=ccache CCACHE_BASEDIR=/ CMAKE_BUILD_PARALLEL_LEVEL=2)
+  CMAKE_CXX_COMPILER_LAUNCHER=ccache "CCACHE_BASEDIR=$run" CMAKE_BUILD_PARALLEL_LEVEL=2)
 user_cmd=(bash "$run/user.sh" "$run" "$sdist" "$user_python")
 if [ "$(id -u)" = 0 ]; then
   id "$check_user" >/dev/null 2>&1 ||
@@ -139,9 +144,9 @@ if [ "$(id -u)" = 0 ]; then
   done
   step "running as $check_user; hidden: $(echo "$hide" | grep -o ' /usr[^;]*' | tr -d '\n')"
   unshare --mount --propagation private bash -c "$hide exec \"\$@\"" hide \
-    runuser -u "$check_user" -- "${user_env[@]}" "CCACHE_DIR=$ccache_dir" "${user_cmd[@]}"
+    runuser -u "$check_user" -- "${user_env[@]}" "CCACHE_DIR=$ccache_dir" "${user_cmd[@]}" 1
 else
   step "not root: running as $(id -un); system headers and tools are not hidden"
-  "${user_env[@]}" "CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}" "${user_cmd[@]}"
+  "${user_env[@]}" "CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}" "${user_cmd[@]}" 0
 fi
 step "passed"

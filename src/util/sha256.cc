@@ -34,7 +34,7 @@ void Sha256Builder::Reset() {
 }
 
 void Sha256Builder::Update(std::string_view data) {
-  static const sha256_detail::CompressFn compress = sha256_detail::SelectedCompress();
+  const sha256_detail::CompressFn compress = sha256_detail::SelectedCompress();
   const auto* bytes = reinterpret_cast<const unsigned char*>(data.data());
   std::size_t size = data.size();
   total_size_ += size;

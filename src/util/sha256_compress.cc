@@ -66,8 +66,17 @@ void CompressPortable(std::uint32_t state[8], const unsigned char* data, std::si
 }
 
 CompressFn SelectedCompress() {
-  CompressFn accelerated = ShaExtensionsCompress();
-  return accelerated != nullptr ? accelerated : CompressPortable;
+  static const CompressFn selected = [] {
+    CompressFn accelerated = ShaExtensionsCompress();
+    return accelerated != nullptr ? accelerated : CompressPortable;
+  }();
+  return selected;
 }
+
+namespace {
+// Chosen while the library loads (import jaxcc), as OpenSSL's start-up did, rather than in the
+// first hash of a warm load, which would pay the CPUID instructions (decision 98).
+[[maybe_unused]] const CompressFn kChosenAtLoad = SelectedCompress();
+}  // namespace
 
 }  // namespace jaxcc::sha256_detail

@@ -73,11 +73,14 @@ JAXCC_SHA_TARGET void CompressShaNi(std::uint32_t state[8], const unsigned char*
   _mm_storeu_si128(reinterpret_cast<__m128i*>(state + 4), hgfe);
 }
 
+// Three CPUID instructions. Each costs about 5 us in a VM, where the hypervisor traps it, so the
+// choice is made once per process, when the library is loaded (util/sha256_compress.cc).
 bool CpuHasShaExtensions() {
+  if (__get_cpuid_max(0, nullptr) < 7) return false;
   unsigned int eax = 0, ebx = 0, ecx = 0, edx = 0;
-  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return false;
+  __cpuid(1, eax, ebx, ecx, edx);
   const bool ssse3 = (ecx & bit_SSSE3) != 0, sse41 = (ecx & bit_SSE4_1) != 0;
-  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) == 0) return false;
+  __cpuid_count(7, 0, eax, ebx, ecx, edx);
   const bool sha = (ebx & (1u << 29)) != 0;  // CPUID.(EAX=7,ECX=0):EBX.SHA[bit 29]
   return ssse3 && sse41 && sha;
 }
