@@ -154,7 +154,10 @@ user_env=(env -i "HOME=$run/home" "PATH=/usr/bin:/bin" "TMPDIR=$run/tmp" LANG=C.
   PIP_NO_INDEX=1 "PIP_FIND_LINKS=$wheelhouse" PIP_NO_COMPILE=1 "PIP_CACHE_DIR=$run/pip-cache"
   CMAKE_CXX_COMPILER_LAUNCHER=ccache "CCACHE_BASEDIR=$run" CMAKE_BUILD_PARALLEL_LEVEL=2)
 user_cmd=(bash "$run/user.sh" "$run" "$sdist" "$user_python")
-if [ "$(id -u)" = 0 ]; then
+if [ "$(id -u)" = 0 ] && ! unshare --mount true 2>/dev/null; then
+  step "root, but no private mount namespace here (unshare --mount failed): nothing is hidden"
+fi
+if [ "$(id -u)" = 0 ] && unshare --mount true 2>/dev/null; then
   id "$check_user" >/dev/null 2>&1 ||
     useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$check_user"
   # ccache of the unprivileged builds, kept between runs outside the work tree.
@@ -188,7 +191,7 @@ if [ "$(id -u)" = 0 ]; then
   unshare --mount --propagation private bash -c "$hide exec \"\$@\"" hide \
     runuser -u "$check_user" -- "${user_env[@]}" bash "$run/user_no_compiler.sh" "$run"
 else
-  step "not root: running as $(id -un); system headers and tools are not hidden"
+  step "running as $(id -un), without a private mount namespace: system headers and tools are not hidden"
   "${user_env[@]}" "CCACHE_DIR=$state/ccache" "${user_cmd[@]}" 0
   "${user_env[@]}" bash "$run/user_no_compiler.sh" "$run" "$run/empty"
 fi
