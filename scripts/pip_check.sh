@@ -30,7 +30,7 @@ state=${JAXCC_PIP_CHECK_STATE:-/var/tmp/jaxcc-pip-check-$(id -un)}
 wheelhouse=$state/wheelhouse
 check_user=jaxcc-pipcheck
 
-step() { echo "pip-check: $*"; }
+step() { echo "pip-check: $* (${SECONDS} s)"; }
 [ -x "$user_python" ] || { echo "pip-check: no $user_python (set JAXCC_PIP_CHECK_PYTHON)" >&2; exit 1; }
 
 rm -rf "$work/run"
@@ -188,6 +188,7 @@ if [ "$(id -u)" = 0 ] && unshare --mount true 2>/dev/null; then
         ;;
     esac
   done
+  step "no compiler: every C/C++ compiler hidden as well"
   unshare --mount --propagation private bash -c "$hide exec \"\$@\"" hide \
     runuser -u "$check_user" -- "${user_env[@]}" bash "$run/user_no_compiler.sh" "$run"
 else
