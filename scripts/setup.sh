@@ -4,6 +4,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# For developers only (a user's `pip install` needs none of these but g++, decision 99):
+# nlohmann-json3-dev serves builds without build isolation, libssl-dev the C++ tests' comparison
+# of jaxcc's SHA-256 with OpenSSL's (decision 98).
 apt_packages=(g++ cmake ninja-build libssl-dev nlohmann-json3-dev libgtest-dev ccache)
 missing=()
 for pkg in "${apt_packages[@]}"; do

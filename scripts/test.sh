@@ -8,6 +8,9 @@
 #   pytest-3.12  the Python suite without `slow` tests on Python 3.12 with the newest JAX on PyPI,
 #                in build/venv-py312 (scripts/matrix.sh)
 #   smoke-3.13   Python 3.13, newest JAX: pip install ., README quickstart, one XLACustomKernel call
+#   pip-check    scripts/pip_check.sh: the sdist and the auditwheel-repaired wheel installed as a
+#                user would (unprivileged, no system headers), quickstart, doctor, load_library
+#                without a compiler; JAXCC_PIP_CHECK=0 leaves it out
 # A missing Python 3.12 or 3.13 is reported and its phase skipped. Arguments go to both pytest
 # runs; JAXCC_MATRIX=0 leaves out the last two phases (a quicker local run; CI runs them).
 set -euo pipefail
@@ -67,5 +70,11 @@ if [ "${JAXCC_MATRIX:-1}" != 0 ]; then
 
   begin smoke-3.13
   ./scripts/matrix.sh smoke 3.13
+  end
+fi
+
+if [ "${JAXCC_PIP_CHECK:-1}" != 0 ]; then
+  begin pip-check
+  ./scripts/pip_check.sh
   end
 fi

@@ -15,6 +15,10 @@ from ._cache_dir import get_cache_dir
 from .errors import JaxccError
 
 PASS, WARN, FAIL, INFO = "PASS", "WARN", "FAIL", "INFO"
+# Said with every missing build tool: a machine that only loads prebuilt bundles needs none.
+_BUNDLES_OK = (
+    "jaxcc.load_library (prebuilt bundles, docs/deploy.md) needs no compiler and still works"
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -107,7 +111,10 @@ def _tools() -> list[Check]:
             )
         )
     except JaxccError as e:
-        checks.append(Check(FAIL, "host compiler", str(e).splitlines()[0], _fix_of(e)))
+        # The error's first line, without the list of what was tried that follows it.
+        found = str(e).splitlines()[0].split(". Tried")[0]
+        detail = f"{found}: load_cpp_*/load_cuda_* cannot build; {_BUNDLES_OK}"
+        checks.append(Check(FAIL, "host compiler", detail, _fix_of(e)))
     chosen = {checks[-1].detail.split(":")[0]}
     for name in ("g++", "clang++"):
         path = _which(name)
@@ -119,7 +126,8 @@ def _tools() -> list[Check]:
     try:
         checks.append(Check(PASS, "ninja", _core.find_ninja(_discovery.ninja_search_dirs())))
     except JaxccError as e:
-        checks.append(Check(FAIL, "ninja", str(e).splitlines()[0], "pip install ninja"))
+        detail = f"{str(e).splitlines()[0]}; {_BUNDLES_OK}"
+        checks.append(Check(FAIL, "ninja", detail, "pip install ninja"))
     try:
         nvcc = _core.find_nvcc(_discovery.nvcc_wheel_dirs())
         checks.append(

@@ -119,7 +119,7 @@ Result<std::string> DigestDirectories(const std::vector<std::string>& dirs,
     if (StatPath(dirs[d]).is_dir) Walk(dirs[d], "", per_dir[d]);
   }
   std::string last_path = memo_path.empty() ? "" : memo_path + ".last";
-  // The listing itself, not a hash of it: the first SHA-256 of a process pays OpenSSL's start-up.
+  // The listing itself, not a hash of it: a comparison costs less than hashing the listing.
   std::string listing = StatListing(per_dir);
   if (!last_path.empty()) {
     auto last = ReadFile(last_path);

@@ -1,128 +1,92 @@
-// SHA-256 through OpenSSL's libcrypto.
-#define OPENSSL_SUPPRESS_DEPRECATED  // SHA256_*: see Sha256Builder::Impl
+// SHA-256's padding and buffering around the block function of util/sha256_compress.h
+// (FIPS 180-4, sections 5.1.1 and 6.2).
 #include "util/sha256.h"
 
-#include <fcntl.h>
-#include <openssl/evp.h>
-#include <openssl/opensslv.h>
-#include <openssl/sha.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdint>
-#include <cstdlib>
+#include <algorithm>
 #include <cstring>
 
 #include "util/fs.h"
-
-#if defined(OPENSSL_VERSION_MAJOR) && OPENSSL_VERSION_MAJOR == 3 && \
-    !defined(OPENSSL_NO_DEPRECATED_3_0)
-#define JAXCC_SHA256_LOW_LEVEL 1
-#else
-#define JAXCC_SHA256_LOW_LEVEL 0
-#endif
+#include "util/sha256_compress.h"
 
 namespace jaxcc {
 namespace {
 
-std::string ToHex(const unsigned char* bytes, unsigned int n) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string hex(2 * n, '0');
-  for (unsigned int i = 0; i < n; ++i) {
-    hex[2 * i] = kDigits[bytes[i] >> 4];
-    hex[2 * i + 1] = kDigits[bytes[i] & 0xf];
-  }
-  return hex;
+// The initial hash value, FIPS 180-4 section 5.3.3.
+constexpr std::uint32_t kInitialState[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                                            0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+
+// 8-byte big-endian, as the padding's length field; also the length prefix of UpdateField
+// (fixed width, so the prefix itself needs no delimiter).
+void StoreBigEndian64(std::uint64_t n, unsigned char out[8]) {
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<unsigned char>(n >> (56 - 8 * i));
 }
 
-// 8-byte little-endian length: fixed width, so the length itself needs no delimiter.
-void EncodeLength(std::uint64_t n, unsigned char out[8]) {
+void StoreLittleEndian64(std::uint64_t n, unsigned char out[8]) {
   for (int i = 0; i < 8; ++i) out[i] = static_cast<unsigned char>(n >> (8 * i));
 }
 
 }  // namespace
 
-#if JAXCC_SHA256_LOW_LEVEL
-// OpenSSL 3's EVP digests are fetched from a provider: the process's first fetch builds the
-// provider's method store, 40-500 us, more than the whole rest of a warm load's hashing. The
-// SHA256_* calls run the same hardware-accelerated code (SHA-NI, AVX2) without a provider. They
-// are deprecated since 3.0 but present in every 3.x; a libcrypto without them takes the EVP
-// branch below (decision 85).
-struct Sha256Builder::Impl {
-  SHA256_CTX ctx;
-};
-
-Sha256Builder::Sha256Builder() : impl_(std::make_unique<Impl>()) { SHA256_Init(&impl_->ctx); }
-
-Sha256Builder::~Sha256Builder() = default;
+void Sha256Builder::Reset() {
+  std::memcpy(state_, kInitialState, sizeof(state_));
+  pending_size_ = 0;
+  total_size_ = 0;
+}
 
 void Sha256Builder::Update(std::string_view data) {
-  if (!data.empty()) SHA256_Update(&impl_->ctx, data.data(), data.size());
-}
-
-void Sha256Builder::UpdateField(std::string_view field) {
-  unsigned char length[8];
-  EncodeLength(field.size(), length);
-  SHA256_Update(&impl_->ctx, length, sizeof(length));
-  Update(field);
-}
-
-std::string Sha256Builder::FinishHex() {
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256_Final(digest, &impl_->ctx);
-  SHA256_Init(&impl_->ctx);  // reusable, like a fresh builder
-  return ToHex(digest, SHA256_DIGEST_LENGTH);
-}
-#else
-namespace {
-
-// Fetched once per process; the implicit fetch of EVP_sha256() would repeat the lookup on every
-// builder.
-const EVP_MD* Sha256Method() {
-  static const EVP_MD* method = [] {
-    const EVP_MD* fetched = EVP_MD_fetch(nullptr, "SHA256", nullptr);
-    return fetched != nullptr ? fetched : EVP_sha256();
-  }();
-  return method;
-}
-
-}  // namespace
-
-struct Sha256Builder::Impl {
-  EVP_MD_CTX* ctx = nullptr;
-};
-
-Sha256Builder::Sha256Builder() : impl_(std::make_unique<Impl>()) {
-  impl_->ctx = EVP_MD_CTX_new();
-  // Only allocation failure can make these fail; a digest silently computed over nothing would be
-  // a wrong cache key, so fail loudly instead.
-  if (impl_->ctx == nullptr || EVP_DigestInit_ex(impl_->ctx, Sha256Method(), nullptr) != 1) {
-    std::abort();
+  const sha256_detail::CompressFn compress = sha256_detail::SelectedCompress();
+  const auto* bytes = reinterpret_cast<const unsigned char*>(data.data());
+  std::size_t size = data.size();
+  total_size_ += size;
+  if (pending_size_ > 0) {
+    std::size_t take = std::min(size, sizeof(pending_) - pending_size_);
+    std::memcpy(pending_ + pending_size_, bytes, take);
+    pending_size_ += take;
+    bytes += take;
+    size -= take;
+    if (pending_size_ < sizeof(pending_)) return;
+    compress(state_, pending_, 1);
+    pending_size_ = 0;
+  }
+  // Whole blocks straight from the caller's buffer: no copy for the bulk of a file.
+  if (size >= 64) {
+    compress(state_, bytes, size / 64);
+    bytes += size / 64 * 64;
+    size %= 64;
+  }
+  if (size > 0) {
+    std::memcpy(pending_, bytes, size);
+    pending_size_ = size;
   }
 }
 
-Sha256Builder::~Sha256Builder() { EVP_MD_CTX_free(impl_->ctx); }
-
-void Sha256Builder::Update(std::string_view data) {
-  if (!data.empty()) EVP_DigestUpdate(impl_->ctx, data.data(), data.size());
-}
-
 void Sha256Builder::UpdateField(std::string_view field) {
+  // Little-endian, as jaxcc has always written it: keys computed from these fields must not
+  // change when the SHA-256 code does (docs/cache.md).
   unsigned char length[8];
-  EncodeLength(field.size(), length);
-  EVP_DigestUpdate(impl_->ctx, length, sizeof(length));
+  StoreLittleEndian64(field.size(), length);
+  Update(std::string_view(reinterpret_cast<const char*>(length), sizeof(length)));
   Update(field);
 }
 
 std::string Sha256Builder::FinishHex() {
-  unsigned char digest[EVP_MAX_MD_SIZE];
-  unsigned int n = 0;
-  EVP_DigestFinal_ex(impl_->ctx, digest, &n);
-  // Leave the builder reusable (fresh state) rather than in OpenSSL's "finalised" limbo.
-  EVP_DigestInit_ex(impl_->ctx, Sha256Method(), nullptr);
-  return ToHex(digest, n);
+  // Padding: 0x80, zeros up to 56 mod 64, then the message length in bits.
+  const std::uint64_t bits = total_size_ * 8;
+  unsigned char tail[64 + 8] = {0x80};
+  std::size_t zeros_and_marker = (pending_size_ < 56 ? 56 : 120) - pending_size_;
+  StoreBigEndian64(bits, tail + zeros_and_marker);
+  Update(std::string_view(reinterpret_cast<const char*>(tail), zeros_and_marker + 8));
+
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string hex(64, '0');
+  for (int i = 0; i < 8; ++i) {
+    for (int j = 0; j < 8; ++j) {
+      hex[8 * i + j] = kDigits[(state_[i] >> (28 - 4 * j)) & 0xf];
+    }
+  }
+  Reset();  // reusable, like a fresh builder
+  return hex;
 }
-#endif
 
 std::string Sha256Hex(std::string_view data) {
   Sha256Builder builder;
