@@ -54,7 +54,7 @@ class KernelFunction:
             elif kind in ("arg", "ret"):
                 parts.append(f"{kind} {p.name}".strip())
             else:
-                parts.append("stream")
+                parts.append(kind)  # stream, pool, state, async
         self._signature = ", ".join(parts)
         self.num_args = spec.num_args
         self.num_rets = spec.num_rets

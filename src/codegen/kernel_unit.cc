@@ -36,12 +36,67 @@ std::string BridgeCall(const FunctionSpec& spec) {
       case ParamKind::kAttr:
         call += "attr" + std::to_string(attr++) + "_" + p.name;
         break;
+      case ParamKind::kPool:
+        call += "*context.pool";
+        break;
+      case ParamKind::kState:
+        call += "::jaxcc::detail::StateSlot{context.state}";
+        break;
+      case ParamKind::kAsync:
+        call += "::jaxcc::Async{}";
+        break;
     }
   }
   return call + ")";
 }
 
+// ", float attr0_scale, int64_t attr1_n": the attributes as the bridge and factories take them.
+std::string AttrParams(const FunctionSpec& spec) {
+  std::string params;
+  int attr = 0;
+  for (const Param& p : spec.params) {
+    if (p.kind != ParamKind::kAttr) continue;
+    params += ", " + std::string(argspec::AttrTypeCppName(*p.attr_type)) + " attr" +
+              std::to_string(attr++) + "_" + p.name;
+  }
+  return params;
+}
+
+// "attr0_scale, attr1_n"
+std::string AttrNames(const FunctionSpec& spec) {
+  std::string names;
+  int attr = 0;
+  for (const Param& p : spec.params) {
+    if (p.kind != ParamKind::kAttr) continue;
+    names += (attr ? ", attr" : "attr") + std::to_string(attr) + "_" + p.name;
+    ++attr;
+  }
+  return names;
+}
+
+// The factory XLA's instantiate stage calls and the deleter it runs with the executable; T is
+// read from the function's own `jaxcc::State<T>&` parameter type.
+std::string StateFactories(const FunctionSpec& spec) {
+  if (!spec.has_state()) return "";
+  std::string type = "::jaxcc::detail::FunctionState<decltype(&" + QualifiedName(spec) + ")>::type";
+  std::string params = AttrParams(spec);
+  if (!params.empty()) params = params.substr(2);
+  std::string text = "void* jaxcc_state_new_" + spec.name + "(" + params + ") {\n";
+  text += "  return ::jaxcc::detail::NewState<" + type + ">(" + AttrNames(spec) + ");\n}\n";
+  text += "void jaxcc_state_delete_" + spec.name + "(void* state) noexcept {\n";
+  text += "  ::jaxcc::detail::DeleteState<" + type + ">(state);\n}\n";
+  return text;
+}
+
 }  // namespace
+
+std::string StateFactoryDeclarations(const FunctionSpec& spec) {
+  if (!spec.has_state()) return "";
+  std::string params = AttrParams(spec);
+  if (!params.empty()) params = params.substr(2);
+  return "void* jaxcc_state_new_" + spec.name + "(" + params + ");\nvoid jaxcc_state_delete_" +
+         spec.name + "(void* state) noexcept;\n";
+}
 
 std::string CStringLiteral(const std::string& text) {
   std::string out = "\"";
@@ -63,13 +118,8 @@ std::string CStringLiteral(const std::string& text) {
 std::string BridgeDeclaration(const FunctionSpec& spec) {
   std::string decl = "void jaxcc_bridge_" + spec.name +
                      "(::jaxcc::Tensor* args, ::jaxcc::Tensor* rets, std::int64_t stream";
-  int attr = 0;
-  for (const Param& p : spec.params) {
-    if (p.kind != ParamKind::kAttr) continue;
-    decl += ", " + std::string(argspec::AttrTypeCppName(*p.attr_type)) + " attr" +
-            std::to_string(attr++) + "_" + p.name;
-  }
-  return decl + ")";
+  if (spec.has_context()) decl += ", const ::jaxcc::detail::CallContext& context";
+  return decl + AttrParams(spec) + ")";
 }
 
 std::string GenerateKernelUnit(const std::string& label, const std::string& user_source,
@@ -83,12 +133,18 @@ std::string GenerateKernelUnit(const std::string& label, const std::string& user
   text += user_source;
   if (!user_source.empty() && user_source.back() != '\n') text += '\n';
   text += "#line 1 " + CStringLiteral(label + " (jaxcc bridge)") + "\n";
+  bool context = false;
+  for (const FunctionSpec& spec : specs) context = context || spec.has_context();
+  if (context) text += "#include \"jaxcc/detail/call_context.h\"\n";
   text += "namespace jaxcc_generated {\n";
   for (const FunctionSpec& spec : specs) {
     text += BridgeDeclaration(spec) + " {\n";
     text += "  (void)args; (void)rets; (void)stream;\n";
+    // jaxcc::parallel_for(begin, end, grain, fn) without a pool argument finds the call's pool.
+    if (spec.has_pool()) text += "  ::jaxcc::detail::CurrentPoolScope pool_scope(context.pool);\n";
     text += "  " + BridgeCall(spec) + ";\n";
     text += "}\n";
+    text += StateFactories(spec);
   }
   text += "}  // namespace jaxcc_generated\n";
   return text;

@@ -146,7 +146,8 @@ TEST(InferSpecTest, UnknownTypedefIsAnErrorNeverDropped) {
   EXPECT_EQ(ErrorOf("void f(Tensor& y, real_t scale);"),
             "<module>:1:19: error: parameter `scale` of `f` has type `real_t`, which jaxcc "
             "cannot pass: jaxcc does not know the type `real_t`: it maps `jaxcc::Tensor` (const: "
-            "input, non-const: output), `cudaStream_t` and the scalars bool, int8_t..int64_t, "
+            "input, non-const: output), `cudaStream_t`, `jaxcc::ThreadPool&`, `jaxcc::State<T>&`, "
+            "`jaxcc::Async` and the scalars bool, int8_t..int64_t, "
             "uint8_t..uint64_t, float and double; if `real_t` is an alias of one of them, spell "
             "the type out or give the tokens explicitly\n"
             "void f(Tensor& y, real_t scale);\n"
