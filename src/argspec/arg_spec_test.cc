@@ -248,3 +248,30 @@ TEST(HostileTokensTest, AHugeTokenListIsQuotedByItsStart) {
 
 }  // namespace
 }  // namespace jaxcc::argspec
+
+namespace jaxcc::argspec {
+namespace {
+
+TEST(ParseArgSpecTest, PoolStateAndAsyncTokens) {
+  auto spec = ParseArgSpec("f", {"arg", "ret", "pool", "state", "attr.n:int64"});
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  EXPECT_TRUE(spec->has_pool());
+  EXPECT_TRUE(spec->has_state());
+  EXPECT_FALSE(spec->is_async());
+  EXPECT_EQ(ToTokens(*spec),
+            (std::vector<std::string>{"arg", "ret", "pool", "state", "attr.n:int64"}));
+  for (const char* kind : {"pool", "state", "async"}) {
+    EXPECT_EQ(ParamKindFromName(kind).has_value(), true) << kind;
+    int offending = -1;
+    auto twice = ParseArgSpec("f", {"ret", kind, kind}, &offending);
+    ASSERT_FALSE(twice.ok());
+    EXPECT_NE(twice.error().message.find("appears twice"), std::string::npos);
+    EXPECT_EQ(offending, 2);
+  }
+  auto both = ParseArgSpec("f", {"ret", "pool", "async"});
+  ASSERT_FALSE(both.ok());
+  EXPECT_NE(both.error().message.find("takes both `pool`"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace jaxcc::argspec

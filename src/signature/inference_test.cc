@@ -225,3 +225,41 @@ TEST(InferSpecTest, AttributeNamesMustBeUniqueIdentifiers) {
 
 }  // namespace
 }  // namespace jaxcc::signature
+
+namespace jaxcc::signature {
+namespace {
+
+// Decision 94: what a function takes from XLA beyond buffers is read from its parameter types.
+TEST(InferSpecTest, PoolStateAndAsyncParametersBecomeTheirTokens) {
+  EXPECT_EQ(Tokens("void f(const jaxcc::Tensor& x, jaxcc::Tensor& y, jaxcc::ThreadPool& pool, "
+                   "float s);"),
+            (Strings{"arg", "ret", "pool", "attr.s:float32"}));
+  EXPECT_EQ(Tokens("void f(const BE::Tensor& x, BE::Tensor& y, BE::State<ops::Table<3>>& t, "
+                   "int64_t n);"),
+            (Strings{"arg", "ret", "state", "attr.n:int64"}));
+  EXPECT_EQ(Tokens("void f(const Tensor& x, Tensor& y, jaxcc::Async);"),
+            (Strings{"arg", "ret", "async"}));
+  EXPECT_EQ(Tokens("void f(Tensor& y, const ::jaxcc::State<int>& s, ThreadPool& p);"),
+            (Strings{"ret", "state", "pool"}));
+}
+
+TEST(InferSpecTest, PoolStateAndAsyncMisusesAreCaretErrors) {
+  EXPECT_NE(ErrorOf("void f(Tensor& y, jaxcc::ThreadPool pool);")
+                .find("take the pool by reference: `jaxcc::ThreadPool& pool`"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("void f(Tensor& y, jaxcc::ThreadPool* pool);").find("by reference"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("void f(Tensor& y, jaxcc::State<int> s);").find("take the state by reference"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("void f(Tensor& y, jaxcc::Async& a);").find("take the tag by value"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("void f(Tensor& y, jaxcc::ThreadPool& a, jaxcc::ThreadPool& b);")
+                .find("is a second `pool` parameter"),
+            std::string::npos);
+  EXPECT_NE(
+      ErrorOf("void f(Tensor& y, jaxcc::ThreadPool& p, jaxcc::Async a);").find("takes both `pool`"),
+      std::string::npos);
+}
+
+}  // namespace
+}  // namespace jaxcc::signature
