@@ -39,20 +39,25 @@ static void Rows(const float* data, const int32_t* indices, const int32_t* indpt
                  const bool* events, float* y, int64_t lo, int64_t hi) {
   for (int64_t i = lo; i < hi; ++i) {
     float sum = 0.0f;
-    for (int32_t k = indptr[i]; k < indptr[i + 1]; ++k) sum += events[indices[k]] ? data[k] : 0.0f;
+    for (int32_t k = indptr[i]; k < indptr[i + 1]; ++k) {
+      sum += events[indices[k]] ? data[k] : 0.0f;
+    }
     y[i] = sum;
   }
 }
 // (macros are fine in bodies; the signature reader needs the parameters spelled out)
-#define CSR_PTRS data.data_ptr<float>(), indices.data_ptr<int32_t>(), indptr.data_ptr<int32_t>(), \
-    events.data_ptr<bool>(), y.data_ptr<float>()
-void csr_serial(const jaxcc::Tensor& data, const jaxcc::Tensor& indices, const jaxcc::Tensor& indptr,
+#define CSR_PTRS data.data_ptr<float>(), indices.data_ptr<int32_t>(), \
+    indptr.data_ptr<int32_t>(), events.data_ptr<bool>(), y.data_ptr<float>()
+void csr_serial(const jaxcc::Tensor& data, const jaxcc::Tensor& indices,
+                const jaxcc::Tensor& indptr,
                 const jaxcc::Tensor& events, jaxcc::Tensor& y) { Rows(CSR_PTRS, 0, y.numel()); }
 void csr_omp(const jaxcc::Tensor& data, const jaxcc::Tensor& indices, const jaxcc::Tensor& indptr,
                 const jaxcc::Tensor& events, jaxcc::Tensor& y) {
   const int64_t n = y.numel();
   #pragma omp parallel for schedule(static)
-  for (int64_t b = 0; b < (n + 255) / 256; ++b) Rows(CSR_PTRS, b * 256, b * 256 + 256 < n ? b * 256 + 256 : n);
+  for (int64_t b = 0; b < (n + 255) / 256; ++b) {
+    Rows(CSR_PTRS, b * 256, b * 256 + 256 < n ? b * 256 + 256 : n);
+  }
 }
 void csr_pool(const jaxcc::Tensor& data, const jaxcc::Tensor& indices, const jaxcc::Tensor& indptr,
                 const jaxcc::Tensor& events, jaxcc::Tensor& y,
@@ -73,20 +78,24 @@ static void Block(const float* a, const float* b, float* c, int64_t n, int64_t l
   }
 }
 #define MM_PTRS a.data_ptr<float>(), b.data_ptr<float>(), c.data_ptr<float>(), a.size(0)
-void mm_serial(const jaxcc::Tensor& a, const jaxcc::Tensor& b, jaxcc::Tensor& c) { Block(MM_PTRS, 0, a.size(0)); }
+void mm_serial(const jaxcc::Tensor& a, const jaxcc::Tensor& b, jaxcc::Tensor& c) {
+  Block(MM_PTRS, 0, a.size(0));
+}
 void mm_omp(const jaxcc::Tensor& a, const jaxcc::Tensor& b, jaxcc::Tensor& c) {
   const int64_t n = a.size(0);
   #pragma omp parallel for schedule(static)
   for (int64_t i = 0; i < n; i += 8) Block(MM_PTRS, i, i + 8 < n ? i + 8 : n);
 }
-void mm_pool(const jaxcc::Tensor& a, const jaxcc::Tensor& b, jaxcc::Tensor& c, jaxcc::ThreadPool& pool) {
+void mm_pool(const jaxcc::Tensor& a, const jaxcc::Tensor& b, jaxcc::Tensor& c,
+             jaxcc::ThreadPool& pool) {
   pool.parallel_for(0, a.size(0), 8, [&](int64_t lo, int64_t hi) { Block(MM_PTRS, lo, hi); });
 }
 """
 
-BRAINEVENT_PROBE = r"""
+BRAINEVENT_PROBE = (
+    r"""
 import sys, time, numpy as np, jax, jax.numpy as jnp, brainevent
-rows, nnz, active, calls = %d, %d, %r, int(sys.argv[1])
+rows, nnz, active, calls = ROWS, NNZ, ACTIVE, int(sys.argv[1])
 rng = np.random.default_rng(0)
 indptr = np.arange(rows + 1, dtype=np.int32) * nnz
 indices = rng.integers(0, rows, rows * nnz, dtype=np.int32)
@@ -99,7 +108,10 @@ ts = []
 for _ in range(calls):
     t = time.perf_counter(); jax.block_until_ready(f(events)); ts.append(time.perf_counter() - t)
 print(float(np.median(ts)) * 1e3)
-""" % (ROWS, NNZ, ACTIVE)
+""".replace("ROWS", str(ROWS))
+    .replace("NNZ", str(NNZ))
+    .replace("ACTIVE", repr(ACTIVE))
+)
 
 
 def median_ms(fn, args, calls):
@@ -133,10 +145,14 @@ def main() -> None:
     events = jnp.asarray(rng.random(ROWS) < ACTIVE)
     out = jax.ShapeDtypeStruct((ROWS,), jnp.float32)
     csr_args = (data, indices, indptr, events)
-    csr = {
-        name: jax.jit(lambda *a, f=getattr(mod, name): f(*a, outs=out))
-        for name in ("csr_serial", "csr_omp", "csr_pool")
-    }
+
+    def with_out(f):
+        return jax.jit(lambda *a: f(*a, outs=out))
+
+    def twice(f):
+        return jax.jit(lambda a, b: (f(a, b), f(b, a)))
+
+    csr = {name: with_out(getattr(mod, name)) for name in ("csr_serial", "csr_omp", "csr_pool")}
     ref = np.asarray(csr["csr_serial"](*csr_args))
     for name, fn in csr.items():
         np.testing.assert_allclose(np.asarray(fn(*csr_args)), ref, rtol=1e-5, err_msg=name)
@@ -144,10 +160,7 @@ def main() -> None:
     a = jnp.asarray(rng.random((DENSE, DENSE), dtype=np.float32))
     b = jnp.asarray(rng.random((DENSE, DENSE), dtype=np.float32))
     mm = {name: jax.jit(getattr(mod, name)) for name in ("mm_serial", "mm_omp", "mm_pool")}
-    two = {
-        name: jax.jit(lambda a, b, f=getattr(mod, name): (f(a, b), f(b, a)))
-        for name in ("mm_omp", "mm_pool")
-    }
+    two = {name: twice(getattr(mod, name)) for name in ("mm_omp", "mm_pool")}
     np.testing.assert_allclose(np.asarray(mm["mm_pool"](a, b)), np.asarray(a @ b), rtol=1e-4)
 
     rows: dict[str, list[float]] = {}
@@ -157,7 +170,9 @@ def main() -> None:
         if not options.no_brainevent and os.path.exists(PY312):
             probe = subprocess.run(
                 [PY312, "-c", BRAINEVENT_PROBE, str(options.calls)],
-                capture_output=True, text=True, check=True,
+                capture_output=True,
+                text=True,
+                check=True,
             )
             rows.setdefault("csr_brainevent", []).append(float(probe.stdout.split()[-1]))
         for name, fn in mm.items():
@@ -176,12 +191,17 @@ def main() -> None:
     print(f"csr pool / OpenMP        {med['csr_pool'] / med['csr_omp']:.3f}  (goal <= 1.0)")
     print(f"csr pool / one thread    {med['csr_pool'] / med['csr_serial']:.3f}")
     if "csr_brainevent" in med:
-        print(f"csr pool / brainevent    {med['csr_pool'] / med['csr_brainevent']:.3f}  (goal <= 0.45)")
+        print(
+            f"csr pool / brainevent    {med['csr_pool'] / med['csr_brainevent']:.3f}"
+            "  (goal <= 0.45)"
+        )
     print(f"dense one thread / pool  {med['dense_serial'] / med['dense_pool']:.3f}  (goal >= 1.8)")
     print(f"dense one thread / omp   {med['dense_serial'] / med['dense_omp']:.3f}")
     for name in ("pool", "omp"):
-        print(f"two {name:4s} / 2 x one      {med['two_' + name] / (2 * med['dense_' + name]):.3f}"
-              "  (1.0 = no slowdown)")
+        print(
+            f"two {name:4s} / 2 x one      {med['two_' + name] / (2 * med['dense_' + name]):.3f}"
+            "  (1.0 = no slowdown)"
+        )
 
 
 if __name__ == "__main__":

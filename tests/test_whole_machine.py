@@ -9,10 +9,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from test_bundle import jaxcc_cli
 
 import jaxcc
 
 SOURCE = r"""
+#include "brainevent/common.h"
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -141,6 +143,13 @@ void meet_a(const jaxcc::Tensor& x, jaxcc::Tensor& y, jaxcc::Async, int64_t roun
 void meet_b(const jaxcc::Tensor& x, jaxcc::Tensor& y, jaxcc::Async, int64_t round,
             int64_t timeout_ms) { Meet(1, x, y, round, timeout_ms); }
 
+// The brainevent spelling: BE::ThreadPool, BE::parallel_for (brainevent/common.h).
+void be_add_one(const BE::Tensor& x, BE::Tensor& y, BE::ThreadPool& pool) {
+  BE::parallel_for(0, x.numel(), 128, [&](int64_t i) {
+    y.data_ptr<float>()[i] = x.data_ptr<float>()[i] + 1.0f;
+  });
+}
+
 void async_fail(const jaxcc::Tensor& x, jaxcc::Tensor& y, jaxcc::Async) {
   JAXCC_CHECK(x.numel() > 100) << "async input too small: " << x.numel();
   y.data_ptr<float>()[0] = 0;
@@ -159,6 +168,7 @@ FUNCTIONS = [
     "meet_a",
     "meet_b",
     "async_fail",
+    "be_add_one",
 ]
 
 
@@ -304,3 +314,66 @@ def test_async_kernel_error_fails_the_call(mod):
     with pytest.raises(Exception, match="async_fail: CHECK failed .*async input too small: 3"):
         jax.block_until_ready(jax.jit(mod.async_fail)(jnp.zeros(3, jnp.float32)))
     assert float(jax.jit(mod.async_fail)(jnp.zeros(101, jnp.float32))[0]) == 0.0
+
+
+# Composition: vmap, jax.export, bundles, XLACustomKernel's C++ backend, brainevent spellings.
+
+
+def test_vmap_of_pool_and_state_kernels(mod):
+    xs = jnp.arange(3 * 50, dtype=jnp.float32).reshape(3, 50)
+    ys = jax.jit(jax.vmap(lambda x: mod.scale(x, grain=8)))(xs)
+    np.testing.assert_array_equal(np.asarray(ys), 3 * np.asarray(xs))
+    ys, _ = jax.vmap(lambda x: mod.lookup(x, outs=[f32((50,)), i32((2,))], n=5, step=1.0))(xs)
+    np.testing.assert_array_equal(np.asarray(ys), np.asarray(xs) + np.arange(50) % 5)
+
+
+def test_brainevent_spelling_runs_on_the_pool(mod):
+    x = jnp.arange(1000, dtype=jnp.float32)
+    np.testing.assert_array_equal(np.asarray(jax.jit(mod.be_add_one)(x)), np.asarray(x) + 1)
+    assert [p.kind for p in mod.be_add_one.spec.params] == ["arg", "ret", "pool"]
+
+
+def test_export_round_trip_keeps_pool_and_state(mod):
+    x = jnp.arange(10, dtype=jnp.float32)
+
+    def fn(x):
+        y, _ = mod.lookup(mod.scale(x, grain=2), outs=[f32((10,)), i32((2,))], n=3, step=2.0)
+        return y
+
+    exported = jaxcc.export(fn, jax.ShapeDtypeStruct((10,), jnp.float32))
+    again = jaxcc.deserialize(exported.serialize(), modules=[mod])
+    np.testing.assert_array_equal(np.asarray(again.call(x)), np.asarray(fn(x)))
+
+
+def test_xla_custom_kernel_cpp_backend_with_a_pool_kernel(mod, unique_name):
+    kernel = jaxcc.XLACustomKernel(unique_name)
+    kernel.def_cpp_kernel(lambda **params: mod.scale)
+    x = jnp.arange(100, dtype=jnp.float32)
+    y = jax.jit(lambda x: kernel(x, outs=f32((100,)), grain=16))(x)
+    np.testing.assert_array_equal(np.asarray(y), 3 * np.asarray(x))
+
+
+def test_bundle_of_a_module_with_state_loads_and_builds_its_state(tmp_path):
+    source = tmp_path / "stateful.cc"
+    annotated = SOURCE.replace("\nvoid scale(", "\n// @jaxcc scale\nvoid scale(")
+    source.write_text(annotated.replace("\nvoid lookup(", "\n// @jaxcc lookup\nvoid lookup("))
+    out = tmp_path / "stateful_bundle"
+    result = jaxcc_cli("build", str(source), "--name", "whole_machine_bundle", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    bundled = jaxcc.load_library(out, target_prefix="whole_machine_bundled")
+    x = jnp.zeros(6, jnp.float32)
+    y, counts = jax.jit(lambda x: bundled.lookup(x, outs=[f32((6,)), i32((2,))], n=2, step=4.0))(x)
+    np.testing.assert_array_equal(np.asarray(y), 4.0 * (np.arange(6) % 2))
+    assert int(counts[1]) >= 1
+    np.testing.assert_array_equal(np.asarray(bundled.scale(x + 1, grain=1)), np.full(6, 3.0))
+
+
+def test_cuda_functions_cannot_take_the_pool_or_run_async():
+    with pytest.raises(jaxcc.SpecError, match="CUDA function 'f' takes a `jaxcc::ThreadPool&`"):
+        jaxcc.load_cuda_inline(
+            "whole_machine_cuda",
+            "void f(const jaxcc::Tensor& x, jaxcc::Tensor& y, jaxcc::ThreadPool& pool, "
+            "int64_t stream) {}",
+            functions=["f"],
+            compute_capability="9.0",
+        )
