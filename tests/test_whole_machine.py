@@ -377,3 +377,53 @@ def test_cuda_functions_cannot_take_the_pool_or_run_async():
             functions=["f"],
             compute_capability="9.0",
         )
+
+
+CUBLAS_SOURCE = r"""
+#include <cublas_v2.h>
+#include <stdexcept>
+#include <string>
+// One cuBLAS handle per call site, made at XLA's instantiate stage, destroyed with the executable.
+struct Cublas {
+  cublasHandle_t handle = nullptr;
+  Cublas() {
+    if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) throw std::runtime_error("cublasCreate failed");
+  }
+  ~Cublas() { cublasDestroy(handle); }
+};
+// y = alpha * x + y0 (SAXPY on a copy): x, y0 inputs; y output.
+void saxpy(const jaxcc::Tensor& x, const jaxcc::Tensor& y0, jaxcc::Tensor& y, jaxcc::State<Cublas>& blas,
+           float alpha, int64_t stream) {
+  auto s = reinterpret_cast<cudaStream_t>(stream);
+  JAXCC_CUDA_CHECK(cudaMemcpyAsync(y.data_ptr<float>(), y0.data_ptr<float>(), y.nbytes(), cudaMemcpyDeviceToDevice, s));
+  auto lock = blas.lock();  // the handle's stream is per call: one execution at a time sets it
+  cublasSetStream(blas->handle, s);
+  JAXCC_CHECK(cublasSaxpy(blas->handle, static_cast<int>(x.numel()), &alpha, x.data_ptr<float>(), 1,
+                          y.data_ptr<float>(), 1) == CUBLAS_STATUS_SUCCESS) << "cublasSaxpy failed";
+}
+"""
+
+
+def test_cublas_kernel_with_its_handle_in_state_builds_and_runs_on_a_gpu():
+    """A library kernel: cuBLAS from load_cuda_inline, one handle per call site. Builds here
+    (no GPU needed); runs and checks the result where JAX sees a GPU."""
+    mod = jaxcc.load_cuda_inline(
+        "whole_machine_cublas",
+        CUBLAS_SOURCE,
+        functions=["saxpy"],
+        extra_ldflags=["-lcublas"],
+        compute_capability="9.0",
+    )
+    assert [p.kind for p in mod.saxpy.spec.params] == [
+        "arg",
+        "arg",
+        "ret",
+        "state",
+        "attr",
+        "stream",
+    ]
+    if not any(d.platform == "gpu" for d in jax.devices()):
+        pytest.skip("built; running it needs a GPU (JAX sees none)")
+    x = jnp.arange(1000, dtype=jnp.float32, device=jax.devices("gpu")[0])
+    y = jax.jit(lambda x: mod.saxpy(x, x, outs=f32((1000,)), alpha=2.0))(x)
+    np.testing.assert_allclose(np.asarray(y), 3 * np.arange(1000, dtype=np.float32))
