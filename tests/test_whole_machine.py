@@ -150,6 +150,17 @@ void be_add_one(const BE::Tensor& x, BE::Tensor& y, BE::ThreadPool& pool) {
   });
 }
 
+// A workspace sized by the caller: prefix sums through it (floats), written back reversed.
+void reverse_cumsum(const jaxcc::Tensor& x, jaxcc::Tensor& y, jaxcc::Scratch scratch) {
+  const int64_t n = x.numel();
+  JAXCC_CHECK(scratch.count<float>() >= static_cast<size_t>(n)) << "scratch too small: "
+                                                               << scratch.bytes;
+  float* tmp = scratch.as<float>();
+  float sum = 0.0f;
+  for (int64_t i = 0; i < n; ++i) tmp[i] = sum += x.data_ptr<float>()[i];
+  for (int64_t i = 0; i < n; ++i) y.data_ptr<float>()[i] = tmp[n - 1 - i];
+}
+
 void async_fail(const jaxcc::Tensor& x, jaxcc::Tensor& y, jaxcc::Async) {
   JAXCC_CHECK(x.numel() > 100) << "async input too small: " << x.numel();
   y.data_ptr<float>()[0] = 0;
@@ -169,6 +180,7 @@ FUNCTIONS = [
     "meet_b",
     "async_fail",
     "be_add_one",
+    "reverse_cumsum",
 ]
 
 
@@ -427,3 +439,28 @@ def test_cublas_kernel_with_its_handle_in_state_builds_and_runs_on_a_gpu():
     x = jnp.arange(1000, dtype=jnp.float32, device=jax.devices("gpu")[0])
     y = jax.jit(lambda x: mod.saxpy(x, x, outs=f32((1000,)), alpha=2.0))(x)
     np.testing.assert_allclose(np.asarray(y), 3 * np.arange(1000, dtype=np.float32))
+
+
+def test_scratch_is_a_hidden_result_sized_at_trace_time(mod):
+    assert [p.kind for p in mod.reverse_cumsum.spec.params] == ["arg", "ret", "scratch"]
+    x = jnp.arange(1, 101, dtype=jnp.float32)
+    fn = jax.jit(lambda x: mod.reverse_cumsum(x, scratch_bytes=x.size * 4))
+    y = fn(x)  # one output: the workspace is not returned
+    np.testing.assert_array_equal(np.asarray(y), np.cumsum(np.asarray(x))[::-1])
+    # XLA places it: the compiled program has no allocation of its own, just one more result
+    text = fn.lower(x).as_text()
+    assert "tensor<400xui8>" in text
+    ys = jax.vmap(lambda x: mod.reverse_cumsum(x, scratch_bytes=x.size * 4))(jnp.stack([x, -x]))
+    np.testing.assert_array_equal(np.asarray(ys[1]), -np.cumsum(np.asarray(x))[::-1])
+
+
+def test_scratch_size_errors_name_the_function(mod):
+    x = jnp.ones(8, jnp.float32)
+    with pytest.raises(jaxcc.CallError, match="reverse_cumsum: takes a jaxcc::Scratch"):
+        mod.reverse_cumsum(x)
+    with pytest.raises(jaxcc.CallError, match=r"reverse_cumsum: scratch_bytes=17179869185"):
+        mod.reverse_cumsum(x, scratch_bytes=jaxcc.MAX_SCRATCH_BYTES + 1)
+    with pytest.raises(jaxcc.CallError, match="scratch_bytes must be an int"):
+        mod.reverse_cumsum(x, scratch_bytes=3.5)
+    with pytest.raises(Exception, match="reverse_cumsum: CHECK failed .*scratch too small: 4"):
+        jax.block_until_ready(mod.reverse_cumsum(x, scratch_bytes=4))

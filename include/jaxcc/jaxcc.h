@@ -13,6 +13,7 @@
 #include "jaxcc/macros.h"
 #include "jaxcc/parallel.h"
 #include "jaxcc/scalar_types.h"
+#include "jaxcc/scratch.h"
 #include "jaxcc/state.h"
 #include "jaxcc/stream.h"
 #include "jaxcc/tensor.h"

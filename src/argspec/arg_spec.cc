@@ -12,7 +12,7 @@ namespace {
 
 constexpr std::string_view kValidTokens =
     "valid tokens are `arg`, `ret`, `stream`, `attr.<name>`, `attr.<name>:<type>`, `pool`, "
-    "`state` and `async` (aliases: `args`, `rets`, `ctx.stream`, `attrs.<name>`)";
+    "`state`, `async` and `scratch` (aliases: `args`, `rets`, `ctx.stream`, `attrs.<name>`)";
 
 bool StartsWith(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;
@@ -114,6 +114,7 @@ Result<Param> ParseToken(const std::string& function_name, const std::string& to
   if (canonical == "pool") return Param{ParamKind::kPool, "", std::nullopt};
   if (canonical == "state") return Param{ParamKind::kState, "", std::nullopt};
   if (canonical == "async") return Param{ParamKind::kAsync, "", std::nullopt};
+  if (canonical == "scratch") return Param{ParamKind::kScratch, "", std::nullopt};
   if (canonical == "attr" || canonical == "attrs") {
     return SpecError(function_name, Quote(token) +
                                         " needs a name: write `attr.<name>` (type from the C++ "
@@ -207,7 +208,7 @@ Result<FunctionSpec> ParseArgSpec(const std::string& function_name,
       stream_at = i;
     }
     if (param->kind == ParamKind::kPool || param->kind == ParamKind::kState ||
-        param->kind == ParamKind::kAsync) {
+        param->kind == ParamKind::kAsync || param->kind == ParamKind::kScratch) {
       for (size_t j = 0; j < spec.params.size(); ++j) {
         if (spec.params[j].kind != param->kind) continue;
         offending = static_cast<int>(i);
@@ -260,6 +261,7 @@ std::vector<std::string> ToTokens(const FunctionSpec& spec) {
       case ParamKind::kPool:
       case ParamKind::kState:
       case ParamKind::kAsync:
+      case ParamKind::kScratch:
         tokens.push_back(ParamKindName(p.kind));
         break;
       case ParamKind::kAttr:

@@ -105,8 +105,8 @@ TEST(ParseArgSpecErrorTest, UnknownTokenListsValidOnes) {
   int offending = -2;
   EXPECT_EQ(SpecErrorOf("f", {"arg", "output"}, &offending),
             "function `f`: unknown arg_spec token `output`; did you mean `ret`? valid tokens are "
-            "`arg`, `ret`, `stream`, `attr.<name>`, `attr.<name>:<type>`, `pool`, `state` and "
-            "`async` (aliases: `args`, "
+            "`arg`, `ret`, `stream`, `attr.<name>`, `attr.<name>:<type>`, `pool`, `state`, "
+            "`async` and `scratch` (aliases: `args`, "
             "`rets`, `ctx.stream`, `attrs.<name>`)");
   EXPECT_EQ(offending, 1);
 }

@@ -12,7 +12,8 @@ namespace jaxcc::argspec {
 /// function takes from XLA beyond buffers and attributes (decision 94): its thread pool
 /// (`jaxcc::ThreadPool&`), per-call-site state (`jaxcc::State<T>&`), asynchronous execution
 /// (`jaxcc::Async`); the generated handler asks XLA only for these.
-enum class ParamKind { kArg, kRet, kStream, kAttr, kPool, kState, kAsync };
+/// kScratch (`jaxcc::Scratch`) is a hidden extra result buffer sized at trace time.
+enum class ParamKind { kArg, kRet, kStream, kAttr, kPool, kState, kAsync, kScratch };
 
 /// Scalar attribute types that XLA FFI can deliver. Float16/BFloat16 travel as raw uint16 bits.
 enum class AttrType {
@@ -62,6 +63,7 @@ struct FunctionSpec {
   bool has_pool() const { return CountOf(ParamKind::kPool) > 0; }
   bool has_state() const { return CountOf(ParamKind::kState) > 0; }
   bool is_async() const { return CountOf(ParamKind::kAsync) > 0; }
+  bool has_scratch() const { return CountOf(ParamKind::kScratch) > 0; }
   /// Needs the bridge's CallContext (pool or state).
   bool has_context() const { return has_pool() || has_state(); }
 };

@@ -177,5 +177,18 @@ TEST(CodegenGolden, PoolStateAndAsyncAreAskedForOnlyWhereUsed) {
   EXPECT_EQ(GenerateKernelUnit("<g>", "", {ScaleBy()}).find("call_context.h"), std::string::npos);
 }
 
+TEST(CodegenGolden, ScratchIsTheHiddenLastResultAndKeepsTheGraphTrait) {
+  FunctionSpec spec = ScaleBy();
+  spec.params.insert(spec.params.begin() + 2, {ParamKind::kScratch, "work", {}});
+  WrapperOptions options;
+  options.platform = "cuda";
+  std::string wrapper = GenerateFfiWrapper({spec}, options);
+  EXPECT_NE(wrapper.find("kRets_scale_by[] = {\"out\", \"work\"}"), std::string::npos);
+  EXPECT_NE(wrapper.find("{\"scale_by\", 1, 2, 1,"), std::string::npos);
+  EXPECT_NE(wrapper.find("XLA_FFI_HANDLER_TRAITS_COMMAND_BUFFER_COMPATIBLE}"), std::string::npos);
+  std::string unit = GenerateKernelUnit("<g>", "", {spec});
+  EXPECT_NE(unit.find("::jaxcc::Scratch{rets[1].data_ptr(), rets[1].nbytes()}"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace jaxcc::codegen

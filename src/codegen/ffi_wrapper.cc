@@ -85,6 +85,8 @@ std::string GenerateHandler(const FunctionSpec& spec, const WrapperOptions& opti
   bool bind_stream = cuda && spec.has_stream();
   auto args = ParamsOf(spec, ParamKind::kArg);
   auto rets = ParamsOf(spec, ParamKind::kRet);
+  // The workspace is a hidden extra result, last in XLA's frame.
+  for (const Param* scratch : ParamsOf(spec, ParamKind::kScratch)) rets.push_back(scratch);
   auto attrs = ParamsOf(spec, ParamKind::kAttr);
   const std::string& f = spec.name;
   std::string text = "// " + f + "\nnamespace {\n";

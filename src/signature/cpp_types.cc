@@ -172,6 +172,12 @@ std::optional<CppParamClass> ClassifyContext(const ParsedParam& p) {
     }
     return CppParamClass{CppRole::kAsync, std::nullopt, ""};
   }
+  if (IsJaxccName(core, "Scratch")) {
+    if (p.pointer_depth > 0 || p.ref == RefKind::kRValue) {
+      return Unsupported("take the workspace by value or reference: `jaxcc::Scratch scratch`");
+    }
+    return CppParamClass{CppRole::kScratch, std::nullopt, ""};
+  }
   return std::nullopt;
 }
 
@@ -244,7 +250,8 @@ CppParamClass ClassifyParam(const ParsedParam& p) {
   return {CppRole::kUnknown, std::nullopt,
           "jaxcc does not know the type `" + core +
               "`: it maps `jaxcc::Tensor` (const: input, non-const: output), `cudaStream_t`, "
-              "`jaxcc::ThreadPool&`, `jaxcc::State<T>&`, `jaxcc::Async` and the scalars bool, "
+              "`jaxcc::ThreadPool&`, `jaxcc::State<T>&`, `jaxcc::Async`, `jaxcc::Scratch` and the "
+              "scalars bool, "
               "int8_t..int64_t, uint8_t..uint64_t, float and double"};
 }
 

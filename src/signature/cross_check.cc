@@ -31,6 +31,8 @@ std::string Describe(const ParsedParam& p, const CppParamClass& c) {
       return "per-call-site state (`state`)";
     case CppRole::kAsync:
       return "the asynchronous tag (`async`)";
+    case CppRole::kScratch:
+      return "the call's workspace (`scratch`)";
     case CppRole::kScalar:
       return std::string("a scalar (`attr.") + (p.name.empty() ? "<name>" : p.name) + ":" +
              AttrTypeName(*c.scalar) + "`)";
@@ -104,6 +106,9 @@ class Checker {
       case ParamKind::kAsync:
         if (c.role == CppRole::kAsync || trusted) break;
         return Mismatch(i, p, c, "; the tag is a `jaxcc::Async` (by value)");
+      case ParamKind::kScratch:
+        if (c.role == CppRole::kScratch || trusted) break;
+        return Mismatch(i, p, c, "; the workspace is a `jaxcc::Scratch`");
     }
     param->name = p.name;
     return OkStatus();

@@ -69,6 +69,8 @@ std::optional<ParamKind> ContextKind(CppRole role) {
       return ParamKind::kState;
     case CppRole::kAsync:
       return ParamKind::kAsync;
+    case CppRole::kScratch:
+      return ParamKind::kScratch;
     default:
       return std::nullopt;
   }

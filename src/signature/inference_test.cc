@@ -147,7 +147,7 @@ TEST(InferSpecTest, UnknownTypedefIsAnErrorNeverDropped) {
             "<module>:1:19: error: parameter `scale` of `f` has type `real_t`, which jaxcc "
             "cannot pass: jaxcc does not know the type `real_t`: it maps `jaxcc::Tensor` (const: "
             "input, non-const: output), `cudaStream_t`, `jaxcc::ThreadPool&`, `jaxcc::State<T>&`, "
-            "`jaxcc::Async` and the scalars bool, int8_t..int64_t, "
+            "`jaxcc::Async`, `jaxcc::Scratch` and the scalars bool, int8_t..int64_t, "
             "uint8_t..uint64_t, float and double; if `real_t` is an alias of one of them, spell "
             "the type out or give the tokens explicitly\n"
             "void f(Tensor& y, real_t scale);\n"
@@ -239,6 +239,7 @@ TEST(InferSpecTest, PoolStateAndAsyncParametersBecomeTheirTokens) {
             (Strings{"arg", "ret", "state", "attr.n:int64"}));
   EXPECT_EQ(Tokens("void f(const Tensor& x, Tensor& y, jaxcc::Async);"),
             (Strings{"arg", "ret", "async"}));
+  EXPECT_EQ(Tokens("void f(Tensor& y, jaxcc::Scratch work);"), (Strings{"ret", "scratch"}));
   EXPECT_EQ(Tokens("void f(Tensor& y, const ::jaxcc::State<int>& s, ThreadPool& p);"),
             (Strings{"ret", "state", "pool"}));
 }
