@@ -69,7 +69,7 @@ def _load_dir(directory: str, target_prefix, vmap_method, auto_register, replace
                 platform,
                 loaded.key,
                 request.name,
-                stateful=module[fn_name].spec.has_state,
+                stateful=module.specs[fn_name].has_state,
                 replace=replace,
             )
     return module
