@@ -284,6 +284,22 @@ def test_state_factory_that_throws_is_an_error_naming_the_function(mod):
         jax.block_until_ready(mod.lookup(x, outs=[f32((4,)), i32((2,))], n=-3, step=1.0))
 
 
+@pytest.mark.parametrize(
+    "state_type, message",
+    [
+        ("struct Locked { ~Locked() = delete; };", "needs an accessible destructor"),
+        ("struct Locked { Locked(int, int) {} };", "must be constructible from the function's"),
+    ],
+)
+def test_unusable_state_types_are_compile_errors_naming_the_function(state_type, message):
+    source = state_type + (
+        "\nvoid keeps(const jaxcc::Tensor& x, jaxcc::Tensor& y, jaxcc::State<Locked>& s, "
+        "float q) {}\n"
+    )
+    with pytest.raises(jaxcc.CompileError, match=f"jaxcc: `keeps`: the T of .*{message}"):
+        jaxcc.load_cpp_inline("whole_machine_bad_state", source, functions=["keeps"])
+
+
 def test_state_is_shared_by_concurrent_executions_under_its_lock(mod):
     import concurrent.futures
 

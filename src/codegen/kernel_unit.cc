@@ -85,7 +85,26 @@ std::string StateFactories(const FunctionSpec& spec) {
   std::string type = "::jaxcc::detail::FunctionState<decltype(&" + QualifiedName(spec) + ")>::type";
   std::string params = AttrParams(spec);
   if (!params.empty()) params = params.substr(2);
-  std::string text = "void* jaxcc_state_new_" + spec.name + "(" + params + ") {\n";
+  // Checked here first, naming the function, before State<T>'s own generic checks.
+  std::string value = "::jaxcc::detail::StateValue<" + type + ">::type";
+  std::string attr_types;
+  for (const Param& p : spec.params) {
+    if (p.kind == ParamKind::kAttr) {
+      attr_types += ", " + std::string(argspec::AttrTypeCppName(*p.attr_type));
+    }
+  }
+  std::string text = "static_assert(std::is_destructible_v<" + value + ">, " +
+                     CStringLiteral("jaxcc: `" + spec.name +
+                                    "`: the T of its jaxcc::State<T>& parameter needs an "
+                                    "accessible destructor (XLA destroys the state with the "
+                                    "executable)") +
+                     ");\n";
+  text += "static_assert(::jaxcc::detail::kStateConstructible<" + value + attr_types + ">, " +
+          CStringLiteral("jaxcc: `" + spec.name +
+                         "`: the T of its jaxcc::State<T>& parameter must be constructible from "
+                         "the function's attributes, in parameter order, or by default") +
+          ");\n";
+  text += "void* jaxcc_state_new_" + spec.name + "(" + params + ") {\n";
   text += "  return ::jaxcc::detail::NewState<" + type + ">(" + AttrNames(spec) + ");\n}\n";
   text += "void jaxcc_state_delete_" + spec.name + "(void* state) noexcept {\n";
   text += "  ::jaxcc::detail::DeleteState<" + type + ">(state);\n}\n";

@@ -34,6 +34,23 @@ struct IsState : std::false_type {};
 template <typename T>
 struct IsState<State<T>> : std::true_type {};
 
+/// The T of a State<T>, read from the template argument (State<T> itself is not instantiated,
+/// so the generated checks below report before State's own).
+template <typename S>
+struct StateValue {
+  using type = void;
+};
+template <typename T>
+struct StateValue<State<T>> {
+  using type = T;
+};
+
+/// What the generated instantiate stage needs of T: built from the attributes or by default.
+template <typename T, typename... Attrs>
+inline constexpr bool kStateConstructible = (sizeof...(Attrs) > 0 &&
+                                             std::is_constructible_v<T, Attrs...>) ||
+                                            std::is_default_constructible_v<T>;
+
 template <typename... Params>
 struct StateParamOf;
 template <>

@@ -10,6 +10,8 @@ void jaxcc_bridge_whole(::jaxcc::Tensor* args, ::jaxcc::Tensor* rets, std::int64
   ::jaxcc::detail::CurrentPoolScope pool_scope(context.pool);
   ::ops::whole(args[0], rets[0], *context.pool, ::jaxcc::detail::StateSlot{context.state}, attr0_n);
 }
+static_assert(std::is_destructible_v<::jaxcc::detail::StateValue<::jaxcc::detail::FunctionState<decltype(&::ops::whole)>::type>::type>, "jaxcc: `whole`: the T of its jaxcc::State<T>& parameter needs an accessible destructor (XLA destroys the state with the executable)");
+static_assert(::jaxcc::detail::kStateConstructible<::jaxcc::detail::StateValue<::jaxcc::detail::FunctionState<decltype(&::ops::whole)>::type>::type, std::int64_t>, "jaxcc: `whole`: the T of its jaxcc::State<T>& parameter must be constructible from the function's attributes, in parameter order, or by default");
 void* jaxcc_state_new_whole(std::int64_t attr0_n) {
   return ::jaxcc::detail::NewState<::jaxcc::detail::FunctionState<decltype(&::ops::whole)>::type>(attr0_n);
 }
