@@ -44,6 +44,7 @@ def register_target(
                 f"name='{module_name}_v2') or pass target_prefix='...' to register its functions "
                 f"under new target names."
             )
+        # One handler for both stages: it reads the stage from the call frame (decision 96).
         handler = {"instantiate": capsule, "execute": capsule} if stateful else capsule
         jax.ffi.register_ffi_target(target, handler, platform=platform)
         _registered[(target, platform)] = key
