@@ -396,6 +396,38 @@ def test_bundle_of_a_module_with_state_loads_and_builds_its_state(tmp_path):
     np.testing.assert_array_equal(np.asarray(bundled.scale(x + 1, grain=1)), np.full(6, 3.0))
 
 
+SHARDED_CHILD = """
+import os, sys
+os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
+import jax, jax.numpy as jnp, numpy as np
+from jax.sharding import NamedSharding, PartitionSpec as P
+import jaxcc
+sys.path.insert(0, {tests!r})
+from test_whole_machine import FUNCTIONS, SOURCE
+mod = jaxcc.load_cpp_inline("whole_machine_t", SOURCE, functions=FUNCTIONS)
+ruled = jaxcc.load_cpp_inline("whole_machine_ruled", SOURCE, functions=["scale"],
+                              sharding={{"scale": "i -> i"}})
+mesh = jax.make_mesh((2,), ("x",))
+x = jnp.arange(64, dtype=jnp.float32)
+xs = jax.device_put(x, NamedSharding(mesh, P("x")))
+f = jax.jit(jax.shard_map(lambda x: mod.scale(x, grain=4), mesh=mesh, in_specs=P("x"),
+                          out_specs=P("x")))
+np.testing.assert_array_equal(np.asarray(f(xs)), 3 * np.asarray(x))
+y = jax.jit(lambda x: ruled.scale(x, grain=4))(xs)
+np.testing.assert_array_equal(np.asarray(y), 3 * np.asarray(x))
+assert y.sharding.spec == P("x"), y.sharding
+print("SHARDED OK")
+"""
+
+
+@pytest.mark.slow  # a second process with two host devices
+def test_pool_kernels_under_shard_map_and_a_sharding_rule():
+    from conftest import run_python
+
+    result = run_python(SHARDED_CHILD.format(tests=os.path.dirname(__file__)))
+    assert "SHARDED OK" in result.stdout, result.stderr[-3000:]
+
+
 def test_cuda_functions_cannot_take_the_pool_or_run_async():
     with pytest.raises(jaxcc.SpecError, match="CUDA function 'f' takes a `jaxcc::ThreadPool&`"):
         jaxcc.load_cuda_inline(
