@@ -355,6 +355,25 @@ def test_vmap_of_pool_and_state_kernels(mod):
     np.testing.assert_array_equal(np.asarray(ys), np.asarray(xs) + np.arange(50) % 5)
 
 
+def test_vectorised_vmap_hands_the_whole_batch_to_one_pool_call():
+    # Same library (the vmap method is not part of the cache key), other targets.
+    vec = jaxcc.load_cpp_inline(
+        "whole_machine_t",
+        SOURCE,
+        functions=FUNCTIONS,
+        vmap_method="expand_dims",
+        target_prefix="whole_machine_vectorised",
+    )
+    xs = jnp.arange(4 * 300, dtype=jnp.float32).reshape(4, 300)
+    ys = jax.jit(jax.vmap(lambda x: vec.scale(x, grain=16)))(xs)
+    np.testing.assert_array_equal(np.asarray(ys), 3 * np.asarray(xs))
+    # The kernel sees the whole (4, 300) batch and a batched workspace of 4 x 1200 bytes: room
+    # for its 1200 floats (this kernel treats its input as flat, so it sums across the batch).
+    ws = jax.vmap(lambda x: vec.reverse_cumsum(x, scratch_bytes=300 * 4))(xs)
+    flat = np.cumsum(np.asarray(xs).ravel())[::-1].reshape(4, 300)
+    np.testing.assert_allclose(np.asarray(ws), flat, rtol=1e-6)
+
+
 def test_brainevent_spelling_runs_on_the_pool(mod):
     x = jnp.arange(1000, dtype=jnp.float32)
     np.testing.assert_array_equal(np.asarray(jax.jit(mod.be_add_one)(x)), np.asarray(x) + 1)
