@@ -5,11 +5,13 @@
 // for the CUDA runtime on each inclusion, so including this header again after <cuda_runtime.h>
 // (as brainevent-style sources do) still defines the CUDA macros.
 
+#include "jaxcc/async.h"
 #include "jaxcc/check.h"
 #include "jaxcc/cuda_check.h"
 #include "jaxcc/dispatch.h"
 #include "jaxcc/dtype.h"
 #include "jaxcc/macros.h"
 #include "jaxcc/scalar_types.h"
+#include "jaxcc/scratch.h"
 #include "jaxcc/stream.h"
 #include "jaxcc/tensor.h"

@@ -20,7 +20,7 @@ from ._loading import (
     load_cuda_file,
     load_cuda_inline,
 )
-from ._module import CompiledModule, KernelFunction
+from ._module import MAX_SCRATCH_BYTES, CompiledModule, KernelFunction
 from ._registry import registered_targets as list_registered_targets
 from ._sharding import ShardingRule
 from ._sharding_check import set_sharding_check
@@ -134,6 +134,7 @@ __all__ = [
     "CallError",
     "CompileError",
     "CompiledModule",
+    "MAX_SCRATCH_BYTES",
     "DeviceError",
     "ExportError",
     "JaxVersionWarning",

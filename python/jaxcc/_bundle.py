@@ -69,6 +69,7 @@ def _load_dir(directory: str, target_prefix, vmap_method, auto_register, replace
                 platform,
                 loaded.key,
                 request.name,
+                stateful=module.specs[fn_name].has_state,
                 replace=replace,
             )
     return module

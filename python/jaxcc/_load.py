@@ -58,6 +58,7 @@ def load(request: _core.LoadRequest, options: RunOptions) -> CompiledModule:
                 platform,
                 loaded.key,
                 request.name,
+                stateful=module.specs[fn_name].has_state,
                 replace=options.replace,
             )
     _loaded_table.put(request, module)

@@ -18,6 +18,10 @@ from .errors import CallError, DeviceError, KernelError
 MAX_RANK = _core.MAX_RANK  # jaxcc::kMaxDim, the rank limit of jaxcc::Tensor
 
 
+#: Largest `scratch_bytes` a call may ask for (16 GiB); above it the size is almost surely wrong.
+MAX_SCRATCH_BYTES = 1 << 34
+
+
 class KernelFunction:
     """Calls one compiled entry point: `fn(*arrays, outs=None, **attributes)`.
 
@@ -54,7 +58,8 @@ class KernelFunction:
             elif kind in ("arg", "ret"):
                 parts.append(f"{kind} {p.name}".strip())
             else:
-                parts.append("stream")
+                parts.append(kind)  # stream, pool, state, async, scratch
+        self.has_scratch = "scratch" in parts
         self._signature = ", ".join(parts)
         self.num_args = spec.num_args
         self.num_rets = spec.num_rets
@@ -157,6 +162,30 @@ class KernelFunction:
             )
         return {n: convert_attribute(self.name, n, expected[n], v) for n, v in attributes.items()}
 
+    def _scratch_type(self, attributes: dict):
+        """The hidden result that is the call's `jaxcc::Scratch`: `scratch_bytes` uint8, sized
+        at trace time and placed by XLA's buffer assignment (docs/usage.md)."""
+        import jax
+        import numpy as np
+
+        nbytes = attributes.pop("scratch_bytes", None)
+        if nbytes is None:
+            raise CallError(
+                f"{self.name}: takes a jaxcc::Scratch; pass its size in bytes as "
+                "scratch_bytes=<int> (computed from the shapes, e.g. x.size * 4)."
+            )
+        if isinstance(nbytes, bool) or not isinstance(nbytes, (int, np.integer)):
+            raise CallError(
+                f"{self.name}: scratch_bytes must be an int, got {type(nbytes).__name__}."
+            )
+        if not 0 <= int(nbytes) <= MAX_SCRATCH_BYTES:
+            raise CallError(
+                f"{self.name}: scratch_bytes={int(nbytes)} is outside [0, {MAX_SCRATCH_BYTES}] "
+                "(jaxcc.MAX_SCRATCH_BYTES, 16 GiB); a workspace that large is almost surely a "
+                "size computed wrongly. Split the work, or allocate it as an output."
+            )
+        return jax.ShapeDtypeStruct((int(nbytes),), np.uint8)
+
     def __call__(self, *arrays: Any, outs: Any = None, **attributes: Any) -> Any:
         import jax
 
@@ -173,8 +202,11 @@ class KernelFunction:
                 "NVIDIA GPU and a CUDA-enabled jaxlib (pip install 'jax[cuda13]' or "
                 "'jax[cuda12]'), or load the CPU version with jaxcc.load_cpp_inline."
             )
+        scratch = self._scratch_type(attributes) if self.has_scratch else None
         result_types, as_list = self._output_types(arrays, outs)
         converted = self._convert_attributes(attributes)
+        if scratch is not None:
+            return self._call_with_scratch(arrays, result_types, as_list, converted, scratch)
         call = jax.ffi.ffi_call(self.target, result_types, vmap_method=self.vmap_method)
         try:
             if self.sharding is not None:
@@ -187,6 +219,26 @@ class KernelFunction:
                 f"{e}\n(raised by the C++ kernel '{self.target}' during the call: the message "
                 "above is the kernel's own; fix the inputs it rejects or the kernel)"
             ) from e
+
+    def _call_with_scratch(self, arrays, result_types, as_list, converted, scratch):
+        """The call with its workspace as a hidden last result, dropped from what it returns."""
+        import jax
+
+        if self.sharding is not None:
+            raise CallError(
+                f"{self.name}: a function with a jaxcc::Scratch cannot have a sharding rule yet; "
+                "call it inside shard_map instead (docs/usage.md)."
+            )
+        types = [*(result_types if as_list else [result_types]), scratch]
+        call = jax.ffi.ffi_call(self.target, types, vmap_method=self.vmap_method)
+        try:
+            results = call(*arrays, **converted)[:-1]
+        except jax.errors.JaxRuntimeError as e:
+            raise KernelError(
+                f"{e}\n(raised by the C++ kernel '{self.target}' during the call: the message "
+                "above is the kernel's own; fix the inputs it rejects or the kernel)"
+            ) from e
+        return list(results) if as_list else results[0]
 
     def _call_with_rule(self, arrays, result_types, as_list, converted, call):
         import jax

@@ -15,10 +15,19 @@ _registered: dict[tuple[str, str], str] = {}  # (target, platform) -> cache key
 
 
 def register_target(
-    target: str, capsule, platform: str, key: str, module_name: str, *, replace: bool = False
+    target: str,
+    capsule,
+    platform: str,
+    key: str,
+    module_name: str,
+    *,
+    stateful: bool = False,
+    replace: bool = False,
 ) -> None:
     """`replace` is brainevent's flag: it changes only the wording of the refusal, because no
-    flag can make XLA swap a handler that compiled programs may already point at."""
+    flag can make XLA swap a handler that compiled programs may already point at. A `stateful`
+    function (a `jaxcc::State<T>&` parameter) has its one handler registered for XLA's
+    instantiate stage too, where it builds the state."""
     import jax
 
     with _lock:
@@ -35,7 +44,9 @@ def register_target(
                 f"name='{module_name}_v2') or pass target_prefix='...' to register its functions "
                 f"under new target names."
             )
-        jax.ffi.register_ffi_target(target, capsule, platform=platform)
+        # One handler for both stages: it reads the stage from the call frame (decision 96).
+        handler = {"instantiate": capsule, "execute": capsule} if stateful else capsule
+        jax.ffi.register_ffi_target(target, handler, platform=platform)
         _registered[(target, platform)] = key
 
 

@@ -11,8 +11,8 @@ namespace jaxcc::argspec {
 namespace {
 
 constexpr std::string_view kValidTokens =
-    "valid tokens are `arg`, `ret`, `stream`, `attr.<name>` and `attr.<name>:<type>` (aliases: "
-    "`args`, `rets`, `ctx.stream`, `attrs.<name>`)";
+    "valid tokens are `arg`, `ret`, `stream`, `attr.<name>`, `attr.<name>:<type>`, `pool`, "
+    "`state`, `async` and `scratch` (aliases: `args`, `rets`, `ctx.stream`, `attrs.<name>`)";
 
 bool StartsWith(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;
@@ -111,6 +111,10 @@ Result<Param> ParseToken(const std::string& function_name, const std::string& to
   if (canonical == "arg") return Param{ParamKind::kArg, "", std::nullopt};
   if (canonical == "ret") return Param{ParamKind::kRet, "", std::nullopt};
   if (canonical == "stream") return Param{ParamKind::kStream, "", std::nullopt};
+  if (canonical == "pool") return Param{ParamKind::kPool, "", std::nullopt};
+  if (canonical == "state") return Param{ParamKind::kState, "", std::nullopt};
+  if (canonical == "async") return Param{ParamKind::kAsync, "", std::nullopt};
+  if (canonical == "scratch") return Param{ParamKind::kScratch, "", std::nullopt};
   if (canonical == "attr" || canonical == "attrs") {
     return SpecError(function_name, Quote(token) +
                                         " needs a name: write `attr.<name>` (type from the C++ "
@@ -203,6 +207,15 @@ Result<FunctionSpec> ParseArgSpec(const std::string& function_name,
       }
       stream_at = i;
     }
+    if (param->kind == ParamKind::kPool || param->kind == ParamKind::kState ||
+        param->kind == ParamKind::kAsync || param->kind == ParamKind::kScratch) {
+      for (size_t j = 0; j < spec.params.size(); ++j) {
+        if (spec.params[j].kind != param->kind) continue;
+        offending = static_cast<int>(i);
+        return SpecError(function_name, Quote(ParamKindName(param->kind)) + " appears twice " +
+                                            Positions(j, i) + "; a function takes at most one");
+      }
+    }
     if (param->kind == ParamKind::kAttr) {
       for (size_t j = 0; j < spec.params.size(); ++j) {
         if (spec.params[j].kind != ParamKind::kAttr || spec.params[j].name != param->name) continue;
@@ -213,6 +226,7 @@ Result<FunctionSpec> ParseArgSpec(const std::string& function_name,
     }
     spec.params.push_back(std::move(param).value());
   }
+  JAXCC_RETURN_IF_ERROR(CheckContextParams(spec));
   if (spec.num_rets() == 0) {
     return SpecError(function_name,
                      "the arg_spec " + FormatTokenList(tokens) +
@@ -220,6 +234,17 @@ Result<FunctionSpec> ParseArgSpec(const std::string& function_name,
                          "tensor: add `ret` at the position of its non-const Tensor parameter");
   }
   return spec;
+}
+
+Status CheckContextParams(const FunctionSpec& spec) {
+  if (spec.has_pool() && spec.is_async()) {
+    return SpecError(spec.name,
+                     "takes both `pool` (jaxcc::ThreadPool&) and `async` (jaxcc::Async): an "
+                     "asynchronous function already runs as a task of XLA's thread pool, after "
+                     "the call that could lend the pool has returned; drop one of the two (split "
+                     "the work into several asynchronous functions to use more cores)");
+  }
+  return OkStatus();
 }
 
 std::vector<std::string> ToTokens(const FunctionSpec& spec) {
@@ -233,7 +258,11 @@ std::vector<std::string> ToTokens(const FunctionSpec& spec) {
         tokens.push_back("ret");
         break;
       case ParamKind::kStream:
-        tokens.push_back("stream");
+      case ParamKind::kPool:
+      case ParamKind::kState:
+      case ParamKind::kAsync:
+      case ParamKind::kScratch:
+        tokens.push_back(ParamKindName(p.kind));
         break;
       case ParamKind::kAttr:
         tokens.push_back("attr." + p.name +

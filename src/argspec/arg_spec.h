@@ -38,6 +38,10 @@ Result<FunctionSpec> ParseArgSpec(const std::string& function_name,
 /// Checks a function name on its own (C identifier, not a keyword); kSpec error otherwise.
 Status ValidateFunctionName(const std::string& function_name);
 
+/// The rules on `pool`, `state` and `async` that hold however the spec was written (tokens or
+/// inferred from the C++): a function takes the pool or runs asynchronously, not both.
+Status CheckContextParams(const FunctionSpec& spec);
+
 /// "[arg, ret, attr.s:float32]": a token list as error messages quote it.
 std::string FormatTokenList(const std::vector<std::string>& tokens);
 

@@ -105,7 +105,8 @@ TEST(ParseArgSpecErrorTest, UnknownTokenListsValidOnes) {
   int offending = -2;
   EXPECT_EQ(SpecErrorOf("f", {"arg", "output"}, &offending),
             "function `f`: unknown arg_spec token `output`; did you mean `ret`? valid tokens are "
-            "`arg`, `ret`, `stream`, `attr.<name>` and `attr.<name>:<type>` (aliases: `args`, "
+            "`arg`, `ret`, `stream`, `attr.<name>`, `attr.<name>:<type>`, `pool`, `state`, "
+            "`async` and `scratch` (aliases: `args`, "
             "`rets`, `ctx.stream`, `attrs.<name>`)");
   EXPECT_EQ(offending, 1);
 }
@@ -243,6 +244,33 @@ TEST(HostileTokensTest, AHugeTokenListIsQuotedByItsStart) {
   std::string text = FormatTokenList(many);
   EXPECT_NE(text.find("... (5000 tokens)]"), std::string::npos) << text;
   EXPECT_LT(text.size(), 400u);
+}
+
+}  // namespace
+}  // namespace jaxcc::argspec
+
+namespace jaxcc::argspec {
+namespace {
+
+TEST(ParseArgSpecTest, PoolStateAndAsyncTokens) {
+  auto spec = ParseArgSpec("f", {"arg", "ret", "pool", "state", "attr.n:int64"});
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  EXPECT_TRUE(spec->has_pool());
+  EXPECT_TRUE(spec->has_state());
+  EXPECT_FALSE(spec->is_async());
+  EXPECT_EQ(ToTokens(*spec),
+            (std::vector<std::string>{"arg", "ret", "pool", "state", "attr.n:int64"}));
+  for (const char* kind : {"pool", "state", "async"}) {
+    EXPECT_EQ(ParamKindFromName(kind).has_value(), true) << kind;
+    int offending = -1;
+    auto twice = ParseArgSpec("f", {"ret", kind, kind}, &offending);
+    ASSERT_FALSE(twice.ok());
+    EXPECT_NE(twice.error().message.find("appears twice"), std::string::npos);
+    EXPECT_EQ(offending, 2);
+  }
+  auto both = ParseArgSpec("f", {"ret", "pool", "async"});
+  ASSERT_FALSE(both.ok());
+  EXPECT_NE(both.error().message.find("takes both `pool`"), std::string::npos);
 }
 
 }  // namespace

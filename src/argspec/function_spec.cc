@@ -50,12 +50,22 @@ const char* ParamKindName(ParamKind kind) {
       return "stream";
     case ParamKind::kAttr:
       return "attr";
+    case ParamKind::kPool:
+      return "pool";
+    case ParamKind::kState:
+      return "state";
+    case ParamKind::kAsync:
+      return "async";
+    case ParamKind::kScratch:
+      return "scratch";
   }
   return "arg";
 }
 
 std::optional<ParamKind> ParamKindFromName(const std::string& name) {
-  for (ParamKind kind : {ParamKind::kArg, ParamKind::kRet, ParamKind::kStream, ParamKind::kAttr}) {
+  for (ParamKind kind :
+       {ParamKind::kArg, ParamKind::kRet, ParamKind::kStream, ParamKind::kAttr, ParamKind::kPool,
+        ParamKind::kState, ParamKind::kAsync, ParamKind::kScratch}) {
     if (name == ParamKindName(kind)) return kind;
   }
   return std::nullopt;

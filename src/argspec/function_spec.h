@@ -8,8 +8,12 @@
 
 namespace jaxcc::argspec {
 
-/// The role a C++ parameter plays in the XLA FFI call.
-enum class ParamKind { kArg, kRet, kStream, kAttr };
+/// The role a C++ parameter plays in the XLA FFI call. kPool, kState and kAsync are what a
+/// function takes from XLA beyond buffers and attributes (decision 94): its thread pool
+/// (`jaxcc::ThreadPool&`), per-call-site state (`jaxcc::State<T>&`), asynchronous execution
+/// (`jaxcc::Async`); the generated handler asks XLA only for these.
+/// kScratch (`jaxcc::Scratch`) is a hidden extra result buffer sized at trace time.
+enum class ParamKind { kArg, kRet, kStream, kAttr, kPool, kState, kAsync, kScratch };
 
 /// Scalar attribute types that XLA FFI can deliver. Float16/BFloat16 travel as raw uint16 bits.
 enum class AttrType {
@@ -56,10 +60,16 @@ struct FunctionSpec {
   int num_args() const { return CountOf(ParamKind::kArg); }
   int num_rets() const { return CountOf(ParamKind::kRet); }
   bool has_stream() const { return CountOf(ParamKind::kStream) > 0; }
+  bool has_pool() const { return CountOf(ParamKind::kPool) > 0; }
+  bool has_state() const { return CountOf(ParamKind::kState) > 0; }
+  bool is_async() const { return CountOf(ParamKind::kAsync) > 0; }
+  bool has_scratch() const { return CountOf(ParamKind::kScratch) > 0; }
+  /// Needs the bridge's CallContext (pool or state).
+  bool has_context() const { return has_pool() || has_state(); }
 };
 
 /// Spelling helpers shared by the parser, the code generator and the Python layer.
-const char* ParamKindName(ParamKind kind);  ///< "arg", "ret", "stream", "attr"
+const char* ParamKindName(ParamKind kind);  ///< "arg", "ret", "stream", "attr", "pool", ...
 std::optional<ParamKind> ParamKindFromName(const std::string& name);
 const char* AttrTypeName(AttrType type);     ///< "float32", "bfloat16", ...
 const char* AttrTypeCppName(AttrType type);  ///< "float", "uint16_t", ...

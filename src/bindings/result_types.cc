@@ -33,7 +33,7 @@ void BindSpecs(nb::module_& m) {
   nb::class_<Param>(m, "Param", "One parameter of a kernel, in the C++ order.")
       .def_prop_ro(
           "kind", [](const Param& p) { return argspec::ParamKindName(p.kind); },
-          "'arg', 'ret', 'stream' or 'attr'")
+          "'arg', 'ret', 'stream', 'attr', 'pool', 'state' or 'async'")
       .def_ro("name", &Param::name)
       .def_prop_ro("attr_type", &AttrTypeOf, "the attribute's type name ('float32'), or None")
       .def("__getitem__",
@@ -55,6 +55,8 @@ void BindSpecs(nb::module_& m) {
       .def_ro("params", &FunctionSpec::params)
       .def_prop_ro("num_args", &FunctionSpec::num_args)
       .def_prop_ro("num_rets", &FunctionSpec::num_rets)
+      .def_prop_ro("has_state", &FunctionSpec::has_state,
+                   "takes a jaxcc::State<T>&: its target registers XLA's instantiate stage too")
       .def_ro("sharding_rule", &FunctionSpec::sharding_rule,
               "the function's sharding rule, canonically spaced; '' when it has none")
       .def("__getitem__",

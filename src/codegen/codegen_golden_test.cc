@@ -143,5 +143,52 @@ TEST(CodegenGolden, LabelsAreEscapedInLineDirectives) {
   EXPECT_NE(text.find("#line 1 \"/tmp/we\\\"ird\\\\dir/k.cc\"\n"), std::string::npos);
 }
 
+FunctionSpec WholeMachine() {
+  FunctionSpec spec;
+  spec.name = "whole";
+  spec.namespaces = {"ops"};
+  spec.params = {{ParamKind::kArg, "x", {}},
+                 {ParamKind::kRet, "y", {}},
+                 {ParamKind::kPool, "pool", {}},
+                 {ParamKind::kState, "table", {}},
+                 {ParamKind::kAttr, "n", AttrType::kInt64}};
+  return spec;
+}
+
+TEST(CodegenGolden, PoolStateAndAsyncAreAskedForOnlyWhereUsed) {
+  FunctionSpec async_spec = NoInputs();
+  async_spec.name = "later";
+  async_spec.params.push_back({ParamKind::kAsync, "", {}});
+  std::string wrapper = GenerateFfiWrapper({WholeMachine(), async_spec, ScaleBy()}, {});
+  ExpectGolden("whole_machine_wrapper.golden.cc", wrapper);
+  EXPECT_NE(wrapper.find("kAttrs_whole, false, 0, true, &kState_whole, false}"), std::string::npos);
+  EXPECT_NE(wrapper.find("kAttrs_later, false, 0, false, nullptr, true}"), std::string::npos);
+  EXPECT_NE(wrapper.find("kAttrs_scale_by, false, 0}"), std::string::npos);  // unchanged
+  EXPECT_NE(wrapper.find("jaxcc_state_new_whole(call.template attr<std::int64_t>(0))"),
+            std::string::npos);
+  std::string unit = GenerateKernelUnit("<golden>", "", {WholeMachine(), async_spec});
+  ExpectGolden("whole_machine_kernel_unit.golden.cc", unit);
+  EXPECT_NE(unit.find("::ops::whole(args[0], rets[0], *context.pool, "
+                      "::jaxcc::detail::StateSlot{context.state}, attr0_n)"),
+            std::string::npos);
+  EXPECT_NE(unit.find("::jaxcc::detail::FunctionState<decltype(&::ops::whole)>::type"),
+            std::string::npos);
+  // Units without such functions do not include the context header.
+  EXPECT_EQ(GenerateKernelUnit("<g>", "", {ScaleBy()}).find("call_context.h"), std::string::npos);
+}
+
+TEST(CodegenGolden, ScratchIsTheHiddenLastResultAndKeepsTheGraphTrait) {
+  FunctionSpec spec = ScaleBy();
+  spec.params.insert(spec.params.begin() + 2, {ParamKind::kScratch, "work", {}});
+  WrapperOptions options;
+  options.platform = "cuda";
+  std::string wrapper = GenerateFfiWrapper({spec}, options);
+  EXPECT_NE(wrapper.find("kRets_scale_by[] = {\"out\", \"work\"}"), std::string::npos);
+  EXPECT_NE(wrapper.find("{\"scale_by\", 1, 2, 1,"), std::string::npos);
+  EXPECT_NE(wrapper.find("XLA_FFI_HANDLER_TRAITS_COMMAND_BUFFER_COMPATIBLE}"), std::string::npos);
+  std::string unit = GenerateKernelUnit("<g>", "", {spec});
+  EXPECT_NE(unit.find("::jaxcc::Scratch{rets[1].data_ptr(), rets[1].nbytes()}"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace jaxcc::codegen

@@ -85,28 +85,47 @@ std::string GenerateHandler(const FunctionSpec& spec, const WrapperOptions& opti
   bool bind_stream = cuda && spec.has_stream();
   auto args = ParamsOf(spec, ParamKind::kArg);
   auto rets = ParamsOf(spec, ParamKind::kRet);
+  // The workspace is a hidden extra result, last in XLA's frame.
+  for (const Param* scratch : ParamsOf(spec, ParamKind::kScratch)) rets.push_back(scratch);
   auto attrs = ParamsOf(spec, ParamKind::kAttr);
   const std::string& f = spec.name;
   std::string text = "// " + f + "\nnamespace {\n";
   text += NameArray(args, "kArgs_" + f) + NameArray(rets, "kRets_" + f) +
           AttrArray(attrs, "kAttrs_" + f);
-  text += "constexpr ::jaxcc::detail::FrameSpec kSpec_" + f + " = {" + CStringLiteral(f) + ", " +
-          Count(args.size()) + ", " + Count(rets.size()) + ", " + Count(attrs.size()) + ", " +
-          (args.empty() ? "nullptr" : "kArgs_" + f) + ", " +
-          (rets.empty() ? "nullptr" : "kRets_" + f) + ", " +
-          (attrs.empty() ? "nullptr" : "kAttrs_" + f) + ", " + (bind_stream ? "true" : "false") +
-          ", " +
-          (cuda && options.allow_cuda_graph ? "XLA_FFI_HANDLER_TRAITS_COMMAND_BUFFER_COMPATIBLE"
-                                            : "0") +
-          "};\n}  // namespace\n\n";
+  // State: XLA's type id for it (registered on first need) and the kernel unit's deleter.
+  if (spec.has_state()) {
+    text += "XLA_FFI_TypeId jaxcc_state_type_" + f + " = XLA_FFI_UNKNOWN_TYPE_ID;\n";
+    text += "constexpr XLA_FFI_TypeInfo kStateInfo_" + f +
+            " = {XLA_FFI_TypeInfo_STRUCT_SIZE, nullptr, &::jaxcc_generated::jaxcc_state_delete_" +
+            f + "};\n";
+    text += "constexpr ::jaxcc::detail::FrameStateType kState_" + f + " = {&jaxcc_state_type_" + f +
+            ", &kStateInfo_" + f + "};\n";
+  }
+  text +=
+      "constexpr ::jaxcc::detail::FrameSpec kSpec_" + f + " = {" + CStringLiteral(f) + ", " +
+      Count(args.size()) + ", " + Count(rets.size()) + ", " + Count(attrs.size()) + ", " +
+      (args.empty() ? "nullptr" : "kArgs_" + f) + ", " + (rets.empty() ? "nullptr" : "kRets_" + f) +
+      ", " + (attrs.empty() ? "nullptr" : "kAttrs_" + f) + ", " + (bind_stream ? "true" : "false") +
+      ", " +
+      (cuda && options.allow_cuda_graph ? "XLA_FFI_HANDLER_TRAITS_COMMAND_BUFFER_COMPATIBLE" : "0");
+  // Only a function that takes them asks XLA for its pool, state or Future (decision 94).
+  if (spec.has_pool() || spec.has_state() || spec.is_async()) {
+    text += std::string(", ") + (spec.has_pool() ? "true" : "false") + ", " +
+            (spec.has_state() ? "&kState_" + f : std::string("nullptr")) + ", " +
+            (spec.is_async() ? "true" : "false");
+  }
+  text += "};\n}  // namespace\n\n";
 
   std::string bridge_args = "call.args, call.rets, ";
   bridge_args += bind_stream ? "reinterpret_cast<std::int64_t>(call.stream)" : "0";
+  if (spec.has_context()) bridge_args += ", call.context";
+  std::string attr_values;
   for (size_t i = 0; i < attrs.size(); ++i) {
-    bridge_args += ", call.template attr<" +
+    attr_values += std::string(i ? ", " : "") + "call.template attr<" +
                    std::string(argspec::AttrTypeCppName(*attrs[i]->attr_type)) + ">(" +
                    std::to_string(i) + ")";
   }
+  if (!attr_values.empty()) bridge_args += ", " + attr_values;
   text += "extern \"C\" __attribute__((visibility(\"default\"))) XLA_FFI_Error* " +
           HandlerSymbol(f) + "(XLA_FFI_CallFrame* frame) {\n";
   text += "  return ::jaxcc::detail::HandleFrame<" + AtLeastOne(args.size()) + ", " +
@@ -120,7 +139,14 @@ std::string GenerateHandler(const FunctionSpec& spec, const WrapperOptions& opti
   }
   text += "    ::jaxcc_generated::jaxcc_bridge_" + f + "(" + bridge_args + ");\n";
   if (bind_stream) text += "    cuda_call.Check();\n";
-  text += "  });\n}\n\n";
+  text += "  }";
+  if (spec.has_state()) {
+    text +=
+        ", [](auto& call) -> void* {\n    (void)call;\n    return "
+        "::jaxcc_generated::jaxcc_state_new_" +
+        f + "(" + attr_values + ");\n  }";
+  }
+  text += ");\n}\n\n";
   return text;
 }
 
@@ -140,7 +166,9 @@ std::string GenerateFfiWrapper(const std::vector<FunctionSpec>& specs,
       "#include \"jaxcc/detail/ffi_frame.h\"\n";
   if (cuda) text += "#include \"jaxcc/detail/cuda_call.h\"\n";
   text += "\nnamespace jaxcc_generated {\n";
-  for (const FunctionSpec& spec : specs) text += BridgeDeclaration(spec) + ";\n";
+  for (const FunctionSpec& spec : specs) {
+    text += BridgeDeclaration(spec) + ";\n" + StateFactoryDeclarations(spec);
+  }
   text += "}  // namespace jaxcc_generated\n\n";
   for (const FunctionSpec& spec : specs) text += GenerateHandler(spec, options);
   return text;

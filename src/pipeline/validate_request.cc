@@ -72,6 +72,16 @@ Status ValidateSpecsForPlatform(const std::string& platform,
                                 const std::vector<argspec::FunctionSpec>& specs) {
   if (platform != "cuda") return OkStatus();
   for (const argspec::FunctionSpec& spec : specs) {
+    if (spec.has_pool() || spec.is_async()) {
+      return MakeError(
+          ErrorKind::kSpec,
+          "CUDA function '" + spec.name + "' takes " +
+              (spec.has_pool() ? "a `jaxcc::ThreadPool&` (`pool`)" : "`jaxcc::Async` (`async`)") +
+              ", which only CPU functions can: XLA lends its intra-op thread pool "
+              "and asynchronous handlers to CPU custom calls only, and a CUDA "
+              "kernel is already asynchronous on its stream. Remove the parameter "
+              "(and its token), or load the function with load_cpp_inline");
+    }
     if (spec.has_stream()) continue;
     return MakeError(ErrorKind::kSpec,
                      "CUDA function '" + spec.name +

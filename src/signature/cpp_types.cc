@@ -133,6 +133,56 @@ std::optional<AttrType> ScalarAttrType(const std::string& core_type) {
   return BuiltinInteger(type);
 }
 
+namespace {
+
+// `name` spelled bare, `jaxcc::name`, `BE::name`, with or without a leading `::`.
+bool IsJaxccName(const std::string& core_type, std::string_view name) {
+  std::string_view t = core_type;
+  if (t.substr(0, 2) == "::") t.remove_prefix(2);
+  if (t.substr(0, 7) == "jaxcc::") {
+    t.remove_prefix(7);
+  } else if (t.substr(0, 4) == "BE::") {
+    t.remove_prefix(4);
+  }
+  return t == name;
+}
+
+// The parameters through which a function takes more of XLA than buffers and attributes
+// (decision 94); nullopt when `p` is none of them.
+std::optional<CppParamClass> ClassifyContext(const ParsedParam& p) {
+  const std::string& core = p.core_type;
+  std::string_view head(core.data(),
+                        core.find('<') == std::string::npos ? core.size() : core.find('<'));
+  if (IsJaxccName(core, "ThreadPool")) {
+    if (p.pointer_depth > 0 || p.ref != RefKind::kLValue || p.is_const) {
+      return Unsupported("take the pool by reference: `jaxcc::ThreadPool& pool`");
+    }
+    return CppParamClass{CppRole::kPool, std::nullopt, ""};
+  }
+  if (head.size() < core.size() && IsJaxccName(std::string(head), "State")) {
+    if (p.pointer_depth > 0 || p.ref != RefKind::kLValue) {
+      return Unsupported("take the state by reference: `jaxcc::State<T>& state`");
+    }
+    return CppParamClass{CppRole::kState, std::nullopt, ""};
+  }
+  if (IsJaxccName(core, "Async")) {
+    if (p.pointer_depth > 0 || p.ref == RefKind::kRValue ||
+        (p.ref == RefKind::kLValue && !p.is_const)) {
+      return Unsupported("take the tag by value: `jaxcc::Async`");
+    }
+    return CppParamClass{CppRole::kAsync, std::nullopt, ""};
+  }
+  if (IsJaxccName(core, "Scratch")) {
+    if (p.pointer_depth > 0 || p.ref == RefKind::kRValue) {
+      return Unsupported("take the workspace by value or reference: `jaxcc::Scratch scratch`");
+    }
+    return CppParamClass{CppRole::kScratch, std::nullopt, ""};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 bool IsJaxccTensor(const std::string& core_type) {
   std::string_view t = core_type;
   if (t.substr(0, 2) == "::") t.remove_prefix(2);
@@ -154,6 +204,7 @@ CppParamClass ClassifyParam(const ParsedParam& p) {
   const std::string& core = p.core_type;
   if (core.empty()) return Unsupported("the parameter has no type");
   if (IsJaxccTensor(core)) return ClassifyTensor(p);
+  if (auto context = ClassifyContext(p)) return *context;
   if (IsForeignTensor(core)) {
     return Unsupported("`" + core + "` is not jaxcc's tensor; " + kTensorHint +
                        " (`BE::Tensor` works too)");
@@ -198,8 +249,10 @@ CppParamClass ClassifyParam(const ParsedParam& p) {
   }
   return {CppRole::kUnknown, std::nullopt,
           "jaxcc does not know the type `" + core +
-              "`: it maps `jaxcc::Tensor` (const: input, non-const: output), `cudaStream_t` and "
-              "the scalars bool, int8_t..int64_t, uint8_t..uint64_t, float and double"};
+              "`: it maps `jaxcc::Tensor` (const: input, non-const: output), `cudaStream_t`, "
+              "`jaxcc::ThreadPool&`, `jaxcc::State<T>&`, `jaxcc::Async`, `jaxcc::Scratch` and the "
+              "scalars bool, "
+              "int8_t..int64_t, uint8_t..uint64_t, float and double"};
 }
 
 }  // namespace jaxcc::signature

@@ -14,6 +14,10 @@ enum class CppRole {
   kOutputTensor,  ///< `Tensor`, `Tensor&`
   kStream,        ///< `cudaStream_t` (by value or const reference)
   kScalar,        ///< a type with an AttrType, by value or const reference
+  kPool,          ///< `jaxcc::ThreadPool&`: XLA's intra-op thread pool (CPU)
+  kState,         ///< `jaxcc::State<T>&`: per-call-site state
+  kAsync,         ///< `jaxcc::Async`: the function runs asynchronously (CPU)
+  kScratch,       ///< `jaxcc::Scratch`: workspace for the call (a hidden result buffer)
   kUnknown,       ///< a named type jaxcc does not know (a typedef, a class): maybe fine
   kUnsupported,   ///< certainly not passable (pointer, `__half`, variadic, ...)
 };

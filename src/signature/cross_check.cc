@@ -25,6 +25,14 @@ std::string Describe(const ParsedParam& p, const CppParamClass& c) {
       return "an output tensor (`ret`)";
     case CppRole::kStream:
       return "the stream (`stream`)";
+    case CppRole::kPool:
+      return "the thread pool (`pool`)";
+    case CppRole::kState:
+      return "per-call-site state (`state`)";
+    case CppRole::kAsync:
+      return "the asynchronous tag (`async`)";
+    case CppRole::kScratch:
+      return "the call's workspace (`scratch`)";
     case CppRole::kScalar:
       return std::string("a scalar (`attr.") + (p.name.empty() ? "<name>" : p.name) + ":" +
              AttrTypeName(*c.scalar) + "`)";
@@ -89,6 +97,18 @@ class Checker {
         return Mismatch(i, p, c, "; the stream is a `cudaStream_t` or an `int64_t`");
       case ParamKind::kAttr:
         return CheckAttr(i, p, c, param);
+      case ParamKind::kPool:
+        if (c.role == CppRole::kPool || trusted) break;
+        return Mismatch(i, p, c, "; the pool is a `jaxcc::ThreadPool&`");
+      case ParamKind::kState:
+        if (c.role == CppRole::kState || trusted) break;
+        return Mismatch(i, p, c, "; the state is a `jaxcc::State<T>&`");
+      case ParamKind::kAsync:
+        if (c.role == CppRole::kAsync || trusted) break;
+        return Mismatch(i, p, c, "; the tag is a `jaxcc::Async` (by value)");
+      case ParamKind::kScratch:
+        if (c.role == CppRole::kScratch || trusted) break;
+        return Mismatch(i, p, c, "; the workspace is a `jaxcc::Scratch`");
     }
     param->name = p.name;
     return OkStatus();

@@ -60,6 +60,29 @@ Status CheckAttrName(const Declaration& decl, const SourceFile& source, const Fu
   return OkStatus();
 }
 
+// The ParamKind of a pool, state or async parameter (decision 94).
+std::optional<ParamKind> ContextKind(CppRole role) {
+  switch (role) {
+    case CppRole::kPool:
+      return ParamKind::kPool;
+    case CppRole::kState:
+      return ParamKind::kState;
+    case CppRole::kAsync:
+      return ParamKind::kAsync;
+    case CppRole::kScratch:
+      return ParamKind::kScratch;
+    default:
+      return std::nullopt;
+  }
+}
+
+int FirstOfKind(const FunctionSpec& spec, ParamKind kind) {
+  for (size_t j = 0; j < spec.params.size(); ++j) {
+    if (spec.params[j].kind == kind) return static_cast<int>(j);
+  }
+  return -1;
+}
+
 }  // namespace
 
 Result<FunctionSpec> InferSpec(const Declaration& decl, const SourceFile& source) {
@@ -109,10 +132,22 @@ Result<FunctionSpec> InferSpec(const Declaration& decl, const SourceFile& source
       param.kind = ParamKind::kArg;
     } else if (c.role == CppRole::kOutputTensor) {
       param.kind = ParamKind::kRet;
+    } else if (auto context = ContextKind(c.role)) {
+      if (int earlier = FirstOfKind(spec, *context); earlier >= 0) {
+        return SignatureError(source, ParamSpan(decl, i),
+                              ParamLabel(p, i) + " of `" + decl.name + "` is a second `" +
+                                  argspec::ParamKindName(*context) + "` parameter (" +
+                                  ParamLabel(decl.params[earlier], earlier) +
+                                  " is the first); a function takes at most one");
+      }
+      param = Param{*context, p.name, std::nullopt};
     } else {
       JAXCC_RETURN_IF_ERROR(CheckAttrName(decl, source, spec, i, *c.scalar));
     }
     spec.params.push_back(param);
+  }
+  if (Status rule = argspec::CheckContextParams(spec); !rule.ok()) {
+    return SignatureError(source, NameSpan(decl), rule.error().message);
   }
   if (spec.num_rets() == 0) {
     return SignatureError(source, NameSpan(decl),

@@ -146,7 +146,8 @@ TEST(InferSpecTest, UnknownTypedefIsAnErrorNeverDropped) {
   EXPECT_EQ(ErrorOf("void f(Tensor& y, real_t scale);"),
             "<module>:1:19: error: parameter `scale` of `f` has type `real_t`, which jaxcc "
             "cannot pass: jaxcc does not know the type `real_t`: it maps `jaxcc::Tensor` (const: "
-            "input, non-const: output), `cudaStream_t` and the scalars bool, int8_t..int64_t, "
+            "input, non-const: output), `cudaStream_t`, `jaxcc::ThreadPool&`, `jaxcc::State<T>&`, "
+            "`jaxcc::Async`, `jaxcc::Scratch` and the scalars bool, int8_t..int64_t, "
             "uint8_t..uint64_t, float and double; if `real_t` is an alias of one of them, spell "
             "the type out or give the tokens explicitly\n"
             "void f(Tensor& y, real_t scale);\n"
@@ -220,6 +221,45 @@ TEST(InferSpecTest, AttributeNamesMustBeUniqueIdentifiers) {
   // Tensors and the stream may share names with anything: only attributes are named after them.
   EXPECT_EQ(Tokens("void f(const Tensor& s, Tensor& s, int64_t stream, float x);"),
             (Strings{"arg", "ret", "stream", "attr.x:float32"}));
+}
+
+}  // namespace
+}  // namespace jaxcc::signature
+
+namespace jaxcc::signature {
+namespace {
+
+// Decision 94: what a function takes from XLA beyond buffers is read from its parameter types.
+TEST(InferSpecTest, PoolStateAndAsyncParametersBecomeTheirTokens) {
+  EXPECT_EQ(Tokens("void f(const jaxcc::Tensor& x, jaxcc::Tensor& y, jaxcc::ThreadPool& pool, "
+                   "float s);"),
+            (Strings{"arg", "ret", "pool", "attr.s:float32"}));
+  EXPECT_EQ(Tokens("void f(const BE::Tensor& x, BE::Tensor& y, BE::State<ops::Table<3>>& t, "
+                   "int64_t n);"),
+            (Strings{"arg", "ret", "state", "attr.n:int64"}));
+  EXPECT_EQ(Tokens("void f(const Tensor& x, Tensor& y, jaxcc::Async);"),
+            (Strings{"arg", "ret", "async"}));
+  EXPECT_EQ(Tokens("void f(Tensor& y, jaxcc::Scratch work);"), (Strings{"ret", "scratch"}));
+  EXPECT_EQ(Tokens("void f(Tensor& y, const ::jaxcc::State<int>& s, ThreadPool& p);"),
+            (Strings{"ret", "state", "pool"}));
+}
+
+TEST(InferSpecTest, PoolStateAndAsyncMisusesAreCaretErrors) {
+  EXPECT_NE(ErrorOf("void f(Tensor& y, jaxcc::ThreadPool pool);")
+                .find("take the pool by reference: `jaxcc::ThreadPool& pool`"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("void f(Tensor& y, jaxcc::ThreadPool* pool);").find("by reference"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("void f(Tensor& y, jaxcc::State<int> s);").find("take the state by reference"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("void f(Tensor& y, jaxcc::Async& a);").find("take the tag by value"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("void f(Tensor& y, jaxcc::ThreadPool& a, jaxcc::ThreadPool& b);")
+                .find("is a second `pool` parameter"),
+            std::string::npos);
+  EXPECT_NE(
+      ErrorOf("void f(Tensor& y, jaxcc::ThreadPool& p, jaxcc::Async a);").find("takes both `pool`"),
+      std::string::npos);
 }
 
 }  // namespace

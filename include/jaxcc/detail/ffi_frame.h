@@ -15,7 +15,9 @@
 #include <string>
 #include <type_traits>
 
+#include "jaxcc/detail/call_context.h"
 #include "jaxcc/detail/ffi_common.h"
+#include "jaxcc/detail/ffi_context.h"
 #include "jaxcc/tensor.h"
 #include "xla/ffi/api/c_api.h"
 
@@ -39,6 +41,11 @@ struct FrameSpec {
   const FrameAttr* attrs;        ///< num_attrs, bridge order
   bool stream;                   ///< decode the platform stream (CUDA)
   XLA_FFI_Handler_Traits traits;
+  // What the function takes beyond buffers and attributes (its jaxcc::ThreadPool&,
+  // jaxcc::State<T>&, jaxcc::Async parameters); the handler asks XLA only for these.
+  bool pool = false;                      ///< XLA's intra-op thread pool
+  const FrameStateType* state = nullptr;  ///< per-call-site state, built at instantiate
+  bool async = false;                     ///< run on the pool, return an FFI Future
 };
 
 /// Room for N tensors that the handler builds in place from the frame's buffers. A plain
@@ -61,6 +68,7 @@ struct FrameCall {
   TensorSlots<kRets> rets;
   const void* attrs[kAttrs];
   void* stream = nullptr;
+  CallContext context;
 
   template <typename T>
   T attr(int index) const {
@@ -99,9 +107,13 @@ JAXCC_BRIDGE_COLD inline XLA_FFI_Error* PopulateFrameMetadata(XLA_FFI_CallFrame*
   extension->metadata->api_version = XLA_FFI_Api_Version{XLA_FFI_Api_Version_STRUCT_SIZE, nullptr,
                                                          XLA_FFI_API_MAJOR, XLA_FFI_API_MINOR};
   extension->metadata->traits = spec.traits;
-#ifdef XLA_FFI_UNKNOWN_TYPE_ID
   extension->metadata->state_type_id = XLA_FFI_UNKNOWN_TYPE_ID;
-#endif
+  if (spec.state != nullptr) {
+    if (XLA_FFI_Error* error = EnsureStateType(frame->api, spec.function, *spec.state)) {
+      return error;
+    }
+    extension->metadata->state_type_id = *spec.state->id;
+  }
   return nullptr;
 }
 
@@ -111,16 +123,18 @@ JAXCC_BRIDGE_COLD inline XLA_FFI_Error* FrameMismatch(XLA_FFI_CallFrame* frame,
   const XLA_FFI_Api* api = frame->api;
   try {
     const std::string stage = "[" + std::to_string(static_cast<int>(frame->stage)) + "] ";
-    if (frame->stage != XLA_FFI_ExecutionStage_EXECUTE) {
+    const bool instantiate =
+        spec.state != nullptr && frame->stage == XLA_FFI_ExecutionStage_INSTANTIATE;
+    if (frame->stage != XLA_FFI_ExecutionStage_EXECUTE && !instantiate) {
       return InvalidFrame(api, "Wrong execution stage: expected `3` but got `" +
                                    std::to_string(static_cast<int>(frame->stage)) + "`");
     }
-    if (frame->args.size != spec.num_args && spec.num_args > 0) {
+    if (frame->args.size != spec.num_args && spec.num_args > 0 && !instantiate) {
       return InvalidFrame(api, stage + "Wrong number of arguments: expected " +
                                    std::to_string(spec.num_args) + " but got " +
                                    std::to_string(frame->args.size));
     }
-    if (frame->rets.size != spec.num_rets && spec.num_rets > 0) {
+    if (frame->rets.size != spec.num_rets && spec.num_rets > 0 && !instantiate) {
       return InvalidFrame(api, stage + "Wrong number of results: expected " +
                                    std::to_string(spec.num_rets) + " but got " +
                                    std::to_string(frame->rets.size));
@@ -135,13 +149,13 @@ JAXCC_BRIDGE_COLD inline XLA_FFI_Error* FrameMismatch(XLA_FFI_CallFrame* frame,
       }
       return InvalidFrame(api, message);
     }
-    for (int i = 0; i < spec.num_args; ++i) {
+    for (int i = 0; i < spec.num_args && !instantiate; ++i) {
       if (frame->args.types[i] != XLA_FFI_ArgType_BUFFER) {
         return InvalidFrame(api, std::string(spec.function) + ": argument '" + spec.arg_names[i] +
                                      "' is not a buffer");
       }
     }
-    for (int i = 0; i < spec.num_rets; ++i) {
+    for (int i = 0; i < spec.num_rets && !instantiate; ++i) {
       if (frame->rets.types[i] != XLA_FFI_RetType_BUFFER) {
         return InvalidFrame(api, std::string(spec.function) + ": result '" + spec.ret_names[i] +
                                      "' is not a buffer");
@@ -171,19 +185,10 @@ JAXCC_BRIDGE_COLD inline XLA_FFI_Error* FrameMismatch(XLA_FFI_CallFrame* frame,
   }
 }
 
-/// Cheap checks of every call: true when the frame fits `spec` (the common case).
-JAXCC_BRIDGE_HOT_INLINE bool FrameFits(const XLA_FFI_CallFrame* frame,
-                                       const FrameSpec& spec) noexcept {
-  if (frame->stage != XLA_FFI_ExecutionStage_EXECUTE) return false;
-  if (frame->args.size != spec.num_args && spec.num_args > 0) return false;
-  if (frame->rets.size != spec.num_rets && spec.num_rets > 0) return false;
+/// The attributes' names and scalar types match `spec`.
+JAXCC_BRIDGE_HOT_INLINE bool FrameAttrsFit(const XLA_FFI_CallFrame* frame,
+                                           const FrameSpec& spec) noexcept {
   if (spec.num_attrs > 0 && frame->attrs.size != spec.num_attrs) return false;
-  for (int i = 0; i < spec.num_args; ++i) {
-    if (frame->args.types[i] != XLA_FFI_ArgType_BUFFER) return false;
-  }
-  for (int i = 0; i < spec.num_rets; ++i) {
-    if (frame->rets.types[i] != XLA_FFI_RetType_BUFFER) return false;
-  }
   for (int i = 0; i < spec.num_attrs; ++i) {
     const FrameAttr& attr = spec.attrs[i];
     const XLA_FFI_ByteSpan* name = frame->attrs.names[attr.sorted_index];
@@ -200,6 +205,21 @@ JAXCC_BRIDGE_HOT_INLINE bool FrameFits(const XLA_FFI_CallFrame* frame,
   return true;
 }
 
+/// Cheap checks of every call: true when the frame fits `spec` (the common case).
+JAXCC_BRIDGE_HOT_INLINE bool FrameFits(const XLA_FFI_CallFrame* frame,
+                                       const FrameSpec& spec) noexcept {
+  if (frame->stage != XLA_FFI_ExecutionStage_EXECUTE) return false;
+  if (frame->args.size != spec.num_args && spec.num_args > 0) return false;
+  if (frame->rets.size != spec.num_rets && spec.num_rets > 0) return false;
+  for (int i = 0; i < spec.num_args; ++i) {
+    if (frame->args.types[i] != XLA_FFI_ArgType_BUFFER) return false;
+  }
+  for (int i = 0; i < spec.num_rets; ++i) {
+    if (frame->rets.types[i] != XLA_FFI_RetType_BUFFER) return false;
+  }
+  return FrameAttrsFit(frame, spec);
+}
+
 /// Views an XLA buffer as a Tensor at `where`, with TensorFromBuffer's checks and messages.
 JAXCC_BRIDGE_HOT_INLINE void TensorFromFrameBuffer(const void* raw, const char* name,
                                                    Tensor* where) {
@@ -212,17 +232,123 @@ JAXCC_BRIDGE_HOT_INLINE void TensorFromFrameBuffer(const void* raw, const char* 
   new (where) Tensor(buffer->data, buffer->dims, static_cast<int>(buffer->rank), dtype);
 }
 
+/// The decoded call of an asynchronous function, owned by the pool task that runs it.
+template <typename Call, typename Body>
+struct AsyncFrameCall {
+  Call call;
+  Body body;
+  const XLA_FFI_Api* api;
+  XLA_FFI_Future* future;
+  const char* function;
+
+  static void Run(void* data) noexcept {
+    auto* self = static_cast<AsyncFrameCall*>(data);
+    const XLA_FFI_Api* api = self->api;
+    XLA_FFI_Error* error = nullptr;
+    try {
+      self->body(self->call);
+    } catch (...) {
+      ExceptionReport report = ReportCurrentException(self->function);
+      error = FrameError(api, report.code, report.message);
+    }
+    XLA_FFI_Error* signal = nullptr;
+    if (error != nullptr) {
+      XLA_FFI_Future_SetError_Args args;
+      args.struct_size = XLA_FFI_Future_SetError_Args_STRUCT_SIZE;
+      args.extension_start = nullptr;
+      args.future = self->future;
+      args.error = error;  // XLA owns it from here
+      signal = api->XLA_FFI_Future_SetError(&args);
+    } else {
+      XLA_FFI_Future_SetAvailable_Args args;
+      args.struct_size = XLA_FFI_Future_SetAvailable_Args_STRUCT_SIZE;
+      args.extension_start = nullptr;
+      args.future = self->future;
+      signal = api->XLA_FFI_Future_SetAvailable(&args);
+    }
+    // Completing a Future fails only on an XLA/FFI version mismatch, which registration rules
+    // out; nothing is left to report to, so the error is dropped rather than leaked.
+    if (signal != nullptr) DestroyFrameError(api, signal);
+    delete self;
+  }
+};
+
+/// Starts `body(call)` on XLA's thread pool and hands XLA a Future that completes when it
+/// returns (runs it in place when the pool refuses the task; the Future is then complete).
+template <typename Call, typename Body>
+JAXCC_BRIDGE_COLD XLA_FFI_Error* StartAsyncFrame(XLA_FFI_CallFrame* frame, const FrameSpec& spec,
+                                                 const Call& call, Body body) noexcept {
+  const XLA_FFI_Api* api = frame->api;
+  XLA_FFI_Future_Create_Args create;
+  create.struct_size = XLA_FFI_Future_Create_Args_STRUCT_SIZE;
+  create.extension_start = nullptr;
+  create.future = nullptr;
+  if (XLA_FFI_Error* error = api->XLA_FFI_Future_Create(&create)) return error;
+  auto* job =
+      new (std::nothrow) AsyncFrameCall<Call, Body>{call, body, api, create.future, spec.function};
+  if (job == nullptr) {
+    return FrameError(api, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED,
+                      std::string(spec.function) + ": out of host memory");
+  }
+  frame->future = create.future;
+  XlaThreadPool pool(api, frame->ctx);
+  if (!pool.schedule(&AsyncFrameCall<Call, Body>::Run, job)) AsyncFrameCall<Call, Body>::Run(job);
+  return nullptr;
+}
+
+/// The instantiate stage of a function with state: its attributes are decoded and the
+/// kernel unit's factory builds the State<T> that XLA keeps for the call site.
+template <int kArgs, int kRets, int kAttrs, typename Instantiate>
+JAXCC_BRIDGE_COLD XLA_FFI_Error* InstantiateFrame(XLA_FFI_CallFrame* frame, const FrameSpec& spec,
+                                                  Instantiate instantiate) noexcept {
+  if (!FrameAttrsFit(frame, spec)) return FrameMismatch(frame, spec);
+  if (XLA_FFI_Error* error = EnsureStateType(frame->api, spec.function, *spec.state)) {
+    return error;
+  }
+  FrameCall<kArgs, kRets, kAttrs> call;
+  for (int i = 0; i < spec.num_attrs; ++i) {
+    call.attrs[i] =
+        static_cast<const XLA_FFI_Scalar*>(frame->attrs.attrs[spec.attrs[i].sorted_index])->value;
+  }
+  void* state = nullptr;
+  try {
+    state = instantiate(call);
+  } catch (...) {
+    ExceptionReport report = ReportCurrentException(spec.function);
+    return FrameError(frame->api, report.code,
+                      report.message +
+                          " (while building the function's jaxcc::State at XLA's "
+                          "instantiate stage)");
+  }
+  return SetFrameState(frame, *spec.state, state);
+}
+
+/// No state: the instantiate stage is never registered for the function.
+struct NoInstantiate {
+  template <typename Call>
+  void* operator()(Call&) const {
+    return nullptr;
+  }
+};
+
 /// One generated handler: checks the frame against `spec`, decodes it into a FrameCall and runs
 /// `body` (which calls the bridge); every exception becomes an XLA error naming the function.
-template <int kArgs, int kRets, int kAttrs, typename Body>
+/// The lifecycle XLA drives through it: the metadata query at registration (traits, state type),
+/// the instantiate stage (functions with state: `instantiate` builds it), then each execution
+/// (pool, state and Future as the function asks).
+template <int kArgs, int kRets, int kAttrs, typename Body, typename Instantiate = NoInstantiate>
 JAXCC_BRIDGE_HOT_INLINE XLA_FFI_Error* HandleFrame(XLA_FFI_CallFrame* frame, const FrameSpec& spec,
-                                                   Body body) noexcept {
+                                                   Body body,
+                                                   Instantiate instantiate = {}) noexcept {
   if (JAXCC_BRIDGE_UNLIKELY(frame->struct_size < XLA_FFI_CallFrame_STRUCT_SIZE)) {
     return InvalidFrame(frame->api, "Unexpected XLA_FFI_CallFrame struct size");
   }
   if (JAXCC_BRIDGE_UNLIKELY(frame->extension_start != nullptr &&
                             frame->extension_start->type == XLA_FFI_Extension_Metadata)) {
     return PopulateFrameMetadata(frame, spec);
+  }
+  if (spec.state != nullptr && frame->stage == XLA_FFI_ExecutionStage_INSTANTIATE) {
+    return InstantiateFrame<kArgs, kRets, kAttrs>(frame, spec, instantiate);
   }
   if (JAXCC_BRIDGE_UNLIKELY(!FrameFits(frame, spec))) return FrameMismatch(frame, spec);
   FrameCall<kArgs, kRets, kAttrs> call;
@@ -235,10 +361,17 @@ JAXCC_BRIDGE_HOT_INLINE XLA_FFI_Error* HandleFrame(XLA_FFI_CallFrame* frame, con
     if (XLA_FFI_Error* error = frame->api->XLA_FFI_Stream_Get(&get)) return error;
     call.stream = get.stream;
   }
+  if (spec.state != nullptr) {
+    if (XLA_FFI_Error* error = GetFrameState(frame, *spec.state, &call.context.state)) {
+      return error;
+    }
+  }
   for (int i = 0; i < spec.num_attrs; ++i) {
     call.attrs[i] =
         static_cast<const XLA_FFI_Scalar*>(frame->attrs.attrs[spec.attrs[i].sorted_index])->value;
   }
+  XlaThreadPool pool(frame->api, frame->ctx);
+  if (spec.pool) call.context.pool = &pool;
   try {
     for (int i = 0; i < spec.num_args; ++i) {
       TensorFromFrameBuffer(frame->args.args[i], spec.arg_names[i], &call.args[i]);
@@ -246,6 +379,7 @@ JAXCC_BRIDGE_HOT_INLINE XLA_FFI_Error* HandleFrame(XLA_FFI_CallFrame* frame, con
     for (int i = 0; i < spec.num_rets; ++i) {
       TensorFromFrameBuffer(frame->rets.rets[i], spec.ret_names[i], &call.rets[i]);
     }
+    if (spec.async) return StartAsyncFrame(frame, spec, call, body);
     body(call);
     return nullptr;
   } catch (...) {

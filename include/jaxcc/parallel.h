@@ -1,0 +1,242 @@
+// parallel_for on the thread pool of the call: XLA's intra-op pool, standard C++ only.
+//
+// A CPU function that takes a `jaxcc::ThreadPool&` parameter receives the pool XLA runs its own
+// ops on (the FFI ThreadPool), implemented by the generated wrapper unit; the kernel unit sees
+// only this interface. No thread of jaxcc's own is ever started, so kernels running side by
+// side in one jitted function share the cores instead of oversubscribing them (as OpenMP does).
+//
+// Scheduling: the range is cut into chunks of `grain` indices; the calling thread and up to
+// num_threads() - 1 pool tasks claim chunks from one atomic counter until none is left. The
+// caller never waits for a task that has not started (a busy pool, or a pool whose threads all
+// run handlers that wait themselves, cannot deadlock it): it finishes the chunks nobody claimed
+// and waits only for chunks already running. Tasks that start late find no chunk and exit; the
+// shared block they touch is reference counted, so it outlives the call if it must.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <utility>
+
+namespace jaxcc {
+
+/// The thread pool of one call. Implemented over XLA's FFI ThreadPool by generated handlers;
+/// tests may implement it over their own threads.
+class ThreadPool {
+ public:
+  /// Threads of the pool (at least 1). The calling thread is one of the workers of a
+  /// parallel_for, so a loop fans out to at most this many chunks at a time.
+  virtual int64_t num_threads() const noexcept = 0;
+  /// Runs `task(data)` on a pool thread, some time later; false if it could not be scheduled
+  /// (the caller then does the work itself).
+  virtual bool schedule(void (*task)(void*), void* data) noexcept = 0;
+
+  /// parallel_for on this pool; see jaxcc::parallel_for below.
+  template <typename Fn>
+  void parallel_for(int64_t begin, int64_t end, int64_t grain, Fn&& fn);
+
+ protected:
+  ~ThreadPool() = default;
+};
+
+/// Most chunks one parallel_for cuts a range into, whatever its grain: the counter and the
+/// per-chunk call stay cheap against the work (documented in docs/usage.md).
+inline constexpr int64_t kMaxParallelChunks = int64_t{1} << 20;
+
+namespace detail {
+
+/// True on a thread while it runs chunks of a parallel_for: a parallel_for inside one runs
+/// serially (no nested fan-out, which could only queue behind its own parent's chunks).
+inline bool& InParallelRegion() noexcept {
+  static thread_local bool inside = false;
+  return inside;
+}
+
+class ParallelRegionScope {
+ public:
+  ParallelRegionScope() noexcept : previous_(InParallelRegion()) { InParallelRegion() = true; }
+  ~ParallelRegionScope() { InParallelRegion() = previous_; }
+  ParallelRegionScope(const ParallelRegionScope&) = delete;
+  ParallelRegionScope& operator=(const ParallelRegionScope&) = delete;
+
+ private:
+  bool previous_;
+};
+
+[[noreturn]] inline void ThrowBadRange(const char* what) {
+  throw std::invalid_argument(std::string("parallel_for: ") + what);
+}
+
+inline void CheckRange(int64_t begin, int64_t end, int64_t grain) {
+  if (end < begin) {
+    ThrowBadRange(("the range [" + std::to_string(begin) + ", " + std::to_string(end) +
+                   ") is negative (end < begin); pass begin <= end")
+                      .c_str());
+  }
+  if (grain <= 0) {
+    ThrowBadRange(("grain " + std::to_string(grain) +
+                   " is not positive; pass the number of indices one task should take at least "
+                   "(1 for one index per task)")
+                      .c_str());
+  }
+}
+
+/// The block the caller and its tasks share. Reference counted: the caller and each scheduled
+/// task hold one reference; the last one out deletes it.
+struct ParallelJob {
+  std::atomic<int64_t> next_chunk{0};
+  std::atomic<int64_t> done_chunks{0};
+  std::atomic<int> refs{1};
+  std::atomic<bool> failed{false};
+  int64_t num_chunks = 0;
+  int64_t begin = 0, end = 0, chunk = 0;
+  void (*run)(void* fn, int64_t lo, int64_t hi) = nullptr;
+  void* fn = nullptr;  // valid while chunks remain: the caller waits for every claimed chunk
+  std::exception_ptr error;
+  std::mutex mutex;
+  std::condition_variable all_done;
+
+  void Release() noexcept {
+    if (refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  }
+
+  // Claims and runs chunks until none is left. The first exception is kept (exactly once);
+  // after it the remaining chunks are counted as done without running.
+  void Work() noexcept {
+    ParallelRegionScope region;
+    for (;;) {
+      int64_t c = next_chunk.fetch_add(1, std::memory_order_relaxed);
+      if (c >= num_chunks) return;
+      if (!failed.load(std::memory_order_relaxed)) {
+        int64_t lo = begin + c * chunk;
+        int64_t hi = end - lo > chunk ? lo + chunk : end;
+        try {
+          run(fn, lo, hi);
+        } catch (...) {
+          if (!failed.exchange(true)) error = std::current_exception();
+        }
+      }
+      if (done_chunks.fetch_add(1, std::memory_order_acq_rel) + 1 == num_chunks) {
+        std::lock_guard<std::mutex> lock(mutex);
+        all_done.notify_all();
+      }
+    }
+  }
+
+  static void Task(void* data) noexcept {
+    auto* job = static_cast<ParallelJob*>(data);
+    job->Work();
+    job->Release();
+  }
+};
+
+template <typename Fn>
+void RunChunk(void* fn, int64_t lo, int64_t hi) {
+  auto& f = *static_cast<std::remove_reference_t<Fn>*>(fn);
+  if constexpr (std::is_invocable_v<decltype(f), int64_t, int64_t>) {
+    f(lo, hi);
+  } else {
+    static_assert(std::is_invocable_v<decltype(f), int64_t>,
+                  "jaxcc::parallel_for: fn must be callable as fn(int64_t i) or "
+                  "fn(int64_t begin, int64_t end)");
+    for (int64_t i = lo; i < hi; ++i) f(i);
+  }
+}
+
+}  // namespace detail
+
+/// Runs fn over [begin, end) on `pool`: fn(i) for each index, or fn(lo, hi) for each chunk of at
+/// least `grain` indices (the last may be shorter). Returns once every chunk has finished; the
+/// first exception any chunk threw (a JAXCC_CHECK / BE_CHECK failure included) is rethrown here,
+/// once, and chunks not yet started are skipped. Serial (in the calling thread) when `pool` is
+/// null, has one thread, the range fits one chunk, or this thread already runs a parallel_for.
+/// std::invalid_argument for end < begin or grain <= 0.
+template <typename Fn>
+void parallel_for(ThreadPool* pool, int64_t begin, int64_t end, int64_t grain, Fn&& fn) {
+  detail::CheckRange(begin, end, grain);
+  const int64_t n = end - begin;
+  if (n == 0) return;
+  int64_t chunk = grain;
+  if (n / chunk > kMaxParallelChunks) chunk = (n + kMaxParallelChunks - 1) / kMaxParallelChunks;
+  const int64_t num_chunks = (n + chunk - 1) / chunk;
+  const int64_t threads = pool ? pool->num_threads() : 1;
+  if (threads <= 1 || num_chunks == 1 || detail::InParallelRegion()) {
+    detail::ParallelRegionScope region;
+    detail::RunChunk<Fn>(const_cast<void*>(static_cast<const void*>(&fn)), begin, end);
+    return;
+  }
+  auto* job = new detail::ParallelJob;
+  job->num_chunks = num_chunks;
+  job->begin = begin;
+  job->end = end;
+  job->chunk = chunk;
+  job->run = &detail::RunChunk<Fn>;
+  job->fn = const_cast<void*>(static_cast<const void*>(&fn));
+  const int64_t tasks = (threads < num_chunks ? threads : num_chunks) - 1;
+  for (int64_t t = 0; t < tasks; ++t) {
+    job->refs.fetch_add(1, std::memory_order_relaxed);
+    if (!pool->schedule(&detail::ParallelJob::Task, job)) {
+      job->refs.fetch_sub(1, std::memory_order_relaxed);
+      break;
+    }
+  }
+  job->Work();
+  if (job->done_chunks.load(std::memory_order_acquire) != num_chunks) {
+    std::unique_lock<std::mutex> lock(job->mutex);
+    job->all_done.wait(lock, [job] {
+      return job->done_chunks.load(std::memory_order_acquire) == job->num_chunks;
+    });
+  }
+  std::exception_ptr error = job->error;
+  job->Release();
+  if (error) std::rethrow_exception(error);
+}
+
+template <typename Fn>
+void parallel_for(ThreadPool& pool, int64_t begin, int64_t end, int64_t grain, Fn&& fn) {
+  parallel_for(&pool, begin, end, grain, std::forward<Fn>(fn));
+}
+
+namespace detail {
+
+/// The pool of the call this thread is running: set by the bridge of a function that takes a
+/// `jaxcc::ThreadPool&` for the duration of the call, null elsewhere.
+inline ThreadPool*& CurrentPool() noexcept {
+  static thread_local ThreadPool* pool = nullptr;
+  return pool;
+}
+
+class CurrentPoolScope {
+ public:
+  explicit CurrentPoolScope(ThreadPool* pool) noexcept : previous_(CurrentPool()) {
+    CurrentPool() = pool;
+  }
+  ~CurrentPoolScope() { CurrentPool() = previous_; }
+  CurrentPoolScope(const CurrentPoolScope&) = delete;
+  CurrentPoolScope& operator=(const CurrentPoolScope&) = delete;
+
+ private:
+  ThreadPool* previous_;
+};
+
+}  // namespace detail
+
+/// parallel_for on the pool of the current call: helpers deep inside a kernel need not pass the
+/// pool along. Only a function that takes a `jaxcc::ThreadPool&` parameter has one (that
+/// parameter is how jaxcc knows to ask XLA for it); anywhere else this runs serially.
+template <typename Fn>
+void parallel_for(int64_t begin, int64_t end, int64_t grain, Fn&& fn) {
+  parallel_for(detail::CurrentPool(), begin, end, grain, std::forward<Fn>(fn));
+}
+
+template <typename Fn>
+void ThreadPool::parallel_for(int64_t begin, int64_t end, int64_t grain, Fn&& fn) {
+  ::jaxcc::parallel_for(this, begin, end, grain, std::forward<Fn>(fn));
+}
+
+}  // namespace jaxcc
