@@ -52,3 +52,44 @@ TEST(CodeTokensTest, DropsCommentsAndDirectives) {
 
 }  // namespace
 }  // namespace jaxcc::signature
+
+namespace jaxcc::signature {
+namespace {
+
+std::string Live(const char* source) {
+  std::string out;
+  for (const Token& t : DropDisabledBranches(Lex(source))) {
+    if (t.kind == TokenKind::kPreprocessor) continue;
+    out += (out.empty() ? "" : " ") + t.text;
+  }
+  return out;
+}
+
+TEST(DropDisabledBranchesTest, ConditionsOnTheSourcesOwnMacros) {
+  EXPECT_EQ(Live("#define USE_F64 1\n#if USE_F64\na\n#else\nb\n#endif\n"), "a");
+  EXPECT_EQ(Live("#define N 4\n#if N * 2 > 16\na\n#elif N == 4\nb\n#else\nc\n#endif\n"), "b");
+  EXPECT_EQ(Live("#define X\n#ifdef X\na\n#endif\n#ifndef X\nb\n#endif\n"), "a");
+  EXPECT_EQ(Live("#define X\n#undef X\n#ifdef X\na\n#else\nb\n#endif\n"), "b");
+  EXPECT_EQ(Live("#define X\n#if defined(X) && !defined(Y)\na\n#endif\n"), "a");
+}
+
+TEST(DropDisabledBranchesTest, UnknownMacrosKeepEveryBranch) {
+  // The first `#ifndef` of a guard names a macro not seen yet: kept, like the compiler would.
+  EXPECT_EQ(Live("#ifndef TERM\n#define TERM(w) (w)\n#endif\nTERM(1)"), "TERM ( 1 )");
+  EXPECT_EQ(Live("#ifdef __CUDACC__\na\n#else\nb\n#endif\n"), "a b");
+  EXPECT_EQ(Live("#if __CUDA_ARCH__ >= 800\na\n#elif 1\nb\n#else\nc\n#endif\n"), "a b");
+  // A macro defined under an unknown condition is uncertain: conditions on it are unknown too.
+  EXPECT_EQ(Live("#ifdef __CUDACC__\n#define GPU 1\n#endif\n#if GPU\na\n#else\nb\n#endif\n"),
+            "a b");
+  // Once a guard is certainly defined, a second `#ifndef` of it is dead.
+  EXPECT_EQ(Live("#define G\n#ifndef G\n#define G\nx\n#endif\ny"), "y");
+}
+
+TEST(DropDisabledBranchesTest, DeadGroupsAreNotEvaluated) {
+  EXPECT_EQ(
+      Live("#if 0\n#if garbage ((\na\n#else\nb\n#endif\n#define Q 1\n#endif\n#if Q\nc\n#endif"),
+      "c");
+}
+
+}  // namespace
+}  // namespace jaxcc::signature

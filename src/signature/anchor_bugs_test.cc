@@ -166,8 +166,8 @@ TEST(AnchorBugsTest, MacroStampedBareAnnotationAsksForTokens) {
   EXPECT_EQ(e.kind, ErrorKind::kSignature);
   EXPECT_EQ(e.message,
             "<module>:1:8: error: function `f_f32` not found in the sources: no source declares "
-            "it at namespace scope; if a macro stamps it out, write its tokens in the "
-            "annotation, e.g. `// @jaxcc f_f32 arg ret`\n"
+            "it at namespace scope; if a macro from a header jaxcc does not read stamps it "
+            "out, write its tokens in the annotation, e.g. `// @jaxcc f_f32 arg ret`\n"
             "// @BE f_f32\n"
             "       ^~~~~");
 }

@@ -28,6 +28,11 @@ struct Token {
   int line = 1;
   int column = 1;
   size_t offset = 0;  ///< byte offset of the first character in the source
+  /// -1 for a token read from the source as is; for one that macro expansion produced (or
+  /// consumed as an argument), the index of the top-level invocation it came from in its
+  /// source's expansion (`ExpandedSource::invocations`). Line, column and offset stay where
+  /// the token is spelled: in the `#define`'s body, or in the invocation's arguments.
+  int expansion = -1;
 
   bool Is(TokenKind k, std::string_view spelling) const {
     // Sizes first: this runs for nearly every token the declaration scanner looks at.

@@ -2,6 +2,7 @@
 // requested function against them.
 #include "signature/resolve.h"
 
+#include <memory>
 #include <set>
 
 #include "argspec/arg_spec.h"
@@ -13,6 +14,7 @@
 #include "signature/declarations.h"
 #include "signature/inference.h"
 #include "signature/lookup.h"
+#include "signature/stamped_functions.h"
 
 namespace jaxcc::signature {
 namespace {
@@ -55,6 +57,21 @@ struct Module {
     return nullptr;
   }
 
+  // The sources with their macros expanded: made on first need, which a module whose entry
+  // points are all declared as written never has.
+  const ExpandedModule& Expanded() const {
+    if (!expanded) expanded = ExpandModule(active);
+    return *expanded;
+  }
+
+  // The first code token after `a` in its source (what the annotation annotates).
+  const Token* NextCode(const Annotation& a) const {
+    for (const Token& t : code[a.source_index]) {
+      if (t.offset > a.offset) return &t;
+    }
+    return nullptr;
+  }
+
   const std::vector<SourceFile>& sources;
   std::vector<std::vector<Token>> active;
   std::vector<std::vector<Token>> code;
@@ -62,6 +79,7 @@ struct Module {
   DeclarationIndex index;
   std::vector<std::vector<NamespaceRange>> ranges;
   AnnotationScan annotations;
+  mutable std::unique_ptr<ExpandedModule> expanded;
 };
 
 // One function to resolve.
@@ -90,6 +108,10 @@ Result<FunctionSpec> ParseTokens(const Module& m, const Job& job) {
 }
 
 Error NotFound(const Module& m, const Job& job) {
+  const Token* next = job.annotation ? m.NextCode(*job.annotation) : nullptr;
+  if (auto why = WhyNotStamped(job.name, m.Expanded(), m.sources, job.annotation, next)) {
+    return *why;
+  }
   std::vector<std::string> names;
   for (const Declaration& d : m.declarations) names.push_back(d.name);
   for (const Annotation& a : m.annotations.annotations) names.push_back(a.function);
@@ -111,8 +133,10 @@ Error NotFound(const Module& m, const Job& job) {
   if (!near.empty()) message += "?";
   if (job.annotation && !job.tokens) {
     const Annotation& a = *job.annotation;
-    message += "; if a macro stamps it out, write its tokens in the annotation, e.g. `// @jaxcc " +
-               job.name + " arg ret`";
+    message +=
+        "; if a macro from a header jaxcc does not read stamps it out, write its tokens in the "
+        "annotation, e.g. `// @jaxcc " +
+        job.name + " arg ret`";
     return AtAnnotation(m, a, a.function_span, ErrorKind::kSignature, message);
   }
   return MakeError(ErrorKind::kSignature, message);
@@ -166,6 +190,18 @@ Result<FunctionSpec> ResolveOne(const Module& m, const Job& job) {
     const SourceFile& source = m.sources[decl->source_index];
     if (parsed) return CheckSpec(std::move(*parsed), *job.tokens, *decl, source);
     return InferSpec(*decl, source);
+  }
+  // Not declared as written: a macro the sources define may stamp it out.
+  auto stamped = FindStamped(job.name, m.Expanded(), m.sources, job.annotation);
+  if (!stamped.ok()) return stamped.error();
+  if (const Declaration* decl = *stamped) {
+    const SourceFile& source = m.sources[decl->source_index];
+    auto spec = parsed ? CheckSpec(std::move(*parsed), *job.tokens, *decl, source)
+                       : InferSpec(*decl, source);
+    if (spec.ok()) return spec;
+    Error e = spec.error();
+    e.message += StampedNotes(*decl, m.Expanded(), m.sources, job.annotation);
+    return e;
   }
   if (!parsed) return NotFound(m, job);
   return WithoutDeclaration(m, job, std::move(*parsed));
