@@ -2,8 +2,7 @@
 register exactly the FFI targets brainevent's loader would (scripts/brainevent_corpus.py).
 
 A representative subset runs here: one file per directory of brainevent's package, covering
-plain entry points, macro-stamped ones (decision 15's successor), sources with their own xla::ffi
-code and -D flags (the hybrid CSR kernels), cuBLAS, and the one file that cannot build anywhere.
+plain entry points, macro-stamped ones, cuBLAS, and the one file that cannot build anywhere.
 scripts/brainevent-corpus.sh runs all 61. brainevent needs Python >= 3.12: on older legs these
 tests skip. The builds use a persistent cache (build/brainevent-corpus-cache, shared with the
 script; $JAXCC_CORPUS_CACHE overrides), so only the first run after a change to jaxcc's headers
@@ -52,8 +51,14 @@ def test_the_table_names_every_source_of_the_installed_package():
     assert len(files) == 61, files
     assert set(files) == set(corpus.MODULE_NAMES)
     assert set(corpus.SUBSET) <= set(files)
-    # One file of each directory of the package is in the subset.
-    assert {f.split("/")[0] for f in corpus.SUBSET} == {f.split("/")[0] for f in files}
+
+    # One file of each directory of the package is in the subset (the three _jit_* directories
+    # are one family, generated alike).
+    def family(path):
+        top = path.split("/")[0]
+        return "_jit" if top.startswith("_jit_") else top
+
+    assert {family(f) for f in corpus.SUBSET} == {family(f) for f in files}
 
 
 # sm_80 for every file of the subset, and one also for sm_90: both architectures the script
