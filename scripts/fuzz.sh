@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 
 seconds=${JAXCC_FUZZ_SECONDS:-60}
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(fuzz_arg_spec fuzz_signature)
+[ ${#targets[@]} -gt 0 ] || targets=(fuzz_arg_spec fuzz_signature fuzz_macro_expander)
 CXX_FUZZ=${CXX_FUZZ:-clang++}
 if ! command -v "$CXX_FUZZ" >/dev/null; then
   echo "fuzz: $CXX_FUZZ not found; run scripts/setup.sh (installs clang) or set CXX_FUZZ" >&2
@@ -25,8 +25,9 @@ cmake -S . -B "$build" -G Ninja -DJAXCC_FUZZ=ON -DJAXCC_BUILD_PYTHON=OFF \
 cmake --build "$build" -j "$(nproc)" --target "${targets[@]}"
 
 # Per target: longest input tried (bytes), and its token dictionary.
-declare -A max_len=([fuzz_arg_spec]=1024 [fuzz_signature]=4096)
-declare -A dict=([fuzz_arg_spec]=fuzz/arg_spec.dict [fuzz_signature]=fuzz/signature.dict)
+declare -A max_len=([fuzz_arg_spec]=1024 [fuzz_signature]=4096 [fuzz_macro_expander]=4096)
+declare -A dict=([fuzz_arg_spec]=fuzz/arg_spec.dict [fuzz_signature]=fuzz/signature.dict
+  [fuzz_macro_expander]=fuzz/macro_expander.dict)
 
 failed=0
 summary=()

@@ -65,6 +65,7 @@ ExpandedSource ExpandSource(const std::vector<Token>& active) {
   }
   flush();
   out.invocations = std::move(expander.invocations());
+  out.tokens_created = expander.tokens_created();
   if (stopped) {
     out.limit_problem = expander.limit_problem();
     out.limit_at = expander.limit_at();

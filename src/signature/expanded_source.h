@@ -21,6 +21,7 @@ struct ExpandedSource {
   /// then ends there.
   std::string limit_problem;
   Token limit_at;
+  size_t tokens_created = 0;  ///< what the expansion charged against kMaxExpansionTokens
 
   /// The definition whose `#define` line holds `offset`, or nullptr.
   const MacroDefinition* DefinitionAt(size_t offset) const;

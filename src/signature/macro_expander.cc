@@ -85,20 +85,18 @@ void MacroExpander::NoteProblem(int invocation, const Token& at, std::string mes
 }
 
 bool MacroExpander::Expand(const std::vector<Token>& tokens, std::vector<Token>* out) {
-  Sequence input;
-  input.reserve(tokens.size());
-  for (const Token& t : tokens) input.push_back({t, 0, false});
+  Sequence stack;
+  stack.reserve(tokens.size());
+  for (auto t = tokens.rbegin(); t != tokens.rend(); ++t) stack.push_back({*t, 0, false});
   Sequence result;
-  bool ok = ExpandSequence(input, 0, &result);
-  out->reserve(out->size() + result.size());
-  for (PPToken& t : result) {
+  bool ok = ExpandSequence(std::move(stack), 0, &result);
+  for (PPToken& t : result) {  // no exact reserve: `out` grows run by run, geometrically
     if (!t.placemarker) out->push_back(std::move(t.token));
   }
   return ok;
 }
 
-bool MacroExpander::ExpandSequence(const Sequence& input, int depth, Sequence* out) {
-  Sequence stack(input.rbegin(), input.rend());
+bool MacroExpander::ExpandSequence(Sequence stack, int depth, Sequence* out) {
   while (!stack.empty()) {
     PPToken t = std::move(stack.back());
     stack.pop_back();
@@ -194,15 +192,15 @@ bool MacroExpander::ExpandMacro(const MacroDefinition& macro, const PPToken& nam
   hide_set = Union(hide_set, Intern({NameId(macro.name)}));
   if (!Substitute(macro, &args, macro.body, 0, macro.body.size(), depth, result)) return false;
   if (!Charge(result->size(), invocations_[invocation].name)) return false;
-  Sequence kept;
-  kept.reserve(result->size());
+  size_t kept = 0;  // placemarkers dropped in place
   for (PPToken& t : *result) {
     if (t.placemarker) continue;
     t.hide_set = Union(t.hide_set, hide_set);
     t.token.expansion = invocation;
-    kept.push_back(std::move(t));
+    if (&(*result)[kept] != &t) (*result)[kept] = std::move(t);
+    ++kept;
   }
-  *result = std::move(kept);
+  result->resize(kept, PPToken{});
   *expanded = true;
   return true;
 }
@@ -217,7 +215,10 @@ bool MacroExpander::ExpandedArgument(Arguments* args, size_t index, int depth,
       limit_at_ = at.expansion >= 0 ? invocations_[at.expansion].name : at;
       return false;
     }
-    if (!ExpandSequence(args->raw[index], depth + 1, &args->expanded[index])) return false;
+    const Sequence& raw = args->raw[index];
+    if (!ExpandSequence(Sequence(raw.rbegin(), raw.rend()), depth + 1, &args->expanded[index])) {
+      return false;
+    }
     args->done[index] = true;
   }
   *out = &args->expanded[index];

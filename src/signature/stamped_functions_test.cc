@@ -210,6 +210,7 @@ TEST(StampedFunctionsTest, RunawayExpansionIsBoundedAndReported) {
   EXPECT_EQ(e.kind, ErrorKind::kSignature);
   EXPECT_NE(e.message.find("<module>:27:1: error: macro expansion stopped here"), std::string::npos)
       << e.message.substr(0, 300);
+  EXPECT_NE(e.message.find("more than 1048576 tokens"), std::string::npos);
 }
 
 TEST(StampedFunctionsTest, MacrosFromUnseenHeadersStillNeedTokens) {
