@@ -9,7 +9,8 @@
 # build/venv312/bin/python, else build/venv-py312/bin/python (scripts/matrix.sh's 3.12 leg).
 # Loads run --jobs at a time (default: the number of cores), each a jaxcc build of its own.
 # The cache is build/brainevent-corpus-cache, kept between runs so that a second run is a warm
-# check; --cold empties it first (about 25 minutes on 2 loaded cores).
+# check (60 files in about 3 s); --cold empties it first (29 minutes on 2 loaded cores, both
+# architectures).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
