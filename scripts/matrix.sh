@@ -78,6 +78,12 @@ if ! "$vpython" -c "import $modules" 2>/dev/null; then
   echo "matrix: installing ${build_packages[*]} ${packages[*]} into $venv (pip)"
   "${pip[@]}" "${build_packages[@]}" "${packages[@]}"
 fi
+# brainevent 0.3.0 (Python >= 3.12; it asks for jax >= 0.9 with no upper bound, so the newest JAX
+# above satisfies it): its CUDA sources are the corpus of tests/test_brainevent_corpus.py.
+if [ "$mode" = test ] && [ "${version#3.}" -ge 12 ] && ! "$vpython" -c "import brainevent" 2>/dev/null; then
+  echo "matrix: installing brainevent==0.3.0 into $venv (pip)"
+  "${pip[@]}" "brainevent==0.3.0"
+fi
 # The smoke leg installs jaxcc as a user would, with its declared dependencies (the newest JAX
 # that pip resolves for this Python); the test leg already has them.
 # The compiled core comes from ccache where scripts/setup.sh built it already (same settings).

@@ -121,7 +121,7 @@ def test_a_replaced_compiler_sends_the_load_down_the_full_path(tmp_path):
     assert not took_warm_path(probe(source, cache, {"CXX": str(other)}))
 
 
-FORMAT_FIELD = b"18:jaxcc-warm-index-2,"
+FORMAT_FIELD = b"18:jaxcc-warm-index-3,"
 
 
 def test_a_warm_hit_reads_no_manifest(tmp_path):
@@ -152,6 +152,41 @@ def test_a_tampered_library_is_refused_on_the_warm_path(tmp_path):
     assert took_warm_path(probe(source, cache))
 
 
+def test_a_library_hashed_once_is_not_hashed_again_until_it_changes(tmp_path):
+    """Decision 91: a warm hit keeps the stamp the library hashed right under; later hits compare
+    the stat instead of reading megabytes, and a write (which moves the ctime) brings the hash
+    back."""
+    source = make_module(tmp_path, 6)
+    cache = tmp_path / "cache"
+    probe(source, cache)
+    (library,) = cache.glob("kernel-*/*.so")
+    time.sleep(max(0.0, library.stat().st_ctime + 3.2 - time.time()))  # past the tick guard
+    hashed = probe(source, cache)
+    assert took_warm_path(hashed) and "library sha256" in hashed["stages"]
+    assert "warm index: stamp kept" in hashed["stages"]
+    stamped = probe(source, cache)
+    assert took_warm_path(stamped) and stamped["value"] == 6.0
+    assert "library stamp" in stamped["stages"] and "library sha256" not in stamped["stages"]
+    # An in-place write with the mtime put back still moves the ctime: hashed, refused, rebuilt.
+    stat_before = library.stat()
+    data = bytearray(library.read_bytes())
+    data[-1] ^= 0xFF
+    library.write_bytes(bytes(data))
+    os.utime(library, ns=(stat_before.st_atime_ns, stat_before.st_mtime_ns))
+    report = probe(source, cache)
+    assert not took_warm_path(report) and report["value"] == 6.0
+
+
+def without_library_stamp(record: bytes) -> list[bytes]:
+    """The record's netstring fields without the five of the library stamp (after the digest)."""
+    fields, rest = [], record
+    while rest:
+        length, rest = rest.split(b":", 1)
+        fields.append(rest[: int(length)])
+        rest = rest[int(length) + 1 :]
+    return fields[:4] + fields[9:]
+
+
 def test_a_corrupt_or_foreign_index_record_is_ignored_and_rewritten(tmp_path):
     source = make_module(tmp_path, 3)
     cache = tmp_path / "cache"
@@ -164,7 +199,9 @@ def test_a_corrupt_or_foreign_index_record_is_ignored_and_rewritten(tmp_path):
         record.write_text(damage)
         report = probe(source, cache)
         assert report["hit"] and not took_warm_path(report) and report["value"] == 3.0
-        assert record.read_bytes() == good
+        # The same record again, but for the library's stamp: once the library is older than
+        # the 3 s tick guard, the full path vouches for its stat too (decision 90).
+        assert without_library_stamp(record.read_bytes()) == without_library_stamp(good)
     # A record pointing at an entry that is gone: the full path rebuilds it.
     key = good.split(b",")[1].split(b":")[1]
     assert len(key) == 64

@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 
 #include "cache/cache_error.h"
 #include "cache/entry_names.h"
@@ -50,8 +51,18 @@ Status CheckTrusted(const std::string& name, const std::string& dir, const std::
 
 }  // namespace
 
+namespace {
+
+LibraryStamp StampOfLibrary(const std::string& path) {
+  FileInfo info = StatPath(path);
+  if (!info.exists) return {};
+  return {true, info.size, info.mtime_ns, info.ctime_ns, info.inode};
+}
+
+}  // namespace
+
 EntryFacts FactsOf(const Manifest& manifest) {
-  return {manifest.library_file, manifest.library_sha256, manifest.dependencies};
+  return {manifest.library_file, manifest.library_sha256, manifest.dependencies, {}};
 }
 
 CacheDir::CacheDir(std::string root) : root_(AbsolutePath(root)) {}
@@ -117,12 +128,29 @@ std::optional<Entry> CacheDir::Verify(const std::string& name, std::string dir,
     return Miss(LookupMiss::kUnsafe, miss_reason);
   }
   trace::Mark("entry trust check");
-  // Hash on every lookup: a truncated or altered library must never reach dlopen.
-  auto library_sha = Sha256FileHex(entry.library_path);
-  if (!library_sha.ok() || *library_sha != facts.library_sha256) {
-    return Miss(LookupMiss::kDamaged, miss_reason);
+  // A truncated or altered library must never reach dlopen. Its bytes are hashed unless the
+  // caller holds a stamp under which they already hashed right and the file still has it
+  // (decision 90): a CUDA library is megabytes (static cudart, fatbins), and hashing it was most
+  // of a warm load. Any write, truncation, rename or chmod moves the ctime, which no user can
+  // set back; the trust check above keeps other users out.
+  const LibraryStamp before = StampOfLibrary(entry.library_path);
+  if (facts.library_stamp.known && before == facts.library_stamp) {
+    entry.library_stamp = before;
+    trace::Mark("library stamp");
+  } else {
+    auto library_sha = Sha256FileHex(entry.library_path);
+    if (!library_sha.ok() || *library_sha != facts.library_sha256) {
+      return Miss(LookupMiss::kDamaged, miss_reason);
+    }
+    // Vouch for the stamp only if nothing moved while hashing, and not within the timestamp
+    // granularity of coarse file systems (a change in the same tick would keep the stamp).
+    const LibraryStamp after = StampOfLibrary(entry.library_path);
+    const std::int64_t now_ns = static_cast<std::int64_t>(std::time(nullptr)) * 1000000000LL;
+    if (after == before && now_ns - after.ctime_ns >= 3 * 1000000000LL) {
+      entry.library_stamp = after;
+    }
+    trace::Mark("library sha256");
   }
-  trace::Mark("library sha256");
   for (const Dependency& dep : facts.dependencies) {
     if (!DependencyUnchanged(dep)) return Miss(LookupMiss::kStaleDependency, miss_reason);
   }

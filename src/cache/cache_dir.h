@@ -12,10 +12,25 @@
 namespace jaxcc::cache {
 
 /// A published, verified cache entry.
+/// The stat of a library whose bytes were hashed and matched, taken before and after hashing.
+/// While a later stat still equals it, the bytes are the ones that matched (see Verify).
+struct LibraryStamp {
+  bool known = false;
+  std::int64_t size = 0;
+  std::int64_t mtime_ns = 0;
+  std::int64_t ctime_ns = 0;
+  std::uint64_t inode = 0;
+  bool operator==(const LibraryStamp& other) const {
+    return known == other.known && size == other.size && mtime_ns == other.mtime_ns &&
+           ctime_ns == other.ctime_ns && inode == other.inode;
+  }
+};
+
 struct Entry {
   std::string dir;           ///< <root>/<name>-<key prefix>
   std::string library_path;  ///< absolute path of the shared library inside `dir`
   Manifest manifest;
+  LibraryStamp library_stamp;  ///< set when this lookup's hash (or a valid stamp) vouched for it
 };
 
 /// What a lookup checks an entry against. The manifest holds them; the warm index keeps a copy
@@ -24,6 +39,9 @@ struct EntryFacts {
   std::string library_file;    ///< file name inside the entry directory
   std::string library_sha256;  ///< the library's bytes must hash to this before dlopen
   std::vector<Dependency> dependencies;
+  /// A stamp under which the library last hashed to library_sha256 (the warm index keeps it);
+  /// unknown in a manifest, so the full path always hashes.
+  LibraryStamp library_stamp;
 };
 
 /// The facts a manifest states about its entry.

@@ -141,6 +141,38 @@ TEST_F(CacheDirTest, TruncatedTamperedOrMissingLibraryIsDamaged) {
   EXPECT_TRUE(cache.Lookup("m", kKey));
 }
 
+// A warm record's stamp spares hashing the library only while the file's stat is the one it
+// was hashed under; any write moves the ctime and the bytes are hashed again (decision 90).
+TEST_F(CacheDirTest, LibraryStampSkipsTheHashOnlyWhileTheStatIsUnchanged) {
+  CacheDir cache(root());
+  auto published = PublishSample(cache, "m", kKey, "0123456789");
+  ASSERT_TRUE(published.ok());
+  const std::string& lib = published->library_path;
+  // Hashed just now, within the 3 s tick guard: the lookup vouches for no stamp.
+  auto fresh = cache.Lookup("m", kKey);
+  ASSERT_TRUE(fresh);
+  EXPECT_FALSE(fresh->library_stamp.known);
+
+  FileInfo info = StatPath(lib);
+  EntryFacts facts = FactsOf(published->manifest);
+  facts.library_stamp = {true, info.size, info.mtime_ns, info.ctime_ns, info.inode};
+  // With the stamp current the bytes are not read: even a digest that would not match passes,
+  // which is how this test sees that no hash ran.
+  facts.library_sha256 = Sha256Hex("not the library");
+  auto stamped = cache.LookupKnown("m", kKey, facts);
+  ASSERT_TRUE(stamped);
+  EXPECT_TRUE(stamped->library_stamp == facts.library_stamp);
+
+  // Same size, one byte changed: the ctime moves, the hash runs and refuses the bytes.
+  ASSERT_TRUE(WriteFile(lib, "0123456788").ok());
+  LookupMiss miss = LookupMiss::kAbsent;
+  EXPECT_FALSE(cache.LookupKnown("m", kKey, facts, &miss));
+  EXPECT_EQ(miss, LookupMiss::kDamaged);
+  // And with the right digest but a stale stamp, the hash decides as before.
+  facts.library_sha256 = Sha256Hex("0123456788");
+  EXPECT_TRUE(cache.LookupKnown("m", kKey, facts));
+}
+
 TEST_F(CacheDirTest, TamperedLibraryWithTheSameNameIsReplacedOnRepublish) {
   CacheDir cache(root());
   auto published = PublishSample(cache, "m", kKey, "good");

@@ -85,6 +85,32 @@ TEST(NvccCompileTest, DeviceApiCompilesWithoutWarnings) {
   EXPECT_EQ(RunCommand(command, dir.path() / "log.txt"), "");
 }
 
+// brainevent 0.3's kernel-header API (dispatch, checks, types) in host and device code.
+TEST(NvccCompileTest, Brainevent03ApiCompiles) {
+  const std::string nvcc = FindNvcc();
+  if (nvcc.empty()) GTEST_SKIP() << "nvcc not found";
+  ScratchDir dir("brainevent03");
+  const std::string command = Quote(nvcc) + " -std=c++17 -arch=sm_80 -I" + Quote(kInclude) +
+                              " -c " + Quote(kTestdata + "/brainevent03_api.cu") + " -o " +
+                              Quote((dir.path() / "brainevent03_api.o").string());
+  EXPECT_EQ(RunCommand(command, dir.path() / "log.txt"), "");
+}
+
+// The same source with brainevent/dtypes.h and ffi_compat.h, which need XLA's FFI headers (the
+// one part of the API that does), for the other architecture the corpus is built for.
+TEST(NvccCompileTest, Brainevent03XlaFacingHeadersCompile) {
+  const std::string nvcc = FindNvcc();
+  if (nvcc.empty()) GTEST_SKIP() << "nvcc not found";
+  const std::string xla_include = JAXCC_TEST_XLA_INCLUDE;
+  if (xla_include.empty()) GTEST_SKIP() << "jax.ffi.include_dir() not found at configure time";
+  ScratchDir dir("brainevent03_xla");
+  const std::string command = Quote(nvcc) + " -std=c++17 -arch=sm_90 -DWITH_XLA_HEADERS -I" +
+                              Quote(kInclude) + " -isystem " + Quote(xla_include) + " -c " +
+                              Quote(kTestdata + "/brainevent03_api.cu") + " -o " +
+                              Quote((dir.path() / "brainevent03_xla.o").string());
+  EXPECT_EQ(RunCommand(command, dir.path() / "log.txt"), "");
+}
+
 // Host compiler (not nvcc) with the CUDA runtime headers on the include path, as for CUDA host
 // code built by g++; `source` is a file in testdata/.
 std::string CompileHostSourceWithCudaRuntime(const std::string& source) {

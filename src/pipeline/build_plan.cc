@@ -38,6 +38,22 @@ std::string KernelFile(const LoadRequest& request, size_t index) {
   return "kernel_" + std::to_string(index) + (IsCudaSource(request, index) ? ".cu" : ".cc");
 }
 
+// The include path of user code, for g++ and nvcc alike (decision 89). jaxcc's kernel headers
+// come first, as -I: the generated wrapper is compiled against them, so "brainevent/common.h" or
+// "jaxcc/tensor.h" must be jaxcc's even when a user directory holds a header of that name
+// (brainevent's own include directory, passed for its private helpers, holds both; -isystem
+// would lose to any -I, and nvcc has no -iquote). Then the user's directories, and last XLA's
+// FFI headers as a system directory, so a source that writes its own xla::ffi code (as some of
+// brainevent's do) finds them without taking precedence over anything of the user's. None of
+// these directories is tracked per file: their headers are in the key's header digest.
+void AppendKernelIncludeDirs(std::vector<std::string>& flags, const LoadRequest& request,
+                             const BuildEnvironment& env) {
+  Append(flags, {"-I", env.jaxcc_include_dir});
+  for (const std::string& dir : request.source_dirs) Append(flags, {"-I", dir});
+  for (const std::string& dir : request.extra_include_paths) Append(flags, {"-I", dir});
+  if (!env.ffi_include_dir.empty()) Append(flags, {"-isystem", env.ffi_include_dir});
+}
+
 // nvcc: the host compiler jaxcc chose (-ccbin) so host and device objects agree on the ABI;
 // position-independent, hidden symbols, like the host translation units.
 std::vector<std::string> NvccFlags(const LoadRequest& request, const BuildEnvironment& env,
@@ -48,9 +64,7 @@ std::vector<std::string> NvccFlags(const LoadRequest& request, const BuildEnviro
       "-ccbin",     host.path,    "-Xcompiler=-fPIC,-fvisibility=hidden"};
   Append(flags, toolchain::GencodeFlags(cuda.archs));
   if (request.cuda.use_fast_math) flags.push_back("--use_fast_math");
-  Append(flags, {"-isystem", env.jaxcc_include_dir});
-  for (const std::string& dir : request.source_dirs) Append(flags, {"-I", dir});
-  for (const std::string& dir : request.extra_include_paths) Append(flags, {"-I", dir});
+  AppendKernelIncludeDirs(flags, request, env);
   Append(flags, request.cuda.extra_cflags);
   return flags;
 }
@@ -77,12 +91,10 @@ BuildPlan MakeBuildPlan(const LoadRequest& request, const BuildEnvironment& env,
                         const toolchain::HostCompiler& compiler, const CudaToolchain* cuda) {
   BuildPlan plan;
   bool is_cuda = request.platform == "cuda" && cuda != nullptr;
-  // User code: jaxcc's headers as a system directory (not tracked per file: they are in the
-  // header digest), the user's own directories as -I so depfiles record them.
+  // User code: the include path of AppendKernelIncludeDirs; the user's own directories are -I so
+  // depfiles record them.
   plan.user_flags = CommonFlags(UserOptimization(request));
-  plan.user_flags.insert(plan.user_flags.end(), {"-isystem", env.jaxcc_include_dir});
-  for (const std::string& dir : request.source_dirs) Append(plan.user_flags, {"-I", dir});
-  for (const std::string& dir : request.extra_include_paths) Append(plan.user_flags, {"-I", dir});
+  AppendKernelIncludeDirs(plan.user_flags, request, env);
   if (is_cuda) {
     // Host-side .cc files of a CUDA module may call the runtime API.
     Append(plan.user_flags, {"-isystem", JoinPath(cuda->nvcc.cuda_home, "include")});

@@ -47,11 +47,49 @@ TEST(BuildPlanTest, LevelZeroKeepsEverythingUnoptimisedForDebugging) {
   EXPECT_FALSE(Has(plan.wrapper_flags, "-O1"));
 }
 
-TEST(BuildPlanTest, OnlyTheWrapperSeesXlaHeaders) {
-  BuildPlan plan = MakeBuildPlan(CpuRequest(2), Env(), FakeCompiler());
+// Index of `flag` followed by `value` in `flags`, or -1.
+long IndexOfPair(const std::vector<std::string>& flags, const std::string& flag,
+                 const std::string& value) {
+  for (size_t i = 0; i + 1 < flags.size(); ++i) {
+    if (flags[i] == flag && flags[i + 1] == value) return static_cast<long>(i);
+  }
+  return -1;
+}
+
+// User code includes no XLA header unless it asks for one (decision 2), but one that does (as
+// some of brainevent 0.3's sources do) finds XLA's FFI headers after every directory of the
+// user's own; jaxcc's kernel headers come before them all (decision 89).
+void ExpectKernelIncludeOrder(const std::vector<std::string>& flags) {
+  const long jaxcc = IndexOfPair(flags, "-I", "/jaxcc/include");
+  const long user = IndexOfPair(flags, "-I", "/user/include");
+  const long xla = IndexOfPair(flags, "-isystem", "/jaxlib/include");
+  ASSERT_GE(jaxcc, 0);
+  ASSERT_GE(user, 0);
+  ASSERT_GE(xla, 0);
+  EXPECT_LT(jaxcc, user);
+  EXPECT_LT(user, xla);
+  EXPECT_EQ(IndexOfPair(flags, "-isystem", "/jaxcc/include"), -1)
+      << "a -isystem copy would make gcc drop the -I one";
+}
+
+TEST(BuildPlanTest, KernelHeadersFirstXlaHeadersLast) {
+  LoadRequest request = CpuRequest(2);
+  request.extra_include_paths.push_back("/user/include");
+  BuildPlan plan = MakeBuildPlan(request, Env(), FakeCompiler());
   EXPECT_TRUE(Has(plan.wrapper_flags, "/jaxlib/include"));
-  EXPECT_FALSE(Has(plan.user_flags, "/jaxlib/include"));
+  ExpectKernelIncludeOrder(plan.user_flags);
   EXPECT_TRUE(Has(plan.user_flags, "-O2"));
+}
+
+TEST(BuildPlanTest, NvccGetsTheSameIncludeOrder) {
+  LoadRequest request = CpuRequest(3);
+  request.platform = "cuda";
+  request.sources[0].label = "k.cu";
+  request.extra_include_paths.push_back("/user/include");
+  CudaToolchain cuda{{"/cuda/bin/nvcc", "release 13.0", "/cuda", "test"}, {"80"}};
+  BuildPlan plan = MakeBuildPlan(request, Env(), FakeCompiler(), &cuda);
+  ExpectKernelIncludeOrder(plan.cuda_flags);
+  ExpectKernelIncludeOrder(plan.graph.compiles.front().command);
 }
 
 }  // namespace

@@ -102,7 +102,10 @@ std::optional<Result<LoadedModule>> LoadFromCache(const cache::CacheDir& cache,
                                                   cache::EntryFacts* verified) {
   auto entry = known ? cache.LookupKnown(name, key, *known, miss) : cache.Lookup(name, key, miss);
   if (!entry) return std::nullopt;
-  if (verified != nullptr) *verified = cache::FactsOf(entry->manifest);
+  if (verified != nullptr) {
+    *verified = cache::FactsOf(entry->manifest);
+    verified->library_stamp = entry->library_stamp;
+  }
   FaultPoint("load");
   auto module = LoadEntry(*entry, specs);
   trace::Mark("dlopen + dlsym");

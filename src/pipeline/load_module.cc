@@ -109,13 +109,23 @@ std::optional<Result<LoadedModule>> LoadWarm(const LoadRequest& request,
                                              const std::string& fingerprint,
                                              std::vector<std::string>& archs,
                                              std::string& archs_source) {
-  auto record = ReadValidWarmRecord(WarmIndexPath(request.cache_dir, fingerprint));
+  const std::string record_path = WarmIndexPath(request.cache_dir, fingerprint);
+  auto record = ReadValidWarmRecord(record_path);
   trace::Mark("warm index");
   if (!record) return std::nullopt;
   cache::CacheDir cache(request.cache_dir);
   cache::LookupMiss miss = cache::LookupMiss::kAbsent;
-  auto hit = LoadFromCache(cache, request.name, record->key, record->specs, &miss, &record->entry);
+  cache::EntryFacts verified;
+  auto hit = LoadFromCache(cache, request.name, record->key, record->specs, &miss, &record->entry,
+                           &verified);
   if (!hit || !hit->ok()) return std::nullopt;  // the full path says what is wrong, or rebuilds
+  // The library hashed right under a stamp the record did not hold yet (the record was written
+  // by a build, or the file is new): keep the stamp, so later hits skip the hash (decision 90).
+  if (verified.library_stamp.known && !(verified.library_stamp == record->entry.library_stamp)) {
+    record->entry.library_stamp = verified.library_stamp;
+    (void)WriteWarmRecord(record_path, *record);
+    trace::Mark("warm index: stamp kept");
+  }
   archs = record->cuda_archs;
   archs_source = record->cuda_archs_source;
   return hit;

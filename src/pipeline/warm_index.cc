@@ -11,7 +11,7 @@ namespace jaxcc::pipeline {
 namespace {
 
 // A record's first field: a record of another layout is a miss, never misread.
-constexpr std::string_view kFormat = "jaxcc-warm-index-2";
+constexpr std::string_view kFormat = "jaxcc-warm-index-3";
 
 void Field(Sha256Builder& hash, std::string_view name, std::string_view value) {
   hash.UpdateField(name);
@@ -95,6 +95,12 @@ std::string EncodeWarmRecord(const WarmRecord& record) {
   AppendField(out, record.key);
   AppendField(out, record.entry.library_file);
   AppendField(out, record.entry.library_sha256);
+  const cache::LibraryStamp& stamp = record.entry.library_stamp;
+  AppendIntField(out, stamp.known ? 1 : 0);
+  AppendIntField(out, stamp.size);
+  AppendIntField(out, stamp.mtime_ns);
+  AppendIntField(out, stamp.ctime_ns);
+  AppendIntField(out, static_cast<std::int64_t>(stamp.inode));
   AppendIntField(out, static_cast<std::int64_t>(record.entry.dependencies.size()));
   for (const cache::Dependency& dep : record.entry.dependencies) {
     AppendField(out, dep.path);
@@ -188,11 +194,21 @@ std::optional<WarmRecord> DecodeWarmRecord(std::string_view text) {
   auto key = reader.NextString();
   auto library_file = reader.NextString();
   auto library_sha256 = reader.NextString();
+  auto stamp_known = reader.NextInt();
+  auto stamp_size = reader.NextInt();
+  auto stamp_mtime_ns = reader.NextInt();
+  auto stamp_ctime_ns = reader.NextInt();
+  auto stamp_inode = reader.NextInt();
   auto dependencies = NextCount(reader);
-  if (!key || !library_file || !library_sha256 || !dependencies) return std::nullopt;
+  if (!key || !library_file || !library_sha256 || !stamp_known || !stamp_size || !stamp_mtime_ns ||
+      !stamp_ctime_ns || !stamp_inode || !dependencies) {
+    return std::nullopt;
+  }
   record.key = std::move(*key);
   record.entry.library_file = std::move(*library_file);
   record.entry.library_sha256 = std::move(*library_sha256);
+  record.entry.library_stamp = {*stamp_known != 0, *stamp_size, *stamp_mtime_ns, *stamp_ctime_ns,
+                                static_cast<std::uint64_t>(*stamp_inode)};
   for (std::int64_t i = 0; i < *dependencies; ++i) {
     auto path = reader.NextString();
     auto size = reader.NextInt();

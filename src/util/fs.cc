@@ -85,6 +85,7 @@ FileInfo StatPath(const std::string& path) {
   info.is_dir = S_ISDIR(st.st_mode);
   info.size = static_cast<std::int64_t>(st.st_size);
   info.mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+  info.ctime_ns = static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;
   info.inode = static_cast<std::uint64_t>(st.st_ino);
   info.owner = st.st_uid;
   info.mode = st.st_mode;

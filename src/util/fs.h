@@ -18,6 +18,7 @@ struct FileInfo {
   bool is_dir = false;
   std::int64_t size = 0;
   std::int64_t mtime_ns = 0;
+  std::int64_t ctime_ns = 0;  ///< status change: any write, rename or chmod moves it
   std::uint64_t inode = 0;
   uid_t owner = 0;
   mode_t mode = 0;

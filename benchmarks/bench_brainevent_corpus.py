@@ -1,0 +1,191 @@
+"""brainevent 0.3.0's CUDA sources built and loaded by jaxcc and by brainevent's own loader.
+
+Run (a Python >= 3.12 with jaxcc and brainevent==0.3.0, e.g. build/venv312/bin/python):
+    python benchmarks/bench_brainevent_corpus.py [--files subset|all|PATH...] [--arch 8.0]
+                                                 [--jobs 2] [--rounds 5] [--warm-all CACHE]
+
+cold   every file of the set built from an empty cache, `--jobs` loads at a time (threads: both
+       loaders release the GIL while their compilers run), for the same architecture, each file
+       with the module name, -D flags and cuBLAS link brainevent's own Python uses
+       (scripts/brainevent_corpus.py). jaxcc: load_cuda_file; brainevent: its load_cuda_file.
+       Both build SASS for the architecture plus its PTX at -O3 (the same -gencode pairs).
+       Each side in a fresh process, after `import jax` and its own import.
+warm   loading every module of the set again in ONE fresh process, sequentially, after
+       `import jax` and the tool's import (all cache hits): the total, medians over `--rounds`
+       processes with the two sides interleaved. `--warm-all CACHE` also times jaxcc loading all
+       60 buildable files from a cache the full corpus script filled
+       (scripts/brainevent-corpus.sh, both architectures), with where the time goes: the Python
+       stages and the core's (jaxcc._core.last_load_trace()), summed over the modules.
+
+Without a GPU nothing is called; the targets register for platform CUDA all the same.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+# Loads `files` (corpus paths) with one tool; prints a JSON object.
+PROBE = textwrap.dedent(
+    """
+    import json, sys, time, pathlib, concurrent.futures
+    import jax
+    sys.path.insert(0, sys.argv[1])
+    import brainevent_corpus as corpus
+    side, cache, archs, jobs, files = sys.argv[2], sys.argv[3], json.loads(sys.argv[4]), \\
+        int(sys.argv[5]), json.loads(sys.argv[6])
+    breakdown = len(sys.argv) > 7 and sys.argv[7] == "1"
+    root = corpus.brainevent_dir()
+    include = str(root / "include")
+    if side == "jaxcc":
+        import jaxcc
+        jaxcc.set_cache_dir(cache)
+        load = jaxcc.load_cuda_file
+    else:
+        import brainevent
+        brainevent.set_cache_dir(cache)
+        load = brainevent.load_cuda_file
+    jobs_args = []
+    for rel in files:
+        name, kwargs = corpus.load_options(rel, archs, include)
+        if side == "brainevent":
+            # brainevent's loader takes one architecture string and finds its own headers; the
+            # hybrid flags and cuBLAS link are the same.
+            kwargs["compute_capability"] = archs[0]
+            kwargs["extra_include_paths"] = kwargs["extra_include_paths"][1:]
+            if "extra_ldflags" in kwargs:
+                lib, rpath = kwargs["extra_ldflags"]
+                kwargs["extra_ldflags"] = [lib, "-rpath=" + rpath.split(",")[-1]]
+        jobs_args.append((root / rel, name, kwargs))
+    stages = {}
+    if breakdown and side == "jaxcc":
+        from jaxcc import _core, _discovery, _registry
+        def timed(owner, attr, label):
+            inner = getattr(owner, attr)
+            def wrapper(*a, **k):
+                t = time.perf_counter()
+                try:
+                    return inner(*a, **k)
+                finally:
+                    stages[label] = stages.get(label, 0.0) + time.perf_counter() - t
+                    if attr == "load_module" and hasattr(_core, "last_load_trace"):
+                        for key, value in _core.last_load_trace():
+                            stages["core: " + key] = stages.get("core: " + key, 0.0) + value
+            setattr(owner, attr, wrapper)
+        timed(_discovery, "build_environment", "py: build environment")
+        timed(_core, "load_module", "core (total)")
+        timed(_registry, "register_target", "py: register with jax")
+    t0 = time.perf_counter()
+    if jobs > 1:
+        with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+            list(pool.map(lambda a: load(a[0], name=a[1], **a[2]), jobs_args))
+    else:
+        for path, name, kwargs in jobs_args:
+            load(path, name=name, **kwargs)
+    total = time.perf_counter() - t0
+    print(json.dumps({"seconds": total, "stages": stages}))
+    """
+)
+
+
+def probe(python, side, cache, archs, jobs, files, breakdown=False):
+    out = subprocess.run(
+        [
+            python,
+            "-c",
+            PROBE,
+            str(ROOT / "scripts"),
+            side,
+            cache,
+            json.dumps(archs),
+            str(jobs),
+            json.dumps(files),
+            "1" if breakdown else "0",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if out.returncode != 0:
+        raise SystemExit(f"{side} probe failed:\n{out.stderr[-4000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--python", default=sys.executable)
+    parser.add_argument("--files", nargs="+", default=["subset"])
+    parser.add_argument("--arch", default="8.0")
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--skip-cold", action="store_true", help="reuse --cache-root's caches")
+    parser.add_argument("--cache-root", help="where the two sides' caches live (default: temp)")
+    parser.add_argument("--warm-all", help="jaxcc cache filled by scripts/brainevent-corpus.sh")
+    args = parser.parse_args()
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import brainevent_corpus as corpus
+
+    root = corpus.brainevent_dir()
+    buildable = [f for f in corpus.corpus_files(root) if f not in corpus.UNBUILDABLE]
+    if args.files == ["subset"]:
+        files = [f for f in corpus.SUBSET if f not in corpus.UNBUILDABLE]
+    elif args.files == ["all"]:
+        files = buildable
+    else:
+        files = args.files
+    archs = [args.arch]
+    cache_root = pathlib.Path(args.cache_root or tempfile.mkdtemp(prefix="bench_corpus_"))
+    caches = {side: str(cache_root / side) for side in ("jaxcc", "brainevent")}
+    print(f"{len(files)} files, sm {args.arch}, {args.jobs} loads at a time: {', '.join(files)}")
+
+    result = {"files": files, "arch": args.arch, "jobs": args.jobs}
+    if not args.skip_cold:
+        cold = {}
+        for side in ("jaxcc", "brainevent"):
+            cold[side] = probe(args.python, side, caches[side], archs, args.jobs, files)["seconds"]
+            print(f"cold {side}: {cold[side]:.1f} s", flush=True)
+        result["cold_s"] = cold
+        print(f"cold jaxcc / brainevent: {cold['jaxcc'] / cold['brainevent']:.2f}")
+
+    warm = {"jaxcc": [], "brainevent": []}
+    for _ in range(args.rounds):
+        for side in warm:
+            warm[side].append(probe(args.python, side, caches[side], archs, 1, files)["seconds"])
+    result["warm_ms"] = {s: statistics.median(v) * 1e3 for s, v in warm.items()}
+    for side, ms in result["warm_ms"].items():
+        print(f"warm {side}, {len(files)} modules in one process: {ms:.2f} ms (median)")
+    ratio = result["warm_ms"]["jaxcc"] / result["warm_ms"]["brainevent"]
+    print(f"warm jaxcc / brainevent: {ratio:.2f}")
+
+    if args.warm_all:
+        runs = [
+            probe(args.python, "jaxcc", args.warm_all, ["8.0", "9.0"], 1, buildable, True)
+            for _ in range(args.rounds)
+        ]
+        totals = sorted(r["seconds"] * 1e3 for r in runs)
+        result["warm_all_ms"] = statistics.median(totals)
+        print(
+            f"warm jaxcc, all {len(buildable)} modules in one process: "
+            f"{result['warm_all_ms']:.2f} ms (median; runs {', '.join(f'{t:.1f}' for t in totals)})"
+        )
+        keys = sorted({k for r in runs for k in r["stages"]})
+        for key in keys:
+            values = [r["stages"].get(key, 0.0) for r in runs]
+            print(f"  {key}: {statistics.median(values) * 1e3:.3f} ms (summed over modules)")
+        result["warm_all_stages"] = {
+            k: statistics.median([r["stages"].get(k, 0.0) for r in runs]) for k in keys
+        }
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()
