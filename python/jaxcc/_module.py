@@ -236,7 +236,8 @@ class KernelFunction:
                 element_types = [jax.ShapeDtypeStruct(t.shape[1:], t.dtype) for t in ts]
                 return list(jax.vmap(lambda *y: tuple(local(list(y), element_types)))(*ys))
 
-            inner = self._ruled(rule.batched(), local_batched, batched_types, attributes, True)
+            shapes = [x.shape for x in xs] + [t.shape for t in batched_types]
+            inner = self._ruled(rule.batched(shapes), local_batched, batched_types, attributes, True)
             outs = inner(*xs)
             return tuple(outs), (True,) * len(types)
 

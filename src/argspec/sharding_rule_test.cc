@@ -76,6 +76,16 @@ TEST(ShardingRuleTest, MalformedRulesSayWhatAndWhere) {
   EXPECT_NE(ErrorOf("i k -> i; reduction: k; need_replication: k").find("more than one"),
             std::string::npos);
   EXPECT_NE(ErrorOf("i k -> i; reduction:").find("lists no factor"), std::string::npos);
+  // A factor only inputs name must be declared (issue 25): reduction or need_replication.
+  std::string message = ErrorOf("r c -> r", &at);
+  EXPECT_NE(message.find("`c` appears only in inputs"), std::string::npos) << message;
+  EXPECT_NE(message.find("`; reduction: c`"), std::string::npos) << message;
+  EXPECT_NE(message.find("`; need_replication: c`"), std::string::npos) << message;
+  EXPECT_EQ(at, 2u);
+  EXPECT_NE(ErrorOf("... i, i -> i").find("`...` appears in inputs only"), std::string::npos);
+  EXPECT_TRUE(ParseShardingRule("r c -> r; need_replication: c").ok());
+  EXPECT_TRUE(ParseShardingRule("r c -> r; reduction: c").ok());
+  EXPECT_TRUE(ParseShardingRule("i j, i -> (i j)").ok());
 }
 
 TEST(ShardingRuleTest, MessagesQuoteUserTextEscapedAndCut) {
