@@ -288,6 +288,15 @@ def _explicit_shardings(args):
     return shardings if split else None
 
 
+def report_forbidden_splits(rule: ShardingRule, in_factors, args) -> None:
+    """On XLA's batch-partitioning path XLA reshards an input split along a factor the rule
+    keeps whole; where the shardings are known while tracing (Explicit axes), the user hears of
+    it as on the other paths."""
+    shardings = _explicit_shardings(args)
+    if shardings is not None:
+        _choose_axes(rule, in_factors, shardings, shardings[0].mesh)
+
+
 def _shard_mapped(rule, call_local, args, result_types, in_factors, out_factors, shardings):
     """With Explicit mesh axes the inputs' shardings are known while tracing: the rule's
     per-shard call runs under jax.shard_map with the specs the rule implies, which also works
