@@ -108,12 +108,14 @@ def _refuse_custom_partitioning(jitted, arg_shapes, error: Exception) -> None:
     if "CustomSPMDPartitioning" not in text:
         return
     raise ExportError(
-        "jaxcc.export: the function calls a jaxcc kernel with a sharding rule on a mesh with "
-        "Auto axes; there the rule lowers through jax's custom_partitioning, a Python callback "
-        f"that jax.export cannot serialize ({error}). Export on a mesh with Explicit axes "
-        "(jax.make_mesh's default, or axis_types=(AxisType.Explicit, ...)): the rule then runs "
-        "under shard_map and the artefact keeps the partitioned call (docs/sharding.md, "
-        '"Deployment").'
+        "jaxcc.export: the function calls a jaxcc kernel with a sharding rule whose inputs' "
+        "shardings are not known while tracing (a mesh with Auto axes, or no mesh): there the "
+        "rule lowers through jax's custom_partitioning, a Python callback that jax.export "
+        f"cannot serialize ({error}). Give the arguments' shapes shardings on a mesh with "
+        "Explicit axes (jax.make_mesh's default): jax.ShapeDtypeStruct(shape, dtype, "
+        "sharding=NamedSharding(mesh, P(...))); the rule then runs under shard_map (or as a "
+        "plain call where nothing is split) and the artefact keeps the partitioned call "
+        '(docs/sharding.md, "Deployment").'
     ) from None
 
 

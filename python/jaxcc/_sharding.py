@@ -259,15 +259,17 @@ def _per_shard(rule: ShardingRule, call_local, mesh, axes_of, out_factors, resul
     return out_shardings, body
 
 
-def _explicit_shardings(args):
+def _explicit_shardings(args, replicated=None):
     """The inputs' NamedShardings when their types carry them (a mesh with Explicit axes, under
     jit) and one of them is split; None otherwise (Auto axes: XLA decides, custom_partitioning
-    follows)."""
+    follows). `replicated` (a list) is set to [True] when every input's type is on a mesh whose
+    axes are all Explicit and none is split: the call needs no partitioning at all."""
     import jax
     from jax.sharding import AxisType
 
     shardings = []
     split = False
+    every_axis_explicit = True
     for x in args:
         try:
             sharding = getattr(jax.typeof(x), "sharding", None)
@@ -277,7 +279,10 @@ def _explicit_shardings(args):
         spec = getattr(sharding, "spec", None)
         if mesh is None or spec is None or not getattr(mesh, "axis_names", ()):
             return None
-        types = dict(zip(mesh.axis_names, getattr(mesh, "axis_types", ()), strict=False))
+        axis_types = tuple(getattr(mesh, "axis_types", ()))
+        every_axis_explicit = every_axis_explicit and bool(axis_types) and all(
+            t == AxisType.Explicit for t in axis_types)  # fmt: skip
+        types = dict(zip(mesh.axis_names, axis_types, strict=False))
         sizes = dict(mesh.shape)
         for entry in spec:
             for axis in spec_axes(entry):
@@ -285,6 +290,8 @@ def _explicit_shardings(args):
                     return None
                 split = split or sizes.get(axis, 1) > 1
         shardings.append(sharding)
+    if not split and replicated is not None and args and every_axis_explicit:
+        replicated.append(True)
     return shardings if split else None
 
 
@@ -331,7 +338,12 @@ def partitioned(rule: ShardingRule, call_local, args, result_types):
 
     in_factors, out_factors = rule.expand([a.shape for a in args],
                                           [r.shape for r in result_types])  # fmt: skip
-    explicit = _explicit_shardings(args)
+    replicated: list = []
+    explicit = _explicit_shardings(args, replicated)
+    if replicated:
+        # Nothing is split and the mesh's axes are Explicit, so nothing can split it later
+        # either: the plain call, which also exports (custom_partitioning's callback does not).
+        return _inside_rule(call_local, list(args), list(result_types))
     if explicit is not None:
         return _shard_mapped(rule, call_local, args, result_types, in_factors, out_factors,
                              explicit)  # fmt: skip

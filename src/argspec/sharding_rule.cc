@@ -252,36 +252,39 @@ Result<ShardingRule> ParseShardingRule(std::string_view text, size_t* error_offs
       }
     }
   }
-  // A factor only the inputs name is summed, picked or otherwise folded away by the kernel, and
-  // the rule must say which: splitting it silently gave each device a partial answer that
-  // nothing combined (issue 25, decision 100).
-  std::set<std::string> in_outputs;
-  bool output_ellipsis = false;
-  for (const RuleOperand& out : rule.outputs) {
-    output_ellipsis = output_ellipsis || out.has_ellipsis();
-    for (const RuleDim& dim : out.dims) in_outputs.insert(dim.begin(), dim.end());
-  }
-  for (const std::string& f : in_inputs) {
-    bool declared = std::find(rule.reduction.begin(), rule.reduction.end(), f) !=
-                        rule.reduction.end() ||
-                    std::find(rule.need_replication.begin(), rule.need_replication.end(), f) !=
-                        rule.need_replication.end();
-    if (in_outputs.count(f) == 0 && !declared) {
+  // A factor an input names but an output lacks is folded away for that output (summed,
+  // picked, ...), and the rule must say how: splitting it silently gave each device a partial
+  // answer that nothing combined (issue 25, decision 100).
+  auto declared = [&](const std::string& f) {
+    for (const auto* list : {&rule.reduction, &rule.need_replication, &rule.permutation}) {
+      if (std::find(list->begin(), list->end(), f) != list->end()) return true;
+    }
+    return false;
+  };
+  for (size_t o = 0; o < rule.outputs.size(); ++o) {
+    std::set<std::string> here;
+    for (const RuleDim& dim : rule.outputs[o].dims) here.insert(dim.begin(), dim.end());
+    for (const std::string& f : in_inputs) {
+      if (here.count(f) || declared(f)) continue;
+      std::string which = rule.outputs.size() == 1 ? "appears only in inputs"
+                                                   : "appears in inputs but not in output " +
+                                                         std::to_string(o + 1);
       return fail(text.find(f),
-                  "factor `" + Q(f) +
-                      "` appears only in inputs, so the kernel folds it away and a device "
-                      "holding part of it would return a partial result; add `; reduction: " +
+                  "factor `" + Q(f) + "` " + which +
+                      ", so the kernel folds it away there and a device holding part of it "
+                      "would return a partial result; add `; reduction: " +
                       Q(f) + "` if every output is a sum over it (each device's sum is then " +
                       "added up), or `; need_replication: " + Q(f) +
                       "` if the kernel needs it whole (it is then never split)");
     }
-  }
-  for (const RuleOperand& in : rule.inputs) {
-    if (in.has_ellipsis() && !output_ellipsis) {
+    bool input_ellipsis = false;
+    for (const RuleOperand& in : rule.inputs) input_ellipsis = input_ellipsis || in.has_ellipsis();
+    if (input_ellipsis && !rule.outputs[o].has_ellipsis()) {
       return fail(text.find("..."),
-                  "`...` appears in inputs only, so the kernel folds those dimensions away and "
-                  "no clause can name them; write them as named factors and declare them "
-                  "`reduction:` or `need_replication:`");
+                  "`...` appears in inputs but not in output " + std::to_string(o + 1) +
+                      ", so the kernel folds those dimensions away and no clause can name them; "
+                      "write them as named factors and declare them `reduction:` or "
+                      "`need_replication:`");
     }
   }
   rule.einsum = SideText(rule.inputs) + " -> " + SideText(rule.outputs);

@@ -82,7 +82,12 @@ TEST(ShardingRuleTest, MalformedRulesSayWhatAndWhere) {
   EXPECT_NE(message.find("`; reduction: c`"), std::string::npos) << message;
   EXPECT_NE(message.find("`; need_replication: c`"), std::string::npos) << message;
   EXPECT_EQ(at, 2u);
-  EXPECT_NE(ErrorOf("... i, i -> i").find("`...` appears in inputs only"), std::string::npos);
+  EXPECT_NE(ErrorOf("... i, i -> i").find("`...` appears in inputs but not in output 1"),
+            std::string::npos);
+  // Found by the differential test: "r c -> r c, r" (a scaled copy and row sums), `c` split.
+  EXPECT_NE(ErrorOf("r c -> r c, r").find("`c` appears in inputs but not in output 2"),
+            std::string::npos);
+  EXPECT_TRUE(ParseShardingRule("r c -> r c, r; need_replication: c").ok());
   EXPECT_TRUE(ParseShardingRule("r c -> r; need_replication: c").ok());
   EXPECT_TRUE(ParseShardingRule("r c -> r; reduction: c").ok());
   EXPECT_TRUE(ParseShardingRule("i j, i -> (i j)").ok());

@@ -363,7 +363,7 @@ def uneven_split_is_reported():
 
     def f(a):
         a = jax.lax.with_sharding_constraint(a, NamedSharding(AUTO, P("x", None)))
-        return m.scale_rows(a, outs=outs, scale=2.0)  # "r c -> r c, r": custom_partitioning
+        return m.scale_rows(a, outs=outs, scale=2.0)  # "r c -> r c, r; ...": custom_partitioning
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -168,7 +168,7 @@ CASES = [
     ("roll", "r i -> r i; permutation: i", lambda n: [(n, n)], lambda s: [s[0]]),
     ("sum_and_copy", "r k, r -> r, r; reduction: k", lambda n: [(n, n), (n,)],
      lambda s: [s[1], s[1]]),
-    ("scale_rows", "r c -> r c, r", lambda n: [(n, n)], lambda s: [s[0], s[0][:1]]),
+    ("scale_rows", "r c -> r c, r; need_replication: c", lambda n: [(n, n)], lambda s: [s[0], s[0][:1]]),
     ("flatten", "i j -> (i j)", lambda n: [(n, 2)], lambda s: [(s[0][0] * s[0][1],)]),
 ]
 

@@ -30,6 +30,7 @@ from jax.sharding import PartitionSpec as P  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import family  # noqa: E402
+import fuzz_backends  # noqa: E402
 import fuzz_world  # noqa: E402
 
 import jaxcc  # noqa: E402
@@ -42,8 +43,10 @@ MESHES = {
                                                        axis_types=(t,) * len(s))
     for s in SHAPES for t in (AxisType.Explicit, AxisType.Auto)
 }  # fmt: skip
-TRANSFORMS = ["jit", "vmap_in_jit", "jit_in_vmap", "shard_map", "bundle", "export", "grad"]
+TRANSFORMS = ["jit", "vmap_in_jit", "jit_in_vmap", "shard_map", "bundle", "export", "grad",
+              "backend"]
 COLLECTIVES = ("all-gather", "all-to-all", "all-reduce")
+BACKENDS: list = []  # the XLACustomKernel backends that run here, filled in main()
 stats = {"cases": 0, "guarded": 0, "by_transform": {}, "failures": []}
 
 
@@ -66,9 +69,17 @@ def cases(draw):
     mesh_name = draw(st.sampled_from(sorted(MESHES)))
     mesh = MESHES[mesh_name]
     transform = draw(st.sampled_from(TRANSFORMS))
+    backend = None
     if transform == "grad":
         kind = draw(st.integers(0, len(family.LINEAR) - 1))
         shapes = family.LINEAR[kind][2](N)
+    elif transform == "backend":
+        kind = draw(st.sampled_from(sorted(fuzz_backends.RULES)))
+        # Pallas refuses Explicit mesh axes outside shard_map (a JAX limitation, docs/sharding.md).
+        choices = [b for b in BACKENDS if (b != "pallas" or mesh_name.endswith("Auto"))
+                   and (b != "warp" or kind in fuzz_backends.WARP_KINDS)]  # fmt: skip
+        backend = draw(st.sampled_from(choices))
+        shapes = fuzz_backends.shapes(kind, N)[0]
     else:
         shapes = family.CASES[kind][2](N)
     batched = [True] * len(shapes)
@@ -88,7 +99,7 @@ def cases(draw):
         specs.append(([batch_entry] if batch else []) + body)
     seed = draw(st.integers(0, 3))
     return {"kind": kind, "mesh": mesh_name, "transform": transform, "shapes": shapes,
-            "batched": batched, "specs": specs, "seed": seed}  # fmt: skip
+            "batched": batched, "specs": specs, "seed": seed, "backend": backend}  # fmt: skip
 
 
 def run(case, world):
@@ -107,7 +118,7 @@ def run(case, world):
         expected = world.reference(case, reference, single)
         if f is None:
             return  # an export refused with the fix (fuzz_world.functions checked it)
-        if transform in ("jit", "bundle", "export"):
+        if transform in ("jit", "bundle", "export", "backend"):
             compiled = jax.jit(f).lower(*placed).compile()
             got = compiled(*placed)
             world.guard(case, mesh, compiled.as_text(), COLLECTIVES, stats)
@@ -126,6 +137,8 @@ def run(case, world):
 
 def main(count: int, seed) -> None:
     world = fuzz_world.World(os.environ.get("JAXCC_FUZZ_WORKDIR") or None)
+    BACKENDS.extend(world.backends)
+    stats["backends"] = list(world.backends)
     began = time.monotonic()
 
     @settings(max_examples=count, deadline=None, database=None, derandomize=seed is None,
@@ -155,6 +168,8 @@ def main(count: int, seed) -> None:
 
 
 def describe(case):
+    if case["transform"] == "backend":
+        return {**case, "rule": fuzz_backends.RULES[case["kind"]]}
     kinds = family.LINEAR if case["transform"] == "grad" else family.CASES
     kernel, rule = kinds[case["kind"]][:2]
     return {**case, "kernel": kernel, "rule": rule}

@@ -8,6 +8,7 @@ import sys
 import tempfile
 
 import family
+import fuzz_backends
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -37,6 +38,7 @@ class World:
         self.plain = dict(plain.functions)  # rule-less: the XLACustomKernels' C++ backend
         self.bundle_dir = self._build_bundle()
         self.prims = self._linear_prims()
+        self.backend_prims, self.backends = fuzz_backends.make(self.plain)
 
     # -- kernels -------------------------------------------------------------------------
 
@@ -125,6 +127,15 @@ class World:
         t = case["transform"]
         key = (case["kind"], t, case["mesh"], tuple(case["batched"]),
                tuple(tuple(map(str, s)) for s in case["specs"]))  # fmt: skip
+        if t == "backend":
+            prim = self.backend_prims[case["kind"]]
+            outs = [jax.ShapeDtypeStruct(s, jnp.float32)
+                    for s in fuzz_backends.shapes(case["kind"], 8)[1]]  # fmt: skip
+
+            def call(x):
+                return prim(x, outs=outs, backend=case["backend"])
+
+            return call, jax.jit(call)
         if t == "grad":
             kernel, rule, shapes_of = family.LINEAR[case["kind"]]
             shapes = shapes_of(8)
@@ -194,8 +205,9 @@ class World:
         return _batch_partition.leading_batch_dims(rule, ins, outs) > 0
 
     def reference(self, case, reference, single):
-        key = (case["kind"], case["transform"] if case["transform"] in BATCHING + ("grad",)
-               else "plain", tuple(case["batched"]), case["seed"])  # fmt: skip
+        t = case["transform"]
+        key = (case["kind"], t if t in BATCHING + ("grad", "backend") else "plain",
+               case["backend"], tuple(case["batched"]), case["seed"])  # fmt: skip
         if key not in self._references:
             out = jax.tree.leaves(reference(*single))
             self._references[key] = [np.asarray(o) for o in out]
@@ -207,10 +219,14 @@ class World:
     def allowed(case, mesh):
         """(the rule allows these input shardings, a reduction factor is split), by the
         semantics docs/sharding.md states, computed here apart from jaxcc's own choice."""
-        kernel, text = family.CASES[case["kind"]][:2]
-        rule = jaxcc.ShardingRule(text)
-        shapes = family.CASES[case["kind"]][2](8)
-        ins, _ = rule.expand(shapes, [t.shape for t in out_types(family.CASES, case)])
+        if case["transform"] == "backend":
+            rule = jaxcc.ShardingRule(fuzz_backends.RULES[case["kind"]])
+            shapes, outs = fuzz_backends.shapes(case["kind"], 8)
+        else:
+            rule = jaxcc.ShardingRule(family.CASES[case["kind"]][1])
+            shapes = family.CASES[case["kind"]][2](8)
+            outs = [t.shape for t in out_types(family.CASES, case)]
+        ins, _ = rule.expand(shapes, outs)
         whole = set(rule.need_replication) | set(rule.permutation)
         whole |= {f for op in rule.inputs + rule.outputs for d in op if len(d) > 1 for f in d}
         if len(rule.outputs) > 1:
