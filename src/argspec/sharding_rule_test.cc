@@ -112,7 +112,7 @@ TEST(ShardingRuleTest, OperandCountsMustMatchTheFunction) {
   rule = ParseRuleFor(Spec(1, 2), "b i -> b i");
   ASSERT_FALSE(rule.ok());
   EXPECT_NE(rule.error().message.find("1 output(s), but the function takes 2"), std::string::npos);
-  EXPECT_TRUE(ParseRuleFor(Spec(1, 2), "b i -> b i, b").ok());
+  EXPECT_TRUE(ParseRuleFor(Spec(1, 2), "b i -> b i, b; need_replication: i").ok());
   rule = ParseRuleFor(Spec(1, 1), "b i -> b i x");
   ASSERT_FALSE(rule.ok());
   EXPECT_NE(rule.error().message.find("function `row_op`: sharding rule"), std::string::npos);

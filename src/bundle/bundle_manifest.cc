@@ -125,8 +125,8 @@ Result<FunctionSpec> SpecFromJson(const Reader& r, const json& object) {
     JAXCC_READ(rule, r.String(object, "sharding_rule"));
     if (!rule.empty()) {
       auto parsed = argspec::ParseRuleFor(spec, rule);
-      if (!parsed.ok()) return r.Invalid("sharding rule of '" + spec.name + "': " +
-                                         parsed.error().message);
+      if (!parsed.ok())
+        return r.Invalid("sharding rule of '" + spec.name + "': " + parsed.error().message);
       spec.sharding_rule = parsed->text;
     }
   }
