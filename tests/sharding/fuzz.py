@@ -47,7 +47,7 @@ TRANSFORMS = ["jit", "vmap_in_jit", "jit_in_vmap", "shard_map", "bundle", "expor
               "backend"]
 COLLECTIVES = ("all-gather", "all-to-all", "all-reduce")
 BACKENDS: list = []  # the XLACustomKernel backends that run here, filled in main()
-stats = {"cases": 0, "guarded": 0, "by_transform": {}, "failures": []}
+stats = {"cases": 0, "guarded": 0, "by_transform": {}, "by_mesh": {}, "failures": []}
 
 
 def spec_entries(draw, mesh, shape, free):
@@ -149,6 +149,7 @@ def main(count: int, seed) -> None:
         stats["cases"] += 1
         by = stats["by_transform"]
         by[case["transform"]] = by.get(case["transform"], 0) + 1
+        stats["by_mesh"][case["mesh"]] = stats["by_mesh"].get(case["mesh"], 0) + 1
         try:
             run(case, world)
         except Exception as e:
