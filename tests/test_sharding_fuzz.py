@@ -11,8 +11,6 @@ import sys
 
 import pytest
 
-pytest.importorskip("hypothesis")
-
 FUZZ = os.path.join(os.path.dirname(__file__), "sharding", "fuzz.py")
 CASES = int(os.environ.get("JAXCC_SHARDING_FUZZ", "500"))
 

@@ -20,9 +20,9 @@ import time  # noqa: E402
 import traceback  # noqa: E402
 import warnings  # noqa: E402
 
+import hypothesis  # noqa: E402
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
-import hypothesis  # noqa: E402
 from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from jax.sharding import AxisType, NamedSharding  # noqa: E402
@@ -33,8 +33,6 @@ import family  # noqa: E402
 import fuzz_backends  # noqa: E402
 import fuzz_world  # noqa: E402
 
-import jaxcc  # noqa: E402
-
 N = 8  # the unit of every size: a multiple of every mesh axis
 B = 8  # the batch of the vmap and shard_map transforms
 SHAPES = [(8,), (4, 2), (2, 4), (2, 2, 2)]
@@ -43,8 +41,16 @@ MESHES = {
                                                        axis_types=(t,) * len(s))
     for s in SHAPES for t in (AxisType.Explicit, AxisType.Auto)
 }  # fmt: skip
-TRANSFORMS = ["jit", "vmap_in_jit", "jit_in_vmap", "shard_map", "bundle", "export", "grad",
-              "backend"]
+TRANSFORMS = [
+    "jit",
+    "vmap_in_jit",
+    "jit_in_vmap",
+    "shard_map",
+    "bundle",
+    "export",
+    "grad",
+    "backend",
+]
 COLLECTIVES = ("all-gather", "all-to-all", "all-reduce")
 BACKENDS: list = []  # the XLACustomKernel backends that run here, filled in main()
 stats = {"cases": 0, "guarded": 0, "by_transform": {}, "by_mesh": {}, "failures": []}

@@ -100,8 +100,10 @@ class World:
             (ct,) = cts
             if type(ct) is ad.Zero:
                 return None, None
-            return (call("mul", ct, y, shape=ct.shape) if ad.is_undefined_primal(x) else None,
-                    call("mul", x, ct, shape=ct.shape) if ad.is_undefined_primal(y) else None)
+            return (
+                call("mul", ct, y, shape=ct.shape) if ad.is_undefined_primal(x) else None,
+                call("mul", x, ct, shape=ct.shape) if ad.is_undefined_primal(y) else None,
+            )
 
         mul.def_transpose_rule(mul_transpose)
         # d(a v)/dv: matvec of the tangent; its transpose: vecmat(a, ct). `a` is a constant.
@@ -252,4 +254,3 @@ class World:
         counts = {c: text.count(c + "(") + text.count(c + "-start(") for c in collectives}
         assert counts["all-gather"] == 0 and counts["all-to-all"] == 0, counts
         assert (counts["all-reduce"] > 0) == reduced, (counts, reduced)
-

@@ -142,7 +142,9 @@ def need_replication_on_every_lowering():
                 _sharding.BATCH_PATH[0] = True
                 jax.clear_caches()
             out[f"{kind} batch_path={batch_path}"] = {
-                "correct": np.allclose(outs[0], expected, rtol=1e-6), "warnings": said}
+                "correct": np.allclose(outs[0], expected, rtol=1e-6),
+                "warnings": said,
+            }
     return out
 
 
