@@ -238,7 +238,8 @@ class KernelFunction:
                 return list(jax.vmap(lambda *y: tuple(local(list(y), element_types)))(*ys))
 
             shapes = [x.shape for x in xs] + [t.shape for t in batched_types]
-            inner = self._ruled(rule.batched(shapes), local_batched, batched_types, attributes, True)
+            inner = self._ruled(rule.batched(shapes), local_batched, batched_types, attributes,
+                                True)  # fmt: skip
             outs = inner(*xs)
             return tuple(outs), (True,) * len(types)
 

@@ -81,8 +81,10 @@ class ShardingRule:
         spelled: list[str] = []
         if mixed:
             if shapes is None:
-                raise SpecError(f'`{self.function}`: sharding rule "{self.text}" mixes `...` '
-                                "and named operands; its batched form needs the shapes")  # fmt: skip
+                raise SpecError(
+                    f'`{self.function}`: sharding rule "{self.text}" mixes `...` and named '
+                    "operands; its batched form needs the shapes"
+                )
             i = self.ellipsis_in.index(True)
             lead = len(shapes[i]) - 1 - (len(operands[i]) - 1)
             spelled = [next(fresh) for _ in range(max(lead, 0))]

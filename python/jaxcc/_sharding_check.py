@@ -134,7 +134,8 @@ def report_gather(function: str, rule_text: str, factor: str, axes, why: str) ->
         f'function `{function}`: sharding rule "{rule_text}": an input is split along factor '
         f"`{shown}` (mesh axes {tuple(axes)}), but {why}, so XLA gathers that dimension onto "
         "every device before the kernel runs. Split the input along another factor, or change "
-        "the rule (docs/sharding.md, \"Factor kinds\"). JAXCC_SHARDING_CHECK=error makes this an "
+        'the rule (docs/sharding.md, "Factor kinds"). JAXCC_SHARDING_CHECK=error makes this an '
+
         "error, =off silences it."
     )
     if mode == "error":
