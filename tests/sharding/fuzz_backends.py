@@ -90,7 +90,7 @@ def _warp(kernel):
         @wp.kernel
         def k(x: wp.array2d(dtype=float), o: wp.array2d(dtype=float)):
             i, j = wp.tid()
-            s = 0.0
+            s = float(0.0)  # noqa: UP018 - Warp needs float() for a variable it mutates
             for c in range(x.shape[1]):
                 s += x[i, c]
             o[i, j] = x[i, j] / s
