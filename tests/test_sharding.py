@@ -185,6 +185,8 @@ def test_partition_audit_two_axes_disagreeing_operands_compound_scalar(results, 
     r = scenario(results, "audit")
     assert r[f"{mesh} two_axes"]["correct"] and r[f"{mesh} two_axes"]["hlo"] == NO_COLLECTIVE
     assert r[f"{mesh} disagree"]["correct"]
+    # x splits `i` over `a`, y splits `j` over `a`: y is resharded, and the user hears of it.
+    assert any("reshards that input" in w for w in r[f"{mesh} disagree"]["warnings"])
     compound = r[f"{mesh} compound"]
     assert compound["correct"] and "compound dimension (i j)" in compound["warnings"][0]
     assert r[f"{mesh} scalar"]["correct"] and r[f"{mesh} scalar"]["hlo"] == NO_COLLECTIVE

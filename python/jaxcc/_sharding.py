@@ -9,6 +9,7 @@ from ._sharding_check import report_gather, report_uneven_split, spec_axes, trac
 from .errors import SpecError
 
 ELLIPSIS = "..."
+RESHARDS = "reshards that input (an all-to-all or an all-gather)"
 # Loader functions whose rule splits only leading dimensions take XLA's batch-partitionable
 # path (_batch_partition.py); False forces custom_partitioning (tests and the benchmark compare).
 BATCH_PATH = [True]
@@ -193,13 +194,21 @@ def _choose_axes(rule: ShardingRule, in_factors, arg_shardings, mesh=None, shape
             if factor is None and axes:
                 report_gather(rule.function, rule.text, "(compound)", axes,
                               "jaxcc splits no compound dimension")  # fmt: skip
-            if factor is None or axes_of.get(factor):
+            if factor is None:
+                continue
+            if axes_of.get(factor):
+                if axes and axes != axes_of[factor]:
+                    report_gather(rule.function, rule.text, factor, axes,
+                                  f"an earlier input splits it over {axes_of[factor]}",
+                                  RESHARDS)  # fmt: skip
                 continue
             if factor in rule.unsplit:
                 if axes:
                     report_gather(rule.function, rule.text, factor, axes, rule.unsplit[factor])
                 continue
             if any(a in taken for a in axes):
+                report_gather(rule.function, rule.text, factor, axes,
+                              "those mesh axes already split another factor", RESHARDS)  # fmt: skip
                 axes = ()
             if axes and shapes is not None:
                 devices = 1

@@ -173,8 +173,8 @@ def audit():
         two_axes, counts, _ = run(kernel("affine", "i j -> i j"), put(x, m, ("a", "b"), None))
         out[f"{kind} two_axes"] = {"correct": two_axes[0] == (2 * x + 1).tolist(), "hlo": counts}
         f = kernel("mul", "i j, i j -> i j")
-        outs, counts, _ = run(f, put(x, m, "a", None), put(x, m, None, "a"))
-        out[f"{kind} disagree"] = {"correct": outs[0] == (x * x).tolist()}
+        outs, counts, said = run(f, put(x, m, "a", None), put(x, m, None, "a"))
+        out[f"{kind} disagree"] = {"correct": outs[0] == (x * x).tolist(), "warnings": said}
         f = kernel("flatten", "i j -> (i j)")
         y = np.arange(8 * 2, dtype=np.float32).reshape(8, 2)
         outs, counts, said = run(lambda a, f=f: f(a, outs=jax.ShapeDtypeStruct((16,), "float32")),
