@@ -235,3 +235,12 @@ def test_custom_kernel_grad_under_jit_and_shard_map(results):
     assert r["jit_correct"] and r["shard_map_correct"]
     assert r["jit_spec"] == ["x"]
     assert r["jit_hlo"]["all-gather"] == 0 and r["jit_hlo"]["all-to-all"] == 0
+
+
+def test_export_round_trip_keeps_the_partitioned_call(results):
+    r = scenario(results, "export_round_trip")
+    explicit = r["explicit"]
+    assert explicit["correct"]
+    assert explicit["hlo"]["all-gather"] == 0 and explicit["hlo"]["all-to-all"] == 0
+    assert explicit["hlo"]["all-reduce"] >= 1  # the split reduction factor, still split
+    assert "Explicit axes" in r["auto"]["error"] and "custom_partitioning" in r["auto"]["error"]

@@ -193,6 +193,28 @@ def audit():
     return out
 
 
+def export_round_trip():
+    # jax.export keeps the partitioned call on Explicit axes (shard_map serializes); on Auto
+    # axes custom_partitioning cannot be serialized: an ExportError naming the fix.
+    a = np.linspace(-1, 1, 8 * 16, dtype=np.float32).reshape(8, 16)
+    v = np.linspace(2, 3, 16, dtype=np.float32)
+    f = kernel("matvec", "r k, k -> r; reduction: k")
+    call = lambda a, v: f(a, v, outs=jax.ShapeDtypeStruct((8,), "float32"))  # noqa: E731
+    out = {}
+    for kind in TYPES:
+        m = mesh((4, 2), ("a", "b"), kind)
+        args = [put(a, m, "b", "a"), put(v, m, "a")]
+        shapes = [jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=x.sharding) for x in args]
+        try:
+            blob = jaxcc.export(jax.jit(call), *shapes).serialize()
+        except jaxcc.ExportError as e:
+            out[kind] = {"error": str(e)}
+            continue
+        outs, counts, _ = run(jaxcc.deserialize(blob).call, *args)
+        out[kind] = {"correct": np.allclose(outs[0], a @ v, rtol=1e-5, atol=1e-5), "hlo": counts}
+    return out
+
+
 SCENARIOS = [undeclared_reduction_factor, permutation_factor, reduction_sums_only_its_outputs,
              vmap_of_mixed_operands, need_replication_on_every_lowering,
-             reduction_on_every_lowering, audit]  # fmt: skip
+             reduction_on_every_lowering, audit, export_round_trip]  # fmt: skip
