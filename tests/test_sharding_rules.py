@@ -109,6 +109,11 @@ def test_a_factor_some_output_lacks_must_be_declared(unique_name):
         message = str(info.value)
         assert f"`c` {where}" in message
         assert "`; reduction: c`" in message and "`; need_replication: c`" in message
+    # In an annotation the error points at the factor, with the source line and a caret.
+    with pytest.raises(SpecError) as info:
+        jaxcc.load_cpp_inline(unique_name, SOURCE + '// @BE row_op sharding="r c -> r"\n')
+    message = str(info.value)
+    assert f"<{unique_name}>:5:27:" in message and "^" in message
     for rule in ("r c -> r; reduction: c", "r c -> r; need_replication: c"):
         m = jaxcc.load_cpp_inline(unique_name, SOURCE, ["row_op"], sharding={"row_op": rule},
                                   replace=True)  # fmt: skip
