@@ -244,3 +244,4 @@ def test_export_round_trip_keeps_the_partitioned_call(results):
     assert explicit["hlo"]["all-gather"] == 0 and explicit["hlo"]["all-to-all"] == 0
     assert explicit["hlo"]["all-reduce"] >= 1  # the split reduction factor, still split
     assert "Explicit axes" in r["auto"]["error"] and "custom_partitioning" in r["auto"]["error"]
+    assert r["explicit_replicated"]["correct"]

@@ -212,6 +212,14 @@ def export_round_trip():
             continue
         outs, counts, _ = run(jaxcc.deserialize(blob).call, *args)
         out[kind] = {"correct": np.allclose(outs[0], a @ v, rtol=1e-5, atol=1e-5), "hlo": counts}
+    # Nothing split on an Explicit mesh: a plain call, which exports (found by the fuzz: it went
+    # through custom_partitioning and the export failed).
+    m = mesh((4, 2), ("a", "b"), "explicit")
+    args = [put(a, m), put(v, m)]
+    shapes = [jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=x.sharding) for x in args]
+    outs, counts, _ = run(jaxcc.deserialize(jaxcc.export(jax.jit(call), *shapes).serialize()).call,
+                          *args)  # fmt: skip
+    out["explicit_replicated"] = {"correct": np.allclose(outs[0], a @ v, rtol=1e-5, atol=1e-5)}
     return out
 
 
