@@ -52,6 +52,7 @@ TRANSFORMS = [
     "backend",
 ]
 COLLECTIVES = ("all-gather", "all-to-all", "all-reduce")
+SEEN: set = set()  # the distinct cases drawn (Hypothesis may draw one twice)
 BACKENDS: list = []  # the XLACustomKernel backends that run here, filled in main()
 stats = {"cases": 0, "guarded": 0, "by_transform": {}, "by_mesh": {}, "failures": []}
 
@@ -156,6 +157,8 @@ def main(count: int, seed) -> None:
         by = stats["by_transform"]
         by[case["transform"]] = by.get(case["transform"], 0) + 1
         stats["by_mesh"][case["mesh"]] = stats["by_mesh"].get(case["mesh"], 0) + 1
+        SEEN.add(json.dumps(case, sort_keys=True, default=str))
+        stats["distinct"] = len(SEEN)
         try:
             run(case, world)
         except Exception as e:
