@@ -135,78 +135,21 @@ fi
 
 # --- one summary --------------------------------------------------------------------------------
 SUMMARY_OK=1
-"$PY" - "$OUT" "$HAVE_GPU" "$(($(date +%s) - START))" "${FAILED[@]}" <<'EOF' || SUMMARY_OK=0
-import json, os, sys
-import xml.etree.ElementTree as ET
-
-out, have_gpu, seconds, failed = sys.argv[1], sys.argv[2] == "1", int(sys.argv[3]), sys.argv[4:]
-summary = {"gpu": have_gpu, "seconds": seconds, "failed_steps": failed, "steps": [], "tests": {}}
-with open(os.path.join(out, "steps.tsv")) as f:
-    for line in f:
-        name, rc, took = line.rstrip("\n").split("\t")
-        summary["steps"].append({"name": name, "exit": int(rc), "seconds": int(took)})
-for kind in ("cpu-tests", "gpu-tests"):
-    path = os.path.join(out, f"{kind}.xml")
-    if not os.path.exists(path):
-        continue
-    results = []
-    for case in ET.parse(path).getroot().iter("testcase"):
-        outcome = "passed"
-        for child in case:
-            if child.tag in ("failure", "error"):
-                outcome = "failed"
-            elif child.tag == "skipped" and outcome == "passed":
-                outcome = "skipped: " + (child.get("message") or "")
-        results.append({"test": f"{case.get('classname')}::{case.get('name')}",
-                        "outcome": outcome, "seconds": float(case.get("time") or 0)})
-    summary["tests"][kind] = results
-bench_path = os.path.join(out, "bench_cuda_gpu.json")
-if os.path.exists(bench_path):
-    with open(bench_path) as f:
-        summary["benchmark"] = json.load(f)
-for name in ("versions.txt", "nvidia-smi.txt"):
-    path = os.path.join(out, name)
-    if os.path.exists(path):
-        with open(path) as f:
-            summary[name.split(".")[0]] = f.read().strip()
-summary["ok"] = not failed and all(
-    not r["outcome"].startswith("failed") for rs in summary["tests"].values() for r in rs)
-with open(os.path.join(out, "summary.json"), "w") as f:
-    json.dump(summary, f, indent=2)
-
-md = ["# jaxcc GPU check", ""]
-md.append(f"**{'PASSED' if summary['ok'] else 'FAILED'}** in {seconds} s; "
-          + ("GPU: " + summary.get("nvidia-smi", "").splitlines()[0] if have_gpu
-             else "no GPU on this machine: CPU halves only"))
-md += ["", "```", summary.get("versions", ""), "```", "", "## Steps", "",
-       "| step | exit | seconds |", "|---|---|---|"]
-md += [f"| {s['name']} | {s['exit']} | {s['seconds']} |" for s in summary["steps"]]
-bench = summary.get("benchmark")
-if bench:
-    md += ["", f"## Benchmark ({bench['device']}, jax {bench['jax']})", "",
-           f"XLA_FLAGS: `{bench['xla_flags']}`; capture verified: {bench['capture']['ok']} "
-           f"({json.dumps(bench['capture'])})", "", "| measurement | value |", "|---|---|"]
-    md += [f"| {k} | {v:.2f} µs |" for k, v in bench["per_call_us"].items()]
-    md += [f"| {k} bandwidth | {v:.1f} GB/s |" for k, v in bench["bandwidth_gbs"].items()]
-    md += [f"| vector_add / copy bandwidth | {bench['bandwidth_fraction_of_copy']:.3f} (target ≥ 0.9) |",
-           f"| graph / no graph per fori_loop iteration | {bench['graph_over_no_graph']:.2f} |"]
-for kind, results in summary["tests"].items():
-    counts = {}
-    for r in results:
-        key = r["outcome"].split(":")[0]
-        counts[key] = counts.get(key, 0) + 1
-    md += ["", f"## {kind} ({', '.join(f'{v} {k}' for k, v in sorted(counts.items()))})", "",
-           "| test | outcome | seconds |", "|---|---|---|"]
-    md += [f"| `{r['test']}` | {r['outcome']} | {r['seconds']:.2f} |" for r in results]
-with open(os.path.join(out, "summary.md"), "w") as f:
-    f.write("\n".join(md) + "\n")
-print("\n".join(md[:3]))
-EOF
+# What this machine may skip (scripts/gpu_check_summary.py): the GPUs nvidia-smi lists and their
+# compute capability; any other skip on a GPU machine fails the check.
+GPU_COUNT=0
+GPU_CC=""
+if [[ $HAVE_GPU == 1 ]]; then
+  GPU_COUNT=$(grep -c '^GPU ' "$OUT/nvidia-smi.txt" || true)
+  GPU_CC=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1)
+fi
+"$PY" "$ROOT/scripts/gpu_check_summary.py" "$OUT" "$HAVE_GPU" "$(($(date +%s) - START))" \
+  "$GPU_COUNT" "${GPU_CC:-0}" "${FAILED[@]}" || SUMMARY_OK=0
 
 if [[ $SUMMARY_OK == 1 ]]; then
   say "summary: $OUT/summary.md, $OUT/summary.json"
 else
-  say "no summary: $PY could not write it"
+  say "summary: a test failed or was skipped where it must run (or no summary): $OUT/summary.md"
   FAILED+=("summary")
 fi
 if [[ ${#FAILED[@]} -ne 0 ]]; then

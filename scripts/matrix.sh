@@ -68,8 +68,8 @@ pip=("$vpython" -m pip install -q --disable-pip-version-check)
 # than JAX, and the default leg runs them.
 build_packages=("nanobind>=2.0" "scikit-build-core>=0.10" ninja)
 if [ "$mode" = test ]; then
-  packages=(jax numpy pytest pytest-xdist numba matplotlib flatbuffers mypy)
-  modules="jax, numpy, nanobind, scikit_build_core, ninja, pytest, xdist, numba, matplotlib, flatbuffers, mypy"
+  packages=(jax numpy pytest pytest-xdist numba matplotlib flatbuffers mypy hypothesis)
+  modules="jax, numpy, nanobind, scikit_build_core, ninja, pytest, xdist, numba, matplotlib, flatbuffers, mypy, hypothesis"
 else
   packages=()
   modules="nanobind, scikit_build_core, ninja"

@@ -27,8 +27,8 @@ fi
 
 PYTHON=${PYTHON:-python3}
 pip_packages=(jax numpy ninja "nanobind>=2.0" "scikit-build-core>=0.10" pytest pytest-xdist
-  numba numba-cuda warp-lang triton matplotlib flatbuffers mypy)
-if ! "$PYTHON" -c "import jax, numpy, ninja, nanobind, scikit_build_core, pytest, xdist, numba, numba_cuda, warp, triton, matplotlib, flatbuffers, mypy" 2>/dev/null; then
+  numba numba-cuda warp-lang triton matplotlib flatbuffers mypy hypothesis)
+if ! "$PYTHON" -c "import jax, numpy, ninja, nanobind, scikit_build_core, pytest, xdist, numba, numba_cuda, warp, triton, matplotlib, flatbuffers, mypy, hypothesis" 2>/dev/null; then
   echo "setup: installing Python packages (pip)"
   "$PYTHON" -m pip install -q --disable-pip-version-check "${pip_packages[@]}"
 fi

@@ -60,7 +60,7 @@ def test_loader_function_with_rule_under_vmap(results):
 def test_vmap_of_a_function_with_a_rule_keeps_a_sharded_batch_axis(results, mesh):
     name = "vmap_keeps_a_sharded_batch_axis" + ("_on_auto_mesh" if mesh == "auto" else "")
     r = scenario(results, name)
-    for case in ("batch", "custom_partitioning", "nested", "unbatched_operand"):
+    for case in ("batch", "custom_partitioning", "nested", "unbatched_operand", "mixed_operands"):
         assert r[case]["correct"], case
         assert r[case]["spec"] == ["x"], (case, r[case]["spec"])
         assert r[case]["hlo"] == NO_COLLECTIVE, (case, r[case]["hlo"])
@@ -96,6 +96,15 @@ def test_rule_works_on_auto_axes_too(results):
 
 def test_need_replication_factor_is_never_split(results):
     assert scenario(results, "columns_sharded_get_gathered_for_need_replication")["correct"]
+    # Every lowering, on a 2-D mesh: XLA's batch partitioner, shard_map (Explicit axes) and
+    # custom_partitioning (Auto axes); the gather is said where jaxcc sees the shardings.
+    r = scenario(results, "need_replication_on_every_lowering")
+    for case, told in (("explicit batch_path=True", True), ("explicit batch_path=False", True),
+                       ("auto batch_path=True", False), ("auto batch_path=False", True)):  # fmt: skip
+        assert r[case]["correct"], case
+        assert bool(r[case]["warnings"]) == told, (case, r[case]["warnings"])
+        if told:
+            assert "`c`" in r[case]["warnings"][0] and "need_replication" in r[case]["warnings"][0]
 
 
 def test_rule_less_function_warns_once_and_can_raise(results):
@@ -125,6 +134,63 @@ def test_reduction_factor_is_all_reduced_not_gathered(results):
     assert r["correct"]
     assert r["hlo"]["all-gather"] == 0 and r["hlo"]["all-to-all"] == 0
     assert r["hlo"]["all-reduce"] >= 1
+    # Both lowerings (shard_map on Explicit axes, custom_partitioning on Auto), on a 2-D mesh.
+    for mesh, case in scenario(results, "reduction_on_every_lowering").items():
+        assert case["correct"], mesh
+        assert case["hlo"]["all-gather"] == 0 and case["hlo"]["all-to-all"] == 0, mesh
+        assert case["hlo"]["all-reduce"] >= 1, mesh
+
+
+# -- issue 25: the four rules that gave wrong numbers, and the audit of the rest ------------
+
+
+def test_factor_only_in_inputs_must_be_declared(results):
+    r = scenario(results, "undeclared_reduction_factor")
+    assert "`c` appears only in inputs" in r["error"]
+    assert "`; reduction: c`" in r["error"] and "`; need_replication: c`" in r["error"]
+    for mesh in ("explicit", "auto"):
+        summed = r[f"{mesh} r c -> r; reduction: c"]
+        assert summed["correct"] and summed["hlo"]["all-gather"] == 0, mesh
+        assert summed["hlo"]["all-reduce"] >= 1 and summed["warnings"] == [], mesh
+        whole = r[f"{mesh} r c -> r; need_replication: c"]
+        assert whole["correct"] and whole["warnings"], mesh
+
+
+@pytest.mark.parametrize("mesh", ["explicit", "auto"])
+def test_permutation_factor_is_never_split(results, mesh):
+    r = scenario(results, "permutation_factor")[mesh]
+    assert r["got"] == [float(i) for i in range(1, 16)] + [0.0]
+    assert len(r["warnings"]) == 1 and "`permutation` factor" in r["warnings"][0]
+
+
+@pytest.mark.parametrize("mesh", ["explicit", "auto"])
+def test_reduction_is_summed_only_into_the_outputs_that_sum(results, mesh):
+    r = scenario(results, "reduction_sums_only_its_outputs")[mesh]
+    assert r["copy"] == [0.0, 1.0, 2.0, 3.0]
+    assert r["sums_correct"]
+    assert len(r["warnings"]) == 1 and "rule with 2 outputs" in r["warnings"][0]
+
+
+@pytest.mark.parametrize("mesh", ["explicit", "auto"])
+def test_vmap_of_a_rule_mixing_ellipsis_and_named_operands(results, mesh):
+    r = scenario(results, "vmap_of_mixed_operands")
+    assert r[mesh]["correct"]  # batch axes split over different mesh axes (Auto)
+    for case in (mesh + "_same_axes", mesh + "_unbatched"):
+        assert r[case]["correct"], case
+        assert r[case]["hlo"] == NO_COLLECTIVE, case
+
+
+@pytest.mark.parametrize("mesh", ["explicit", "auto"])
+def test_partition_audit_two_axes_disagreeing_operands_compound_scalar(results, mesh):
+    r = scenario(results, "audit")
+    assert r[f"{mesh} two_axes"]["correct"] and r[f"{mesh} two_axes"]["hlo"] == NO_COLLECTIVE
+    assert r[f"{mesh} disagree"]["correct"]
+    # x splits `i` over `a`, y splits `j` over `a`: y is resharded, and the user hears of it.
+    assert any("reshards that input" in w for w in r[f"{mesh} disagree"]["warnings"])
+    compound = r[f"{mesh} compound"]
+    assert compound["correct"] and "compound dimension (i j)" in compound["warnings"][0]
+    assert r[f"{mesh} scalar"]["correct"] and r[f"{mesh} scalar"]["hlo"] == NO_COLLECTIVE
+    assert "`...`" in r["ellipsis_ranks"] or "size 4 in input 1" in r["ellipsis_ranks"]
 
 
 def test_elementwise_ellipsis_rule_any_rank(results):
@@ -169,3 +235,13 @@ def test_custom_kernel_grad_under_jit_and_shard_map(results):
     assert r["jit_correct"] and r["shard_map_correct"]
     assert r["jit_spec"] == ["x"]
     assert r["jit_hlo"]["all-gather"] == 0 and r["jit_hlo"]["all-to-all"] == 0
+
+
+def test_export_round_trip_keeps_the_partitioned_call(results):
+    r = scenario(results, "export_round_trip")
+    explicit = r["explicit"]
+    assert explicit["correct"]
+    assert explicit["hlo"]["all-gather"] == 0 and explicit["hlo"]["all-to-all"] == 0
+    assert explicit["hlo"]["all-reduce"] >= 1  # the split reduction factor, still split
+    assert "Explicit axes" in r["auto"]["error"] and "custom_partitioning" in r["auto"]["error"]
+    assert r["explicit_replicated"]["correct"]

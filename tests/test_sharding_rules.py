@@ -28,6 +28,9 @@ def load(unique_name, sharding, functions=("row_op", "pair_op"), source=SOURCE):
         ({"row_op": "r -> r, r"}, "2 output(s), but the function takes 1"),
         ({"row_opp": "r -> r"}, "did you mean `row_op`?"),
         ({"row_op": 3}, "rule string"),
+        # issue 25: a factor an output lacks must say how it is folded away
+        ({"row_op": "r c -> r"}, "`c` appears only in inputs"),
+        ({"row_op": "... c -> ..."}, "`c` appears only in inputs"),
         (["row_op"], "must be a dict"),
     ],
 )
@@ -92,3 +95,26 @@ def test_sharding_check_switch(monkeypatch):
         jaxcc.set_sharding_check(None)
     with pytest.raises(SpecError):
         jaxcc.set_sharding_check("sometimes")
+
+
+def test_a_factor_some_output_lacks_must_be_declared(unique_name):
+    # Issue 25, case 1 ("r c -> r": each device summed its own columns, nothing combined them),
+    # and what the differential test found ("r c -> r c, r": the row sums of a split `c`).
+    source = SOURCE + "void two_out(const jaxcc::Tensor x, jaxcc::Tensor y, jaxcc::Tensor s) {}\n"
+    for rule, where in (("r c -> r", "appears only in inputs"),
+                        ("r c -> r c, r", "appears in inputs but not in output 2")):  # fmt: skip
+        fn = "row_op" if rule.count(",") == 0 else "two_out"
+        with pytest.raises(SpecError) as info:
+            jaxcc.load_cpp_inline(unique_name, source, [fn], sharding={fn: rule})
+        message = str(info.value)
+        assert f"`c` {where}" in message
+        assert "`; reduction: c`" in message and "`; need_replication: c`" in message
+    # In an annotation the error points at the factor, with the source line and a caret.
+    with pytest.raises(SpecError) as info:
+        jaxcc.load_cpp_inline(unique_name, SOURCE + '// @BE row_op sharding="r c -> r"\n')
+    message = str(info.value)
+    assert f"<{unique_name}>:5:27:" in message and "^" in message
+    for rule in ("r c -> r; reduction: c", "r c -> r; need_replication: c"):
+        m = jaxcc.load_cpp_inline(unique_name, SOURCE, ["row_op"], sharding={"row_op": rule},
+                                  replace=True)  # fmt: skip
+        assert m.row_op.sharding.text == rule

@@ -10,7 +10,7 @@ import os
 import pathlib
 from typing import TYPE_CHECKING, NamedTuple
 
-from . import _arguments, _core, _discovery, _registry
+from . import _arguments, _core, _discovery, _options, _registry
 from ._module import CompiledModule
 from .errors import BundleError, SpecError
 
@@ -36,7 +36,7 @@ def _copy_resource(resource, into: pathlib.Path) -> None:
             (into / child.name).write_bytes(child.read_bytes())
 
 
-def _load_dir(directory: str, target_prefix, vmap_method, auto_register, replace):
+def _load_dir(directory: str, target_prefix, vmap_method, auto_register, replace, sharding):
     import jax
 
     manifest = _core.read_bundle_manifest(directory)
@@ -51,7 +51,7 @@ def _load_dir(directory: str, target_prefix, vmap_method, auto_register, replace
             f"{', '.join(_core.VMAP_METHODS)}; rebuild it with `jaxcc build`"
         )
     gpus = _discovery.jax_gpu_archs() if manifest.platform == "cuda" else []
-    manifest, loaded = _core.load_bundle(directory, jax.ffi.include_dir(), gpus)
+    manifest, loaded = _core.load_bundle(directory, jax.ffi.include_dir(), gpus, sharding)
     request = _BundleRequest(
         name=manifest.module_name,
         platform=manifest.platform,
@@ -82,6 +82,7 @@ def load_library(
     vmap_method: str | None = None,
     auto_register: bool = True,
     replace: bool = False,
+    sharding: dict[str, str] | None = None,
 ) -> CompiledModule:
     """Load a bundle written by `jaxcc build` and register its functions; no compiler, nvcc or
     ninja is needed. `path` is the bundle directory: a str, an os.PathLike or a package resource
@@ -91,8 +92,12 @@ def load_library(
     version, the GPUs JAX sees) and every file's size and SHA-256 against the manifest; any
     mismatch is a BundleError naming both sides and nothing is loaded. `target_prefix` and
     `vmap_method` default to the ones the bundle was built with; `auto_register` and `replace`
-    are load_*'s. Returns the same CompiledModule type load_* returns (`.bundle` is the manifest).
+    are load_*'s. The functions keep the sharding rules they were built with (the manifest
+    records them); `sharding={"fn": RULE}` adds or replaces rules, as load_*'s `sharding=` does
+    (docs/sharding.md). Returns the same CompiledModule type load_* returns (`.bundle` is the
+    manifest).
     """
+    rules = _options._sharding_argument(sharding, "load_library")
     for flag, value in (("auto_register", auto_register), ("replace", replace)):
         if not isinstance(value, bool):
             raise SpecError(f"load_library: {flag} must be True or False, got {value!r}")
@@ -108,7 +113,7 @@ def load_library(
                 f"got {type(target_prefix).__name__}"
             )
         _core.validate_name(target_prefix, "target_prefix")
-    options = (target_prefix, vmap_method, auto_register, replace)
+    options = (target_prefix, vmap_method, auto_register, replace, rules)
     if isinstance(path, (str, bytes, os.PathLike)):
         return _load_dir(_arguments.abspath(path, "load_library: path"), *options)
     if not (hasattr(path, "iterdir") and hasattr(path, "read_bytes")):

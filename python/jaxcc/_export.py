@@ -82,6 +82,9 @@ def _export_allowing_jaxcc(jitted, user_checks, arg_shapes, export_kwargs):
         try:
             export = jax.export.export(jitted, disabled_checks=allowed, **export_kwargs)
             return export(*arg_shapes), known
+        except NotImplementedError as e:
+            _refuse_custom_partitioning(jitted, arg_shapes, e)
+            raise
         except ValueError as e:
             if "custom calls whose targets have no compatibility guarantees" not in str(e):
                 raise
@@ -91,6 +94,29 @@ def _export_allowing_jaxcc(jitted, user_checks, arg_shapes, export_kwargs):
                     "for another FFI target whose handler you ship yourself, pass "
                     "disabled_checks=[jax.export.DisabledSafetyCheck.custom_call('<target>')]."
                 ) from None
+
+
+def _refuse_custom_partitioning(jitted, arg_shapes, error: Exception) -> None:
+    """ExportError naming the fix when jax.export refused the custom_partitioning callback of a
+    call with a sharding rule (decision 103); returns for any other refusal."""
+    if "host_callbacks" not in str(error):
+        return
+    try:
+        text = jitted.lower(*arg_shapes).as_text()
+    except Exception:  # noqa: BLE001 - only a better message was at stake
+        return
+    if "CustomSPMDPartitioning" not in text:
+        return
+    raise ExportError(
+        "jaxcc.export: the function calls a jaxcc kernel with a sharding rule whose inputs' "
+        "shardings are not known while tracing (a mesh with Auto axes, or no mesh): there the "
+        "rule lowers through jax's custom_partitioning, a Python callback that jax.export "
+        f"cannot serialize ({error}). Give the arguments' shapes shardings on a mesh with "
+        "Explicit axes (jax.make_mesh's default): jax.ShapeDtypeStruct(shape, dtype, "
+        "sharding=NamedSharding(mesh, P(...))); the rule then runs under shard_map (or as a "
+        "plain call where nothing is split) and the artefact keeps the partitioned call "
+        '(docs/sharding.md, "Deployment").'
+    ) from None
 
 
 def export(

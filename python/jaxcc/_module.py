@@ -11,7 +11,7 @@ from ._attributes import convert_attribute
 from ._batch_partition import call as batch_call
 from ._batch_partition import leading_batch_dims
 from ._discovery import gpu_backend_present
-from ._sharding import BATCH_PATH, ShardingRule, partitioned
+from ._sharding import BATCH_PATH, ShardingRule, partitioned, report_forbidden_splits
 from ._sharding_check import check_rule_less
 from .errors import CallError, DeviceError, KernelError
 
@@ -270,6 +270,7 @@ class KernelFunction:
                 )
                 k = leading_batch_dims(rule, in_factors, out_factors)
                 if k and BATCH_PATH[0]:
+                    report_forbidden_splits(rule, in_factors, xs)
                     return batch_call(self.target, xs, types, attributes, k, rule,
                                       self.vmap_method)  # fmt: skip
             return partitioned(rule, local, xs, types)
@@ -288,7 +289,9 @@ class KernelFunction:
                 element_types = [jax.ShapeDtypeStruct(t.shape[1:], t.dtype) for t in ts]
                 return list(jax.vmap(lambda *y: tuple(local(list(y), element_types)))(*ys))
 
-            inner = self._ruled(rule.batched(), local_batched, batched_types, attributes, True)
+            shapes = [x.shape for x in xs] + [t.shape for t in batched_types]
+            inner = self._ruled(rule.batched(shapes), local_batched, batched_types, attributes,
+                                True)  # fmt: skip
             outs = inner(*xs)
             return tuple(outs), (True,) * len(types)
 

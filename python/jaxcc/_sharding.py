@@ -5,10 +5,11 @@ check at trace time, and `partitioned`, which wraps a per-shard call in
 from __future__ import annotations
 
 from . import _core
-from ._sharding_check import report_uneven_split, spec_axes, tracing_rule
+from ._sharding_check import report_gather, report_uneven_split, spec_axes, tracing_rule
 from .errors import SpecError
 
 ELLIPSIS = "..."
+RESHARDS = "reshards that input (an all-to-all or an all-gather)"
 # Loader functions whose rule splits only leading dimensions take XLA's batch-partitionable
 # path (_batch_partition.py); False forces custom_partitioning (tests and the benchmark compare).
 BATCH_PATH = [True]
@@ -34,6 +35,28 @@ class ShardingRule:
         self.reduction = tuple(parsed["reduction"])
         self.need_replication = tuple(parsed["need_replication"])
         self.permutation = tuple(parsed["permutation"])
+        self.ellipsis_in = [bool(op) and op[0] == (ELLIPSIS,) for op in self.inputs + self.outputs]
+        # Factors jaxcc never splits, with why (docs/sharding.md, "Factor kinds"): an operand
+        # split along one is gathered first, and the user hears about it once.
+        self.unsplit: dict[str, str] = {f: "the rule lists it in `need_replication`"
+                                        for f in self.need_replication}  # fmt: skip
+        for f in self.permutation:
+            # A kernel given a piece cannot move data between pieces (decision 101).
+            self.unsplit[f] = ("it is a `permutation` factor, and a kernel given a piece of it "
+                               "cannot move data to another device's piece")  # fmt: skip
+        for op in self.inputs + self.outputs:
+            for d in op:
+                if len(d) > 1:
+                    for f in d:  # a split member would give the compound a ragged piece
+                        self.unsplit.setdefault(f, f"it is part of the compound dimension "
+                                                   f"({' '.join(d)})")  # fmt: skip
+        if len(self.outputs) > 1:
+            for f in self.reduction:
+                # The rule does not say which outputs sum over it (decision 102).
+                self.unsplit.setdefault(f, (
+                    f"it is a `reduction` factor of a rule with {len(self.outputs)} outputs, "
+                    "and the rule does not say which of them are sums over it (split it in a "
+                    "function of one output)"))  # fmt: skip
 
     def __repr__(self) -> str:
         return f"ShardingRule({self.text!r})"
@@ -44,22 +67,42 @@ class ShardingRule:
     def __hash__(self) -> int:
         return hash(self.text)
 
-    def batched(self) -> ShardingRule:
+    def batched(self, shapes=None) -> ShardingRule:
         """The rule of the same call under `jax.vmap` with the batch axis first everywhere: a
-        fresh leading factor shared by every operand."""
+        fresh leading factor shared by every operand. `shapes` (the batched shapes of the inputs
+        then the outputs) is needed when some operands start with `...` and others do not:
+        there the ellipsis is written out as named factors, so the batch axis is one factor in
+        every operand (it was the ellipsis's first factor in some and `vmap0` in the others,
+        two factors XLA split independently: issue 25, case 4)."""
         used = {f for op in self.inputs + self.outputs for d in op for f in d}
-        name = next(f"vmap{i}" for i in range(len(used) + 1) if f"vmap{i}" not in used)
-        text = self.text.replace(ELLIPSIS, "\x00")
-        sides = text.split(";", 1)
-        lhs, rhs = sides[0].split("->")
+        fresh = (f"vmap{i}" for i in range(len(used) + 64) if f"vmap{i}" not in used)
+        name = next(fresh)
+        operands = self.inputs + self.outputs
+        mixed = any(self.ellipsis_in) and not all(self.ellipsis_in)
+        spelled: list[str] = []
+        if mixed:
+            if shapes is None:
+                raise SpecError(
+                    f'`{self.function}`: sharding rule "{self.text}" mixes `...` and named '
+                    "operands; its batched form needs the shapes"
+                )
+            i = self.ellipsis_in.index(True)
+            lead = len(shapes[i]) - 1 - (len(operands[i]) - 1)
+            spelled = [next(fresh) for _ in range(max(lead, 0))]
 
-        def prefix(side: str) -> str:
-            # An operand that starts with `...` takes the batch axis into its ellipsis.
-            return ", ".join(op.strip() if op.strip().startswith("\x00") else
-                             f"{name} {op.strip()}".strip() for op in side.split(","))  # fmt: skip
+        def operand(op, has_ellipsis) -> str:
+            dims = [" ".join(d) if len(d) == 1 else f"({' '.join(d)})" for d in op]
+            if has_ellipsis and not mixed:
+                return " ".join(dims)  # the ellipsis takes the batch axis as its first factor
+            if has_ellipsis:
+                dims = spelled + dims[1:]
+            return " ".join([name] + dims)
 
-        new = f"{prefix(lhs)} -> {prefix(rhs)}" + (f";{sides[1]}" if len(sides) > 1 else "")
-        new = new.replace("\x00", ELLIPSIS)
+        n = len(self.inputs)
+        parts = [operand(op, e) for op, e in zip(operands, self.ellipsis_in, strict=True)]
+        new = f"{', '.join(parts[:n])} -> {', '.join(parts[n:])}"
+        sides = self.text.split(";", 1)
+        new += f";{sides[1]}" if len(sides) > 1 else ""
         return ShardingRule(new, len(self.inputs), len(self.outputs), self.function)
 
     def check_counts(self, num_args: int, num_rets: int) -> None:
@@ -135,20 +178,37 @@ class ShardingRule:
 
 
 def _choose_axes(rule: ShardingRule, in_factors, arg_shardings, mesh=None, shapes=None):
-    """factor -> mesh axes, from the shardings XLA proposes for the inputs; need_replication
-    factors and compound dims get none, and no mesh axis serves two factors. With the mesh and
-    the input shapes, a factor whose size those axes do not divide gets none either, and the
-    user hears about the gather that costs (a ShardingWarning, or ShardingError)."""
+    """factor -> mesh axes, from the shardings XLA proposes for the inputs. Factors the rule
+    keeps whole (`rule.unsplit`) and compound dims get none, and no mesh axis serves two factors;
+    where operands disagree, the first operand split along a factor decides (the others are
+    resharded to it). With the mesh and the input shapes, a factor whose size those axes do not
+    divide gets none either. Each gather this forces is reported (ShardingWarning, or
+    ShardingError under JAXCC_SHARDING_CHECK=error)."""
     axes_of: dict[str, tuple] = {}
     taken: set = set()
     sizes = dict(getattr(mesh, "shape", {}) or {})
     for i, (factors, sharding) in enumerate(zip(in_factors, arg_shardings, strict=True)):
         spec = tuple(getattr(sharding, "spec", ())) + (None,) * len(factors)
         for d, (factor, entry) in enumerate(zip(factors, spec, strict=False)):  # spec padded
-            if factor is None or factor in axes_of or factor in rule.need_replication:
+            axes = tuple(a for a in spec_axes(entry) if sizes.get(a, 2) > 1)
+            if factor is None and axes:
+                report_gather(rule.function, rule.text, "(compound)", axes,
+                              "jaxcc splits no compound dimension")  # fmt: skip
+            if factor is None:
                 continue
-            axes = spec_axes(entry)
+            if axes_of.get(factor):
+                if axes and axes != axes_of[factor]:
+                    report_gather(rule.function, rule.text, factor, axes,
+                                  f"an earlier input splits it over {axes_of[factor]}",
+                                  RESHARDS)  # fmt: skip
+                continue
+            if factor in rule.unsplit:
+                if axes:
+                    report_gather(rule.function, rule.text, factor, axes, rule.unsplit[factor])
+                continue
             if any(a in taken for a in axes):
+                report_gather(rule.function, rule.text, factor, axes,
+                              "those mesh axes already split another factor", RESHARDS)  # fmt: skip
                 axes = ()
             if axes and shapes is not None:
                 devices = 1
@@ -160,8 +220,9 @@ def _choose_axes(rule: ShardingRule, in_factors, arg_shardings, mesh=None, shape
                     report_uneven_split(rule.function, rule.text, shown, shapes[i][d], axes,
                                         devices)  # fmt: skip
                     axes = ()
-            axes_of[factor] = axes
-            taken.update(axes)
+            if axes:
+                axes_of[factor] = axes
+                taken.update(axes)
     return axes_of
 
 
@@ -195,7 +256,10 @@ def _per_shard(rule: ShardingRule, call_local, mesh, axes_of, out_factors, resul
         jax.ShapeDtypeStruct(s.shard_shape(r.shape), r.dtype)
         for s, r in zip(out_shardings, result_types, strict=True)
     ]
+    # A reduction factor is split only in rules of one output (`rule.unsplit` keeps it whole
+    # otherwise, decision 102): that output is the sum of the devices' partial results.
     summed = tuple(a for f in rule.reduction for a in axes_of.get(f, ()))
+    assert not summed or len(out_factors) == 1, rule.text
 
     def body(*xs):
         outs = _inside_rule(call_local, list(xs), local_types)
@@ -206,15 +270,17 @@ def _per_shard(rule: ShardingRule, call_local, mesh, axes_of, out_factors, resul
     return out_shardings, body
 
 
-def _explicit_shardings(args):
+def _explicit_shardings(args, replicated=None):
     """The inputs' NamedShardings when their types carry them (a mesh with Explicit axes, under
     jit) and one of them is split; None otherwise (Auto axes: XLA decides, custom_partitioning
-    follows)."""
+    follows). `replicated` (a list) is set to [True] when every input's type is on a mesh whose
+    axes are all Explicit and none is split: the call needs no partitioning at all."""
     import jax
     from jax.sharding import AxisType
 
     shardings = []
     split = False
+    every_axis_explicit = True
     for x in args:
         try:
             sharding = getattr(jax.typeof(x), "sharding", None)
@@ -224,7 +290,10 @@ def _explicit_shardings(args):
         spec = getattr(sharding, "spec", None)
         if mesh is None or spec is None or not getattr(mesh, "axis_names", ()):
             return None
-        types = dict(zip(mesh.axis_names, getattr(mesh, "axis_types", ()), strict=False))
+        axis_types = tuple(getattr(mesh, "axis_types", ()))
+        every_axis_explicit = every_axis_explicit and bool(axis_types) and all(
+            t == AxisType.Explicit for t in axis_types)  # fmt: skip
+        types = dict(zip(mesh.axis_names, axis_types, strict=False))
         sizes = dict(mesh.shape)
         for entry in spec:
             for axis in spec_axes(entry):
@@ -232,7 +301,18 @@ def _explicit_shardings(args):
                     return None
                 split = split or sizes.get(axis, 1) > 1
         shardings.append(sharding)
+    if not split and replicated is not None and args and every_axis_explicit:
+        replicated.append(True)
     return shardings if split else None
+
+
+def report_forbidden_splits(rule: ShardingRule, in_factors, args) -> None:
+    """On XLA's batch-partitioning path XLA reshards an input split along a factor the rule
+    keeps whole; where the shardings are known while tracing (Explicit axes), the user hears of
+    it as on the other paths."""
+    shardings = _explicit_shardings(args)
+    if shardings is not None:
+        _choose_axes(rule, in_factors, shardings, shardings[0].mesh)
 
 
 def _shard_mapped(rule, call_local, args, result_types, in_factors, out_factors, shardings):
@@ -269,7 +349,12 @@ def partitioned(rule: ShardingRule, call_local, args, result_types):
 
     in_factors, out_factors = rule.expand([a.shape for a in args],
                                           [r.shape for r in result_types])  # fmt: skip
-    explicit = _explicit_shardings(args)
+    replicated: list = []
+    explicit = _explicit_shardings(args, replicated)
+    if replicated:
+        # Nothing is split and the mesh's axes are Explicit, so nothing can split it later
+        # either: the plain call, which also exports (custom_partitioning's callback does not).
+        return _inside_rule(call_local, list(args), list(result_types))
     if explicit is not None:
         return _shard_mapped(rule, call_local, args, result_types, in_factors, out_factors,
                              explicit)  # fmt: skip
@@ -289,8 +374,8 @@ def partitioned(rule: ShardingRule, call_local, args, result_types):
     op.def_partition(
         partition=partition,
         sharding_rule=rule.einsum,
-        reduction_factors=rule.reduction,
-        need_replication_factors=rule.need_replication,
-        permutation_factors=rule.permutation,
+        # Shardy hears what jaxcc does: every factor it keeps whole is need_replication.
+        reduction_factors=tuple(f for f in rule.reduction if f not in rule.unsplit),
+        need_replication_factors=tuple(sorted(rule.unsplit)),
     )
     return list(op(*args))

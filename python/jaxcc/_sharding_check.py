@@ -113,3 +113,31 @@ def report_uneven_split(function: str, rule_text: str, factor: str, size: int, a
         raise ShardingError(message)
     if mode == "warn":
         warnings.warn(message, ShardingWarning, stacklevel=2)
+
+
+_gathers_reported: set = set()
+
+
+def report_gather(function: str, rule_text: str, factor: str, axes, why: str,
+                  moves: str = "gathers that dimension onto every device") -> None:  # fmt: skip
+    """An input arrived split in a way the rule cannot use (along a factor it keeps whole, or
+    unlike another input): XLA `moves` it before the kernel runs (right, but a collective the
+    user should know of). Said once per function, factor and kind of move."""
+    import warnings
+
+    from .errors import ShardingError, ShardingWarning
+
+    mode = sharding_check()
+    if mode == "off" or (mode == "warn" and (function, factor, moves) in _gathers_reported):
+        return
+    shown = factor if not factor.startswith("...") else f"... dimension {factor[3:]}"
+    message = (
+        f'function `{function}`: sharding rule "{rule_text}": an input is split along factor '
+        f"`{shown}` (mesh axes {tuple(axes)}), but {why}, so XLA {moves} before the kernel "
+        "runs. Split the input along another factor, or change the rule (docs/sharding.md, "
+        '"Factor kinds"). JAXCC_SHARDING_CHECK=error makes this an error, =off silences it.'
+    )
+    if mode == "error":
+        raise ShardingError(message)
+    _gathers_reported.add((function, factor, moves))
+    warnings.warn(message, ShardingWarning, stacklevel=2)

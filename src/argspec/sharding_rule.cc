@@ -121,9 +121,63 @@ std::string SideText(const std::vector<RuleOperand>& side) {
   return text;
 }
 
+// A factor an input names but an output lacks is folded away for that output (summed,
+// picked, ...), and the rule must say how: splitting it silently gave each device a partial
+// answer that nothing combined (issue 25, decision 100). Checked after the operand counts, whose
+// message is the more useful one when both are wrong.
+Status CheckFoldedFactors(const ShardingRule& rule, std::string_view text, size_t* error_offset) {
+  auto fail = [&](size_t at, const std::string& what) -> Status {
+    if (error_offset) *error_offset = at;
+    return MakeError(ErrorKind::kSpec, "sharding rule \"" + Q(text, 200) + "\": " + what +
+                                           " (at character " + std::to_string(at + 1) + ")");
+  };
+  std::set<std::string> in_inputs;
+  bool input_ellipsis = false;
+  for (const RuleOperand& in : rule.inputs) {
+    input_ellipsis = input_ellipsis || in.has_ellipsis();
+    for (const RuleDim& dim : in.dims) {
+      for (const std::string& f : dim) {
+        if (f != "...") in_inputs.insert(f);
+      }
+    }
+  }
+  auto declared = [&](const std::string& f) {
+    for (const auto* list : {&rule.reduction, &rule.need_replication, &rule.permutation}) {
+      if (std::find(list->begin(), list->end(), f) != list->end()) return true;
+    }
+    return false;
+  };
+  for (size_t o = 0; o < rule.outputs.size(); ++o) {
+    std::set<std::string> here;
+    for (const RuleDim& dim : rule.outputs[o].dims) here.insert(dim.begin(), dim.end());
+    for (const std::string& f : in_inputs) {
+      if (here.count(f) || declared(f)) continue;
+      std::string which = rule.outputs.size() == 1
+                              ? "appears only in inputs"
+                              : "appears in inputs but not in output " + std::to_string(o + 1);
+      return fail(text.find(f),
+                  "factor `" + Q(f) + "` " + which +
+                      ", so the kernel folds it away there and a device holding part of it "
+                      "would return a partial result; add `; reduction: " +
+                      Q(f) + "` if every output is a sum over it (each device's sum is then " +
+                      "added up), or `; need_replication: " + Q(f) +
+                      "` if the kernel needs it whole (it is then never split)");
+    }
+    if (input_ellipsis && !rule.outputs[o].has_ellipsis()) {
+      return fail(text.find("..."),
+                  "`...` appears in inputs but not in output " + std::to_string(o + 1) +
+                      ", so the kernel folds those dimensions away and no clause can name them; "
+                      "write them as named factors and declare them `reduction:` or "
+                      "`need_replication:`");
+    }
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
-Result<ShardingRule> ParseShardingRule(std::string_view text, size_t* error_offset) {
+Result<ShardingRule> ParseShardingRule(std::string_view text, size_t* error_offset,
+                                       bool check_folding) {
   Reader reader(text);
   auto fail = [&](size_t at, const std::string& what) -> Result<ShardingRule> {
     Error e = reader.Fail(at, what);
@@ -262,6 +316,9 @@ Result<ShardingRule> ParseShardingRule(std::string_view text, size_t* error_offs
   clause_text("reduction", rule.reduction);
   clause_text("need_replication", rule.need_replication);
   clause_text("permutation", rule.permutation);
+  if (check_folding) {
+    JAXCC_RETURN_IF_ERROR(CheckFoldedFactors(rule, text, error_offset));
+  }
   return rule;
 }
 
@@ -285,11 +342,15 @@ Status CheckRuleAgainstSpec(const ShardingRule& rule, const FunctionSpec& spec) 
 
 Result<ShardingRule> ParseRuleFor(const FunctionSpec& spec, std::string_view text,
                                   size_t* error_offset) {
-  auto rule = ParseShardingRule(text, error_offset);
+  auto rule = ParseShardingRule(text, error_offset, /*check_folding=*/false);
+  if (rule.ok()) {
+    JAXCC_RETURN_IF_ERROR(CheckRuleAgainstSpec(*rule, spec));
+    Status folded = CheckFoldedFactors(*rule, text, error_offset);
+    if (!folded.ok()) rule = folded.error();
+  }
   if (!rule.ok()) {
     return MakeError(ErrorKind::kSpec, "function `" + spec.name + "`: " + rule.error().message);
   }
-  JAXCC_RETURN_IF_ERROR(CheckRuleAgainstSpec(*rule, spec));
   return rule;
 }
 

@@ -38,7 +38,10 @@ struct ShardingRule {
 
 /// Parses `text`. On error (ErrorKind::kSpec) the message says what is wrong and how a correct
 /// rule reads; `*error_offset` (when given) is the byte offset in `text` of the fault.
-Result<ShardingRule> ParseShardingRule(std::string_view text, size_t* error_offset = nullptr);
+/// `check_folding` = false leaves out the check that every factor an output lacks is declared
+/// (ParseRuleFor runs it after the operand counts).
+Result<ShardingRule> ParseShardingRule(std::string_view text, size_t* error_offset = nullptr,
+                                       bool check_folding = true);
 
 /// Checks `rule` against `spec`: as many inputs as `arg`s, as many outputs as `ret`s. The message
 /// names the function and the fix. (Ranks are checked at call time, when shapes are known.)

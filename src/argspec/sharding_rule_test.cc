@@ -76,6 +76,21 @@ TEST(ShardingRuleTest, MalformedRulesSayWhatAndWhere) {
   EXPECT_NE(ErrorOf("i k -> i; reduction: k; need_replication: k").find("more than one"),
             std::string::npos);
   EXPECT_NE(ErrorOf("i k -> i; reduction:").find("lists no factor"), std::string::npos);
+  // A factor only inputs name must be declared (issue 25): reduction or need_replication.
+  std::string message = ErrorOf("r c -> r", &at);
+  EXPECT_NE(message.find("`c` appears only in inputs"), std::string::npos) << message;
+  EXPECT_NE(message.find("`; reduction: c`"), std::string::npos) << message;
+  EXPECT_NE(message.find("`; need_replication: c`"), std::string::npos) << message;
+  EXPECT_EQ(at, 2u);
+  EXPECT_NE(ErrorOf("... i, i -> i").find("`...` appears in inputs but not in output 1"),
+            std::string::npos);
+  // Found by the differential test: "r c -> r c, r" (a scaled copy and row sums), `c` split.
+  EXPECT_NE(ErrorOf("r c -> r c, r").find("`c` appears in inputs but not in output 2"),
+            std::string::npos);
+  EXPECT_TRUE(ParseShardingRule("r c -> r c, r; need_replication: c").ok());
+  EXPECT_TRUE(ParseShardingRule("r c -> r; need_replication: c").ok());
+  EXPECT_TRUE(ParseShardingRule("r c -> r; reduction: c").ok());
+  EXPECT_TRUE(ParseShardingRule("i j, i -> (i j)").ok());
 }
 
 TEST(ShardingRuleTest, MessagesQuoteUserTextEscapedAndCut) {
@@ -97,7 +112,7 @@ TEST(ShardingRuleTest, OperandCountsMustMatchTheFunction) {
   rule = ParseRuleFor(Spec(1, 2), "b i -> b i");
   ASSERT_FALSE(rule.ok());
   EXPECT_NE(rule.error().message.find("1 output(s), but the function takes 2"), std::string::npos);
-  EXPECT_TRUE(ParseRuleFor(Spec(1, 2), "b i -> b i, b").ok());
+  EXPECT_TRUE(ParseRuleFor(Spec(1, 2), "b i -> b i, b; need_replication: i").ok());
   rule = ParseRuleFor(Spec(1, 1), "b i -> b i x");
   ASSERT_FALSE(rule.ok());
   EXPECT_NE(rule.error().message.find("function `row_op`: sharding rule"), std::string::npos);

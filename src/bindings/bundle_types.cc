@@ -1,5 +1,6 @@
 #include "bindings/bundle_types.h"
 
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -28,12 +29,13 @@ BundleManifest WriteBundlePy(const FrozenRequest& request, pipeline::BuildEnviro
 
 std::pair<BundleManifest, pipeline::LoadedModule> LoadBundlePy(
     const std::string& dir, const std::string& ffi_include_dir,
-    const std::vector<std::string>& gpu_archs) {
+    const std::vector<std::string>& gpu_archs, const std::map<std::string, std::string>& sharding) {
   Result<bundle::LoadedBundle> loaded = [&]() -> Result<bundle::LoadedBundle> {
     nb::gil_scoped_release release;
     auto ffi = bundle::ReadFfiApiVersion(ffi_include_dir);
     if (!ffi.ok()) return ffi.error();
-    return bundle::LoadBundle(dir, bundle::Runtime{bundle::HostPlatform(), *ffi, gpu_archs});
+    return bundle::LoadBundle(dir, bundle::Runtime{bundle::HostPlatform(), *ffi, gpu_archs},
+                              sharding);
   }();
   if (!loaded.ok()) RaiseError(loaded.error());
   return {std::move(loaded->manifest), std::move(loaded->module)};
@@ -83,8 +85,9 @@ void BindBundle(nb::module_& m) {
         nb::arg("out_dir"), nb::arg("on_build_start") = nb::none(),
         "Build (or fetch) a module and write it as a bundle directory.");
   m.def("load_bundle", &LoadBundlePy, nb::arg("dir"), nb::arg("ffi_include_dir"),
-        nb::arg("gpu_archs"),
-        "Verify a bundle and dlopen its library: (BundleManifest, LoadedModule).");
+        nb::arg("gpu_archs"), nb::arg("sharding") = std::map<std::string, std::string>(),
+        "Verify a bundle, apply `sharding` over its rules and dlopen its library: "
+        "(BundleManifest, LoadedModule).");
   m.def("read_bundle_manifest", &ReadManifestPy, nb::arg("dir"));
   m.def("xla_ffi_api_version", &FfiApiVersionPy, nb::arg("ffi_include_dir"),
         "(major, minor) of the XLA FFI C API headers in ffi_include_dir.");

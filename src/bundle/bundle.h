@@ -2,6 +2,7 @@
 // then dlopen through the same path as a cache hit (pipeline::LoadPrivateLibrary).
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "bundle/bundle_manifest.h"
@@ -29,7 +30,10 @@ struct LoadedBundle {
 
 /// Reads and checks the manifest (CheckCompatible), verifies the size and SHA-256 of every file
 /// it lists, and only then dlopens the library and resolves one handler per function. Nothing is
-/// loaded from a bundle that fails any check. Needs no compiler, nvcc or ninja.
-Result<LoadedBundle> LoadBundle(const std::string& dir, const Runtime& runtime);
+/// loaded from a bundle that fails any check. Needs no compiler, nvcc or ninja. `sharding`
+/// (function -> rule, as a loader's `sharding=`) adds or replaces the manifest's rules, checked
+/// as a loader checks them (ErrorKind::kSpec).
+Result<LoadedBundle> LoadBundle(const std::string& dir, const Runtime& runtime,
+                                const std::map<std::string, std::string>& sharding = {});
 
 }  // namespace jaxcc::bundle

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "argspec/sharding_rule.h"
+
 namespace jaxcc::bundle {
 namespace {
 
@@ -23,7 +25,8 @@ json SpecToJson(const FunctionSpec& spec) {
   return {{"name", spec.name},
           {"namespaces", spec.namespaces},
           {"source_index", spec.source_index},
-          {"params", std::move(params)}};
+          {"params", std::move(params)},
+          {"sharding_rule", spec.sharding_rule}};
 }
 
 class Reader {
@@ -114,6 +117,18 @@ Result<FunctionSpec> SpecFromJson(const Reader& r, const json& object) {
       return r.Invalid("attribute '" + param.name + "' of '" + spec.name + "' has no type");
     }
     spec.params.push_back(std::move(param));
+  }
+  // The function's sharding rule (issue 25: a deployed kernel keeps its partitioning). Bundles
+  // written before it was recorded have no field: no rule, as then.
+  if (object.contains("sharding_rule")) {
+    std::string rule;
+    JAXCC_READ(rule, r.String(object, "sharding_rule"));
+    if (!rule.empty()) {
+      auto parsed = argspec::ParseRuleFor(spec, rule);
+      if (!parsed.ok())
+        return r.Invalid("sharding rule of '" + spec.name + "': " + parsed.error().message);
+      spec.sharding_rule = parsed->text;
+    }
   }
   return spec;
 }

@@ -36,24 +36,87 @@ BundleManifest Sample() {
 Runtime Here() { return Runtime{HostPlatform(), {0, 3}, {}}; }
 
 TEST(BundleManifest, RoundTripsEveryField) {
+  // Every field differs from its default, so a field the writer or reader drops shows here.
   BundleManifest m = Sample();
+  m.jaxcc_version = "9.8.7";
   m.platform = "cuda";
   m.cuda_archs = {"80", "90a"};
   m.ptx_arch = "90";
-  auto back = BundleManifestFromJson(BundleManifestToJson(m), "test");
+  m.ffi_api = {1, 7};
+  m.nvcc = "/usr/local/cuda/bin/nvcc (release 13.0)";
+  m.optimization_level = 2;
+  m.target_prefix = "demo_prefix";
+  m.vmap_method = "broadcast_all";
+  m.created_unix = 1700000123;
+  m.functions[0].source_index = 2;
+  // A rule with every clause kind (issue 25: bundles dropped rules); read back canonically.
+  m.functions[0].sharding_rule = "r k -> r; reduction: k";
+  FunctionSpec second;
+  second.name = "rows";
+  second.params = {{ParamKind::kArg, "x", std::nullopt},
+                   {ParamKind::kStream, "", std::nullopt},
+                   {ParamKind::kRet, "y", std::nullopt}};
+  second.sharding_rule = "... r c -> ... r c; need_replication: c";
+  m.functions.push_back(second);
+  m.files.push_back({"extra.bin", "data", 5, Sha256Hex("hello")});
+  std::string text = BundleManifestToJson(m);
+  auto back = BundleManifestFromJson(text, "test");
   ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->format, m.format);
   EXPECT_EQ(back->module_name, "demo");
+  EXPECT_EQ(back->key, "k123");
+  EXPECT_EQ(back->jaxcc_version, "9.8.7");
+  EXPECT_EQ(back->platform, "cuda");
+  EXPECT_EQ(back->host, HostPlatform());
   EXPECT_EQ(back->cuda_archs, m.cuda_archs);
   EXPECT_EQ(back->ptx_arch, "90");
-  EXPECT_EQ(back->ffi_api.minor, 3);
-  ASSERT_EQ(back->functions.size(), 1u);
-  const FunctionSpec& spec = back->functions[0];
-  EXPECT_EQ(spec.namespaces, std::vector<std::string>{"ops"});
-  ASSERT_EQ(spec.params.size(), 3u);
-  EXPECT_EQ(spec.params[2].kind, ParamKind::kAttr);
-  EXPECT_EQ(spec.params[2].name, "factor");
-  EXPECT_EQ(spec.params[2].attr_type, argspec::AttrType::kFloat32);
-  EXPECT_EQ(back->files[0].sha256, Sha256Hex("abc"));
+  EXPECT_EQ(back->ffi_api.major, 1);
+  EXPECT_EQ(back->ffi_api.minor, 7);
+  EXPECT_EQ(back->compiler, m.compiler);
+  EXPECT_EQ(back->nvcc, m.nvcc);
+  EXPECT_EQ(back->optimization_level, 2);
+  EXPECT_EQ(back->target_prefix, "demo_prefix");
+  EXPECT_EQ(back->vmap_method, "broadcast_all");
+  EXPECT_EQ(back->created_unix, 1700000123);
+  ASSERT_EQ(back->functions.size(), 2u);
+  for (size_t f = 0; f < m.functions.size(); ++f) {
+    const FunctionSpec& want = m.functions[f];
+    const FunctionSpec& got = back->functions[f];
+    EXPECT_EQ(got.name, want.name);
+    EXPECT_EQ(got.namespaces, want.namespaces);
+    EXPECT_EQ(got.source_index, want.source_index);
+    EXPECT_EQ(got.sharding_rule, want.sharding_rule) << want.name;
+    ASSERT_EQ(got.params.size(), want.params.size());
+    for (size_t i = 0; i < want.params.size(); ++i) {
+      EXPECT_EQ(got.params[i].kind, want.params[i].kind);
+      EXPECT_EQ(got.params[i].name, want.params[i].name);
+      EXPECT_EQ(got.params[i].attr_type, want.params[i].attr_type);
+    }
+  }
+  ASSERT_EQ(back->files.size(), 2u);
+  for (size_t i = 0; i < m.files.size(); ++i) {
+    EXPECT_EQ(back->files[i].path, m.files[i].path);
+    EXPECT_EQ(back->files[i].role, m.files[i].role);
+    EXPECT_EQ(back->files[i].size, m.files[i].size);
+    EXPECT_EQ(back->files[i].sha256, m.files[i].sha256);
+  }
+  // Written again, the same bytes: nothing read is lost on the next write either.
+  EXPECT_EQ(BundleManifestToJson(*back), text);
+}
+
+TEST(BundleManifest, RulesAreCheckedOnReadAndOptionalInOlderBundles) {
+  BundleManifest m = Sample();
+  m.functions[0].sharding_rule = "a, b -> a";  // two inputs for a function of one
+  auto back = BundleManifestFromJson(BundleManifestToJson(m), "test");
+  ASSERT_FALSE(back.ok());
+  EXPECT_EQ(back.error().kind, ErrorKind::kBundle);
+  EXPECT_NE(back.error().message.find("sharding rule of 'scale'"), std::string::npos);
+  m.functions[0].sharding_rule = "";
+  std::string text = BundleManifestToJson(m);
+  text.replace(text.find("\"sharding_rule\": \"\""), 19, "\"unrelated\": 0");
+  back = BundleManifestFromJson(text, "test");  // a bundle from before rules were recorded
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->functions[0].sharding_rule, "");
 }
 
 TEST(BundleManifest, NewerFormatIsRefusedNamingBothVersions) {

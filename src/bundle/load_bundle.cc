@@ -1,5 +1,6 @@
 #include "bundle/bundle.h"
 #include "pipeline/cache_access.h"
+#include "pipeline/sharding_rules.h"
 #include "util/fs.h"
 #include "util/sha256.h"
 
@@ -55,10 +56,12 @@ Result<BundleManifest> ReadBundleManifest(const std::string& dir) {
   return BundleManifestFromJson(*text, path);
 }
 
-Result<LoadedBundle> LoadBundle(const std::string& dir_text, const Runtime& runtime) {
+Result<LoadedBundle> LoadBundle(const std::string& dir_text, const Runtime& runtime,
+                                const std::map<std::string, std::string>& sharding) {
   std::string dir = AbsolutePath(dir_text);
   auto manifest = ReadBundleManifest(dir);
   if (!manifest.ok()) return manifest.error();
+  JAXCC_RETURN_IF_ERROR(pipeline::ApplyShardingRules(sharding, &manifest->functions));
   if (manifest->platform != "cpu" && manifest->platform != "cuda") {
     return Refused(dir, "platform '" + manifest->platform + "' is not one this jaxcc loads",
                    "Build the bundle for cpu or cuda.");

@@ -39,18 +39,27 @@ def mul_numba(x, y, out):
         o[i] = a[i] * b[i]
 
 
+@numba.njit
+def mul_plus_ten_numba(x, y, out):
+    a, b, o = x.reshape(-1), y.reshape(-1), out.reshape(-1)
+    for i in range(o.size):
+        o[i] = a[i] * b[i] + 10
+
+
 def unique(prefix: str) -> str:
     return f"{prefix}_{uuid.uuid4().hex[:8]}"
 
 
-def make_mul(prefix="mul", *, vectorized=False, offset_backend=False):
+def make_mul(prefix="mul", *, vectorized=False, offset_backend=False, distinct_numba=False):
     """An XLACustomKernel with 'cpp' (default) and 'numba' CPU backends computing x * y, and
-    optionally an 'offset' backend computing x * y + 100 (to tell which backend ran)."""
+    optionally an 'offset' backend computing x * y + 100 (to tell which backend ran).
+    `distinct_numba`: the numba backend computes x * y + 10, so a test can tell it from cpp."""
     kernel = jaxcc.XLACustomKernel(unique(prefix))
     module = cpp_module()
     kernel.def_cpp_kernel(lambda **params: module.mul, vectorized=vectorized)
+    numba_fn = mul_plus_ten_numba if distinct_numba else mul_numba
     kernel.def_numba_kernel(
-        lambda outs, **params: jaxcc.numba_kernel(mul_numba, outs), vectorized=vectorized
+        lambda outs, **params: jaxcc.numba_kernel(numba_fn, outs), vectorized=vectorized
     )
     if offset_backend:
         kernel.def_kernel("offset", "cpu", lambda **params: lambda x, y: x * y + 100.0)

@@ -1,6 +1,7 @@
 """Switching backends reaches functions `jax.jit` compiled before the switch, without clearing
 JAX's caches: the choices are part of JAX's jit cache key. Traces are counted to show that a
-switch recompiles once and switching back reuses what was compiled."""
+switch recompiles once and switching back reuses what was compiled. The backends compute
+different results (cpp x*y, numba x*y + 10, offset x*y + 100), so each check sees which ran."""
 
 import warnings
 
@@ -39,6 +40,10 @@ def assert_plain(result, x, y):
     np.testing.assert_allclose(result, product(x, y), rtol=1e-6)
 
 
+def assert_numba(result, x, y):
+    np.testing.assert_allclose(result, product(x, y) + 10, rtol=1e-5)
+
+
 def assert_offset(result, x, y):
     np.testing.assert_allclose(result, product(x, y) + 100, rtol=1e-5)
 
@@ -55,7 +60,7 @@ def counted_jit(kernel, traces: list):
 
 
 def test_warm_function_follows_a_global_switch_and_switching_back_reuses_it(xy):
-    kernel = make_mul(offset_backend=True)
+    kernel = make_mul(offset_backend=True, distinct_numba=True)
     traces = []
     run = counted_jit(kernel, traces)
     assert_plain(run(*xy), *xy)
@@ -77,13 +82,13 @@ def test_warm_function_follows_a_global_switch_and_switching_back_reuses_it(xy):
     assert len(traces) == 2  # both executables were reused: no trace, no compile
 
     jaxcc.set_backend("cpu", "numba")
-    assert_plain(run(*xy), *xy)
+    assert_numba(run(*xy), *xy)
     assert len(traces) == 3
 
 
 def test_second_primitive_compiled_before_the_switch_follows_it(xy):
-    first = make_mul(offset_backend=True)
-    second = make_mul(offset_backend=True)
+    first = make_mul(offset_backend=True, distinct_numba=True)
+    second = make_mul(offset_backend=True, distinct_numba=True)
     first_traces, second_traces = [], []
     run_first = counted_jit(first, first_traces)
     run_second = counted_jit(second, second_traces)
@@ -97,7 +102,7 @@ def test_second_primitive_compiled_before_the_switch_follows_it(xy):
 
 
 def test_nested_jit_and_eager_calls_follow_the_switch(xy):
-    kernel = make_mul(offset_backend=True)
+    kernel = make_mul(offset_backend=True, distinct_numba=True)
     inner = jax.jit(lambda a, b: call(kernel, a, b))
     outer = jax.jit(lambda a, b: inner(a, b) * 1.0)
     assert_plain(outer(*xy), *xy)
@@ -109,8 +114,8 @@ def test_nested_jit_and_eager_calls_follow_the_switch(xy):
 
 
 def test_set_default_reaches_warm_functions_of_that_primitive_only(xy):
-    kernel = make_mul(offset_backend=True)
-    other = make_mul(offset_backend=True)
+    kernel = make_mul(offset_backend=True, distinct_numba=True)
+    other = make_mul(offset_backend=True, distinct_numba=True)
     traces = []
     run = counted_jit(kernel, traces)
     run_other = counted_jit(other, [])
@@ -131,16 +136,16 @@ def test_set_default_reaches_warm_functions_of_that_primitive_only(xy):
 
 
 def test_per_call_backend_beats_every_switch(xy):
-    kernel = make_mul(offset_backend=True)
+    kernel = make_mul(offset_backend=True, distinct_numba=True)
     run = jax.jit(lambda a, b: call(kernel, a, b, backend="numba"))
     kernel.set_default("cpu", "offset")
     jaxcc.set_backend("cpu", "offset")
-    assert_plain(run(*xy), *xy)
+    assert_numba(run(*xy), *xy)
     kernel.set_default("cpu", "cpp")
 
 
 def test_the_jit_key_holds_only_what_was_chosen():
-    kernel = make_mul(offset_backend=True)
+    kernel = make_mul(offset_backend=True, distinct_numba=True)
     before = selection.jit_key()
     jaxcc.set_backend("cpu", "offset")
     assert selection.jit_key() != before
@@ -155,7 +160,7 @@ def test_the_jit_key_holds_only_what_was_chosen():
 
 
 def test_a_global_backend_a_primitive_lacks_warns_once(xy):
-    kernel = make_mul()  # cpp (default) and numba, no 'offset'
+    kernel = make_mul(distinct_numba=True)  # cpp (default) and numba, no 'offset'
     jaxcc.set_backend("cpu", "offset")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")  # duplicates are filtered by jaxcc, not by Python
@@ -176,7 +181,7 @@ def test_a_global_backend_a_primitive_lacks_warns_once(xy):
 
 
 def test_no_warning_when_the_primitive_has_the_backend_or_no_kernel_on_that_platform(xy):
-    kernel = make_mul(offset_backend=True)
+    kernel = make_mul(offset_backend=True, distinct_numba=True)
     jaxcc.set_backend("cpu", "offset")
     jaxcc.set_backend("gpu", "triton")  # the primitive has no GPU kernels at all
     with warnings.catch_warnings():
@@ -185,8 +190,8 @@ def test_no_warning_when_the_primitive_has_the_backend_or_no_kernel_on_that_plat
 
 
 def test_eager_calls_are_not_recompiled_by_switches_that_do_not_concern_them(xy):
-    kernel = make_mul(offset_backend=True)
-    other = make_mul(offset_backend=True)
+    kernel = make_mul(offset_backend=True, distinct_numba=True)
+    other = make_mul(offset_backend=True, distinct_numba=True)
     assert_plain(call(kernel, *xy), *xy)
     (compiled,) = kernel._eager_cache.values()
     assert compiled._cache_size() == 1

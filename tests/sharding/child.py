@@ -18,6 +18,7 @@ from jax.sharding import PartitionSpec as P  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kernels  # noqa: E402
+import wrong_numbers  # noqa: E402
 
 import jaxcc  # noqa: E402
 
@@ -225,6 +226,13 @@ def vmap_keeps_a_sharded_batch_axis(mesh=MESH):
     h = jax.vmap(elementwise.mul, in_axes=(0, None))
     rows = put(batch[:, 0, :], P("x", None), mesh)  # (8, 6) against an unbatched (6,)
     y = jax.jit(h)(rows, w)
+    # A rule mixing `...` and named operands: the batch axis is one factor of both (issue 25).
+    mixed = wrong_numbers.kernel("add_bias", "... i, i -> ... i")
+    bias = np.arange(8 * 6, dtype=np.float32).reshape(8, 6)
+    xb, bb = put(batch, P("x", None, None), mesh), put(bias, P("x", None), mesh)
+    ym = jax.jit(jax.vmap(mixed))(xb, bb)
+    out["mixed_operands"] = {"correct": np.allclose(np.asarray(ym), batch + bias[:, None, :]),
+                             "spec": spec_of(ym), "hlo": hlo_report(jax.vmap(mixed), xb, bb)}  # fmt: skip
     out["unbatched_operand"] = {"correct": np.allclose(np.asarray(y), batch[:, 0, :] * np.arange(6)),
                                 "spec": spec_of(y), "hlo": hlo_report(h, rows, w)}  # fmt: skip
     return out
@@ -355,7 +363,7 @@ def uneven_split_is_reported():
 
     def f(a):
         a = jax.lax.with_sharding_constraint(a, NamedSharding(AUTO, P("x", None)))
-        return m.scale_rows(a, outs=outs, scale=2.0)  # "r c -> r c, r": custom_partitioning
+        return m.scale_rows(a, outs=outs, scale=2.0)  # "r c -> r c, r; ...": custom_partitioning
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -437,6 +445,7 @@ SCENARIOS += [
     custom_kernel_grad,
     factor_sizes_must_agree,
     uneven_split_is_reported,
+    *wrong_numbers.SCENARIOS,
 ]
 
 

@@ -66,6 +66,6 @@ void matvec(const jaxcc::Tensor a, const jaxcc::Tensor v, jaxcc::Tensor out) {
 
 FUNCTIONS = ["row_norm", "row_norm_plain", "add_one", "scale_rows", "matvec", "mul"]
 RULES = {
-    "scale_rows": "r c -> r c, r",
+    "scale_rows": "r c -> r c, r; need_replication: c",
     "matvec": "r k, k -> r; reduction: k",
 }

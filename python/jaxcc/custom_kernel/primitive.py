@@ -236,7 +236,8 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
         if self.sharding is None:
             return lowering.run_kernel(self.name, entry, args, outs, params, others)
         # A vmap gave every operand one leading batch axis: it is one more factor of the rule.
-        rule = self.sharding.batched() if batch else self.sharding
+        shapes = [a.shape for a in args] + [o.shape for o in outs]
+        rule = self.sharding.batched(shapes) if batch else self.sharding
 
         def local(xs, types):
             import jax
