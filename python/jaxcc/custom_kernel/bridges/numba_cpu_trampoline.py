@@ -1,20 +1,22 @@
 """The C++ side of the Numba CPU bridge: one small XLA FFI target per (inputs, outputs) arity,
 compiled and cached by jaxcc's own core, that calls a Numba `cfunc` by address.
 
-ABI between the trampoline and the cfunc (see docs/custom_kernel.md):
-    int32_t entry(void** buffers, const int64_t* dims)
+ABI between the trampoline and the cfunc (see docs/custom_kernel.md, decisions 39 and 91):
+    int32_t entry(void** buffers, const int64_t* dims, void* impl)
 `buffers` holds the data pointers of the inputs then the outputs; `dims` holds their dimensions,
-concatenated in the same order (the cfunc knows every rank, it was compiled for them). A non-zero
-return means the Numba kernel raised. The trampoline receives the address as the int64 attribute
-`fn` and the process id it was taken in as `pid`: an address from another process (a serialised
-or persistently cached executable) is refused instead of called.
+concatenated in the same order (the cfunc knows every rank, it was compiled for them); `impl` is
+the kernel's native function, which the entry (shared by every kernel of those buffer types)
+calls. A non-zero return means the Numba kernel raised. The trampoline receives the two addresses
+as the int64 attributes `fn` and `impl` and the process id they were taken in as `pid`: addresses
+from another process (a serialised or persistently cached executable) are refused instead of
+called.
 """
 
 from __future__ import annotations
 
 from .launcher import arity_function_name, arity_launcher, arity_source
 
-_ATTRIBUTES = ["fn", "pid"]
+_ATTRIBUTES = ["fn", "impl", "pid"]
 
 _PRELUDE = r"""
 #include <unistd.h>
@@ -27,12 +29,13 @@ _PRELUDE = r"""
 
 namespace {
 
-using NumbaEntry = int32_t (*)(void**, const int64_t*);
+using NumbaEntry = int32_t (*)(void**, const int64_t*, void*);
 
 constexpr int kMaxRank = 16;
 
-void CallNumbaEntry(const jaxcc::Tensor* const* tensors, int count, int64_t fn, int64_t pid) {
-  // The address is only meaningful in the process that compiled the cfunc.
+void CallNumbaEntry(const jaxcc::Tensor* const* tensors, int count, int64_t fn, int64_t impl,
+                    int64_t pid) {
+  // The addresses are only meaningful in the process that compiled the code.
   if (pid != static_cast<int64_t>(getpid()) || fn == 0) {
     throw std::invalid_argument(
         "this numba kernel was compiled in another process (jax.export or a persistent "
@@ -45,7 +48,7 @@ void CallNumbaEntry(const jaxcc::Tensor* const* tensors, int count, int64_t fn, 
     buffers[i] = tensors[i]->data_ptr();
     for (int d = 0; d < tensors[i]->ndim(); ++d) dims[used++] = tensors[i]->size(d);
   }
-  if (reinterpret_cast<NumbaEntry>(fn)(buffers, dims) != 0) {
+  if (reinterpret_cast<NumbaEntry>(fn)(buffers, dims, reinterpret_cast<void*>(impl)) != 0) {
     throw std::runtime_error(
         "the numba kernel raised an exception (call it on NumPy arrays, or use "
         "numba_kernel(..., bridge='callback'), to see which)");
