@@ -26,6 +26,10 @@ _lock = threading.Lock()
 # (kernel, bridge, buffer specs) -> (what must stay alive, entry address, kernel address). Kept
 # for the life of the process: compiled executables hold the addresses.
 _entries: dict[tuple, tuple[object, int, int]] = {}
+# cache key of a kernel (its code, closure, globals, options, argument types) -> (what keeps its
+# code alive, address, return type): operators make a new njit object per configuration, often
+# for code compiled before; equal keys mean equal code, so it is compiled once per process.
+_compiled: dict[str, tuple[object, int, object]] = {}
 # (array types, return type) -> (the entry object, its address): one entry for all kernels.
 _shared_entries: dict[tuple, tuple[object, int]] = {}
 
@@ -99,15 +103,21 @@ def _kernel_native(kernel, arg_types):
     except cache.Unkeyable:
         inputs = None
     if inputs is not None:
+        key = cache.key_of(inputs)
+        if key in _compiled:  # the same code made again (a new njit object per configuration)
+            return _compiled[key]
         found = _load_cached(name, inputs)
         if found is not None:
-            return *found, numba.types.none
+            _compiled[key] = (*found, numba.types.none)
+            return _compiled[key]
     start = time.perf_counter()
     result, compiled_for = _compile_kernel(kernel, arg_types)
     symbol = result.fndesc.llvm_func_name
     address = result.library.get_pointer_to_function(symbol)
-    if inputs is not None and _persistable(result, compiled_for, arg_types):
-        _store(name, inputs, result.library, symbol, time.perf_counter() - start)
+    if inputs is not None:
+        if _persistable(result, compiled_for, arg_types):
+            _store(name, inputs, result.library, symbol, time.perf_counter() - start)
+        _compiled[key] = (result, address, result.signature.return_type)
     return result, address, result.signature.return_type
 
 

@@ -109,8 +109,7 @@ def _key_value(value, seen: set, attributes: set | None = None) -> str:
     if isinstance(value, np.ufunc):
         return f"ufunc:{value.__name__}"
     if hasattr(value, "py_func") and hasattr(value, "targetoptions"):  # another njit function
-        options = sorted((k, repr(v)) for k, v in value.targetoptions.items())
-        return f"njit:{_key_function(value.py_func, seen)}:{options}"
+        return f"njit:{_key_function(value.py_func, seen)}:{_options(value)}"
     if isinstance(value, pytypes.ModuleType):
         name = value.__name__
         if name.split(".")[0] in _VERSIONED_MODULES:
@@ -135,6 +134,24 @@ def _key_value(value, seen: set, attributes: set | None = None) -> str:
     if isinstance(value, numba_types.Type):
         return f"numbatype:{value}"
     raise Unkeyable(f"a global or closure value of type {type(value).__name__}")
+
+
+def _canonical(value) -> str:
+    """repr with sets and dicts in sorted order (a set's repr follows string hashing, which
+    changes from process to process)."""
+    if isinstance(value, (set, frozenset)):
+        return "{" + ",".join(sorted(_canonical(v) for v in value)) + "}"
+    if isinstance(value, dict):
+        items = sorted((_canonical(k), _canonical(v)) for k, v in value.items())
+        return "{" + ",".join(f"{k}:{v}" for k, v in items) + "}"
+    if isinstance(value, (list, tuple)):
+        return type(value).__name__ + "(" + ",".join(_canonical(v) for v in value) + ")"
+    return repr(value)
+
+
+def _options(kernel) -> list:
+    """The njit options (fastmath, parallel, boundscheck...) in a process-independent form."""
+    return sorted((str(k), _canonical(v)) for k, v in kernel.targetoptions.items())
 
 
 def _environment() -> dict:
@@ -181,7 +198,7 @@ def key_inputs(kind: str, arg_types: tuple, kernel=None) -> dict:
     }
     if kernel is not None:
         inputs["kernel"] = _key_function(kernel.py_func, set())
-        inputs["options"] = sorted((k, repr(v)) for k, v in kernel.targetoptions.items())
+        inputs["options"] = _options(kernel)
     return inputs
 
 
