@@ -70,6 +70,12 @@ build_packages=("nanobind>=2.0" "scikit-build-core>=0.10" ninja)
 if [ "$mode" = test ]; then
   packages=(jax numpy pytest pytest-xdist numba matplotlib flatbuffers mypy)
   modules="jax, numpy, nanobind, scikit_build_core, ninja, pytest, xdist, numba, matplotlib, flatbuffers, mypy"
+  # brainevent 0.3.0's own operator tests run on jaxcc through tests/brainevent_on_jaxcc/
+  # (tests/test_brainevent_on_jaxcc.py): it needs Python >= 3.12 and accepts any jax >= 0.9.
+  if [ "${version#3.}" -ge 12 ]; then
+    packages+=(brainevent==0.3.0 brainstate)
+    modules+=", brainevent, brainstate"
+  fi
 else
   packages=()
   modules="nanobind, scikit_build_core, ninja"
