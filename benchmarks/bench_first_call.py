@@ -73,7 +73,7 @@ def run_child(python: str, system: str, what: str, env: dict) -> dict:
     )
     for line in out.stdout.splitlines():
         if line.startswith("RESULT"):
-            return json.loads(line[len("RESULT"):])
+            return json.loads(line[len("RESULT") :])
     raise RuntimeError(f"{system} child failed:\n{out.stdout}\n{out.stderr}")
 
 
@@ -93,7 +93,10 @@ def main() -> None:
         if entry.startswith("numba_"):  # the Numba entry points: each round starts without
             shutil.rmtree(os.path.join(trampolines, entry))
     for r in range(args.rounds):
-        for system, python in (("jaxcc", args.jaxcc_python), ("brainevent", args.brainevent_python)):
+        for system, python in (
+            ("jaxcc", args.jaxcc_python),
+            ("brainevent", args.brainevent_python),
+        ):
             cache = os.path.join(tempfile.mkdtemp(), "cache")
             shutil.copytree(trampolines, cache)
             child_env = dict(env, JAXCC_CACHE_DIR=cache)

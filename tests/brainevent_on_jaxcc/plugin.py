@@ -21,7 +21,13 @@ import os
 import sys
 
 # module of brainevent's kernel layer -> names replaced there by jaxcc's objects of the same name.
-LOADERS = ("load_cuda_inline", "load_cuda_file", "load_cuda_dir", "load_cpp_inline", "load_cpp_file")
+LOADERS = (
+    "load_cuda_inline",
+    "load_cuda_file",
+    "load_cuda_dir",
+    "load_cpp_inline",
+    "load_cpp_file",
+)
 REPLACED = {
     "brainevent._op.kernix_pipeline": LOADERS,
     "brainevent._op.main": ("XLACustomKernel", "KernelEntry"),

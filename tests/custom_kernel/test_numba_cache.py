@@ -36,7 +36,9 @@ def make(scale):
 
 
 def run(kernel, x):
-    return np.asarray(jax.jit(jaxcc.numba_kernel(kernel, jax.ShapeDtypeStruct(x.shape, x.dtype)))(x))
+    return np.asarray(
+        jax.jit(jaxcc.numba_kernel(kernel, jax.ShapeDtypeStruct(x.shape, x.dtype)))(x)
+    )
 
 
 X = jnp.arange(8, dtype=jnp.float32)
@@ -152,8 +154,9 @@ def test_a_damaged_entry_is_detected_and_rebuilt(tmp_path):
     assert run_process(script, "2", cache) == ([2.0, 3.0, 4.0, 5.0], 1)  # compiled again
     (rebuilt,) = entry.glob("*.numba")
     manifest = json.loads((entry / "manifest.json").read_text())
-    assert numba_cpu_cache.hashlib.sha256(rebuilt.read_bytes()).hexdigest() == (
-        manifest["library_sha256"]
+    assert (
+        numba_cpu_cache.hashlib.sha256(rebuilt.read_bytes()).hexdigest()
+        == (manifest["library_sha256"])
     )
     assert run_process(script, "2", cache) == ([2.0, 3.0, 4.0, 5.0], 0)
 
@@ -221,8 +224,11 @@ def test_set_options_are_keyed_the_same_in_every_process(tmp_path):
     """)
     outs = {
         subprocess.run(
-            [sys.executable, "-c", code], env=dict(os.environ, PYTHONHASHSEED=str(seed)),
-            capture_output=True, text=True, check=True,
+            [sys.executable, "-c", code],
+            env=dict(os.environ, PYTHONHASHSEED=str(seed)),
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout  # fmt: skip
         for seed in (1, 2, 3)
     }

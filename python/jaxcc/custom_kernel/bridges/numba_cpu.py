@@ -66,7 +66,8 @@ def _same_array_type(wanted, given) -> bool:
     """An overload compiled for `given` takes the entry's `wanted` array unchanged: every array
     layout has the same data model, so only dtype and rank must agree."""
     return (
-        getattr(given, "ndim", None) == wanted.ndim and getattr(given, "dtype", None) == wanted.dtype
+        getattr(given, "ndim", None) == wanted.ndim
+        and getattr(given, "dtype", None) == wanted.dtype
     )
 
 

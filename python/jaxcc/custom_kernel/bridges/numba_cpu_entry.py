@@ -76,7 +76,9 @@ def make_entry(arg_types: tuple, return_type):
 
         return types.int32(buffers, dims, impl), codegen
 
-    signature = types.int32(types.CPointer(types.voidptr), types.CPointer(types.int64), types.voidptr)
+    signature = types.int32(
+        types.CPointer(types.voidptr), types.CPointer(types.int64), types.voidptr
+    )
 
     def entry(buffers, dims, impl):
         return call_kernel(buffers, dims, impl)
