@@ -131,6 +131,9 @@ def test_bad_inputs():
     f = jaxcc.numba_kernel(double_scalar, jax.ShapeDtypeStruct((), jnp.bfloat16))
     with pytest.raises(jaxcc.CallError, match="bfloat16"):
         f(jnp.float32(1))
+    g = jaxcc.numba_kernel(double_scalar, jax.ShapeDtypeStruct((), jnp.float16))
+    with pytest.raises(jaxcc.CallError, match="float16"):
+        g(jnp.float32(1))
 
 
 @pytest.mark.gpu

@@ -50,7 +50,8 @@ def _buffer_specs(arrays, outs) -> tuple[tuple[str, int], ...]:
             rank = len(item.shape)
             if rank > MAX_RANK:
                 raise CallError(f"numba_kernel: {what} {i} has rank {rank}; at most {MAX_RANK}")
-            if dtype.kind not in "biufc" or dtype.name == "bfloat16":
+            # Numba's CPU target has no float16 (its data model refuses it) nor bfloat16.
+            if dtype.kind not in "biufc" or dtype.name in ("bfloat16", "float16"):
                 raise CallError(f"numba_kernel: {what} {i} has dtype {dtype}, which numba lacks")
             specs.append((dtype.str, rank))
     return tuple(specs)
