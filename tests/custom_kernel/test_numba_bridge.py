@@ -69,10 +69,10 @@ def test_native_entry_is_a_numba_cfunc_not_a_python_callback():
     from jaxcc.custom_kernel.bridges.numba_cpu import _entries, entry_address
 
     address, impl = entry_address(split_sum, [X, W], outs_for(X), "native")
-    ((kernel_code, entry),) = [v[0] for k, v in _entries.items() if v[1] == address]
-    assert impl != 0  # the kernel's own native function, called by the shared entry
-    # Compiled Numba code (a CFunc or a code library loaded from the cache), no ctypes callback.
-    assert type(entry).__module__.startswith("numba")
+    ((kernel_code, entry),) = [v[0] for k, v in _entries.items() if v[2] == impl]
+    # The kernel's own native function, called by the trampoline directly (no entry needed).
+    assert impl != 0 and address == 0 and entry is None
+    # Compiled Numba code (a compile result or a code library from the cache), no ctypes callback.
     assert type(kernel_code).__module__.startswith("numba")
 
 

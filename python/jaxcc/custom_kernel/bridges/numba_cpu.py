@@ -209,11 +209,28 @@ def _shared_entry(arg_types, return_type):
     return _shared_entries[key]
 
 
+def _flat_argument_count(arg_types) -> int | None:
+    """How many arguments the kernel's native function takes when every array field is one
+    (5 + 2 * rank each), or None when Numba's calling convention says otherwise."""
+    from numba.core.registry import cpu_target
+
+    expected = sum(5 + 2 * t.ndim for t in arg_types)
+    packer = cpu_target.target_context.call_conv._get_arg_packer(arg_types)
+    return expected if len(packer.argument_types) == expected else None
+
+
 def _native_entry(kernel, specs):
-    """(objects that must stay alive, entry address, kernel address): the shared entry for these
-    buffer types and the kernel's own native code (decision 91)."""
+    """(objects that must stay alive, entry address, kernel address): the kernel's own native
+    code, called by the trampoline directly (entry 0) when it returns nothing and its arrays
+    fit, else through the shared entry for these buffer types (decision 91)."""
+    from .numba_cpu_trampoline import MAX_FLAT_ARGS
+
     arg_types = _array_types(specs)
     code, impl, return_type = _kernel_native(kernel, arg_types)
+    if return_type == _numba().types.none:
+        count = _flat_argument_count(arg_types)
+        if count is not None and count <= MAX_FLAT_ARGS:
+            return (code, None), 0, impl
     entry, address = _shared_entry(arg_types, return_type)
     return (code, entry), address, impl
 
