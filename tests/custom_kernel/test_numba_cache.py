@@ -262,3 +262,18 @@ def test_set_options_are_keyed_the_same_in_every_process(tmp_path):
         for seed in (1, 2, 3)
     }
     assert len(outs) == 1
+
+
+def test_batching_rules_accept_the_xlacustomkernel_itself():
+    # brainevent's operators hand their XLACustomKernel object (not its JAX primitive) to
+    # general_batching_rule inside their own vmap rules.
+    from jaxcc.custom_kernel.batching import general_batching_rule
+
+    kernel = make(2.0)
+    op = jaxcc.XLACustomKernel("batching_takes_the_kernel")
+    op.def_numba_kernel(lambda outs, **kw: jaxcc.numba_kernel(kernel, outs))
+    op.def_batching_rule(lambda args, axes, **kw: general_batching_rule(op, args, axes, **kw))
+    xs = jnp.arange(12, dtype=jnp.float32).reshape(3, 4)
+    ys = jax.vmap(lambda v: op(v, outs=jax.ShapeDtypeStruct(v.shape, v.dtype)))(xs)
+    ys = ys[0] if isinstance(ys, (list, tuple)) else ys
+    np.testing.assert_allclose(ys, np.arange(12).reshape(3, 4) * 2 + 1)
