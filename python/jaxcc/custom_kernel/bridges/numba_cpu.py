@@ -1,10 +1,13 @@
 """numba_kernel: a Numba `njit` kernel as an XLA FFI call that runs as native code.
 
-The kernel is wrapped in a Numba `cfunc` (compiled once per input/output dtypes and ranks) that
-rebuilds the arrays from raw pointers and dimensions; a C++ trampoline compiled by jaxcc calls it
-by address. No Python runs and the GIL is not taken on the call path, so XLA's CPU threads can
-run several such kernels at once. `bridge='callback'` instead calls the kernel through a ctypes
-Python callback (under the GIL, on every call): slower, for comparison and debugging.
+Numba compiles the kernel for the buffers' dtypes and ranks (once per process for equal code,
+and from jaxcc's cache in later processes: numba_cpu_cache.py); a C++ trampoline compiled by
+jaxcc calls its native function by address in Numba's calling convention, or, for kernels that
+return a value or have very many buffers, through an entry `cfunc` shared by every kernel of
+those types (numba_cpu_entry.py; decision 91). No Python runs and the GIL is not taken on the
+call path, so XLA's CPU threads can run several such kernels at once. `bridge='callback'`
+instead calls the kernel through a ctypes Python callback (under the GIL, on every call):
+slower, for comparison and debugging.
 """
 
 from __future__ import annotations
