@@ -70,6 +70,13 @@ build_packages=("nanobind>=2.0" "scikit-build-core>=0.10" ninja)
 if [ "$mode" = test ]; then
   packages=(jax numpy pytest pytest-xdist numba matplotlib flatbuffers mypy hypothesis)
   modules="jax, numpy, nanobind, scikit_build_core, ninja, pytest, xdist, numba, matplotlib, flatbuffers, mypy, hypothesis"
+  # brainevent 0.3.0's own operator tests run on jaxcc through tests/brainevent_on_jaxcc/
+  # (tests/test_brainevent_on_jaxcc.py), and its CUDA sources are the corpus of
+  # tests/test_brainevent_corpus.py: it needs Python >= 3.12 and accepts any jax >= 0.9.
+  if [ "${version#3.}" -ge 12 ]; then
+    packages+=(brainevent==0.3.0 brainstate)
+    modules+=", brainevent, brainstate"
+  fi
 else
   packages=()
   modules="nanobind, scikit_build_core, ninja"
@@ -77,12 +84,6 @@ fi
 if ! "$vpython" -c "import $modules" 2>/dev/null; then
   echo "matrix: installing ${build_packages[*]} ${packages[*]} into $venv (pip)"
   "${pip[@]}" "${build_packages[@]}" "${packages[@]}"
-fi
-# brainevent 0.3.0 (Python >= 3.12; it asks for jax >= 0.9 with no upper bound, so the newest JAX
-# above satisfies it): its CUDA sources are the corpus of tests/test_brainevent_corpus.py.
-if [ "$mode" = test ] && [ "${version#3.}" -ge 12 ] && ! "$vpython" -c "import brainevent" 2>/dev/null; then
-  echo "matrix: installing brainevent==0.3.0 into $venv (pip)"
-  "${pip[@]}" "brainevent==0.3.0"
 fi
 # The smoke leg installs jaxcc as a user would, with its declared dependencies (the newest JAX
 # that pip resolves for this Python); the test leg already has them.

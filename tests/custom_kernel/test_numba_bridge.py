@@ -68,9 +68,12 @@ def test_bridge_matches_numpy(bridge):
 def test_native_entry_is_a_numba_cfunc_not_a_python_callback():
     from jaxcc.custom_kernel.bridges.numba_cpu import _entries, entry_address
 
-    address = entry_address(split_sum, [X, W], outs_for(X), "native")
-    (entry,) = [v[0] for k, v in _entries.items() if v[1] == address]
-    assert type(entry).__module__.startswith("numba")  # a compiled CFunc, no ctypes callback
+    address, impl = entry_address(split_sum, [X, W], outs_for(X), "native")
+    ((kernel_code, entry),) = [v[0] for k, v in _entries.items() if v[2] == impl]
+    # The kernel's own native function, called by the trampoline directly (no entry needed).
+    assert impl != 0 and address == 0 and entry is None
+    # Compiled Numba code (a compile result or a code library from the cache), no ctypes callback.
+    assert type(kernel_code).__module__.startswith("numba")
 
 
 def test_rank_zero_and_shapes_differ_per_call():
@@ -114,10 +117,10 @@ def test_trampoline_checks_the_process_id():
 
     out = jax.ShapeDtypeStruct((3,), jnp.float32)
     x = jnp.ones(3, jnp.float32)
-    address = entry_address(refuse_negative, [x], [out])
+    address, impl = entry_address(refuse_negative, [x], [out])
     call = jax.ffi.ffi_call(numba_trampoline.trampoline_target(1, 1), out)
     with pytest.raises(Exception, match="compiled in another process"):
-        jax.block_until_ready(call(x, fn=np.int64(address), pid=np.int64(1)))
+        jax.block_until_ready(call(x, fn=np.int64(address), impl=np.int64(impl), pid=np.int64(1)))
 
 
 def test_bad_inputs():
@@ -128,6 +131,9 @@ def test_bad_inputs():
     f = jaxcc.numba_kernel(double_scalar, jax.ShapeDtypeStruct((), jnp.bfloat16))
     with pytest.raises(jaxcc.CallError, match="bfloat16"):
         f(jnp.float32(1))
+    g = jaxcc.numba_kernel(double_scalar, jax.ShapeDtypeStruct((), jnp.float16))
+    with pytest.raises(jaxcc.CallError, match="float16"):
+        g(jnp.float32(1))
 
 
 @pytest.mark.gpu

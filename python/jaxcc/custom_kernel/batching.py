@@ -10,12 +10,19 @@ def _batch_size(args, axes) -> int:
     return next(x.shape[ax] for x, ax in zip(args, axes, strict=True) if ax is not None)
 
 
+def _primitive_of(prim):
+    """The JAX primitive of an XLACustomKernel; a JAX primitive as it is. brainevent's operators
+    pass their XLACustomKernel object to these rules (its own rules accept both)."""
+    return getattr(prim, "primitive", prim)
+
+
 def general_batching_rule(prim, args, axes, **params):
     """Runs the primitive once per batch element with `jax.lax.scan` (batch axes moved to 0;
     unbatched operands are shared). Correct for any kernel; B calls for a batch of B."""
     import jax
     import jax.numpy as jnp
 
+    prim = _primitive_of(prim)
     n_outs = len(params["outs"])
     if all(ax is None for ax in axes):
         return prim.bind(*args, **params), [None] * n_outs
@@ -48,6 +55,7 @@ def vectorized_batching_rule(prim, args, axes, **params):
 
     from .._jax_compat import ShapedArray
 
+    prim = _primitive_of(prim)
     n_outs = len(params["outs"])
     if all(ax is None for ax in axes):
         return prim.bind(*args, **params), [None] * n_outs

@@ -1,10 +1,13 @@
 """numba_kernel: a Numba `njit` kernel as an XLA FFI call that runs as native code.
 
-The kernel is wrapped in a Numba `cfunc` (compiled once per input/output dtypes and ranks) that
-rebuilds the arrays from raw pointers and dimensions; a C++ trampoline compiled by jaxcc calls it
-by address. No Python runs and the GIL is not taken on the call path, so XLA's CPU threads can
-run several such kernels at once. `bridge='callback'` instead calls the kernel through a ctypes
-Python callback (under the GIL, on every call): slower, for comparison and debugging.
+Numba compiles the kernel for the buffers' dtypes and ranks (once per process for equal code,
+and from jaxcc's cache in later processes: numba_cpu_cache.py); a C++ trampoline compiled by
+jaxcc calls its native function by address in Numba's calling convention, or, for kernels that
+return a value or have very many buffers, through an entry `cfunc` shared by every kernel of
+those types (numba_cpu_entry.py; decision 91). No Python runs and the GIL is not taken on the
+call path, so XLA's CPU threads can run several such kernels at once. `bridge='callback'`
+instead calls the kernel through a ctypes Python callback (under the GIL, on every call):
+slower, for comparison and debugging.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
+import time
 
 import numpy as np
 
@@ -22,10 +26,15 @@ from .outputs import output_types
 
 MAX_RANK = 8
 _lock = threading.Lock()
-# (kernel, bridge, buffer specs) -> (the object that must stay alive, its address). Entries are
-# kept for the life of the process: compiled executables hold the addresses.
-_entries: dict[tuple, tuple[object, int]] = {}
-_shape_builders: list | None = None
+# (kernel, bridge, buffer specs) -> (what must stay alive, entry address, kernel address). Kept
+# for the life of the process: compiled executables hold the addresses.
+_entries: dict[tuple, tuple[object, int, int]] = {}
+# cache key of a kernel (its code, closure, globals, options, argument types) -> (what keeps its
+# code alive, address, return type): operators make a new njit object per configuration, often
+# for code compiled before; equal keys mean equal code, so it is compiled once per process.
+_compiled: dict[str, tuple[object, int, object]] = {}
+# (array types, return type) -> (the entry object, its address): one entry for all kernels.
+_shared_entries: dict[tuple, tuple[object, int]] = {}
 
 
 def _numba():
@@ -36,22 +45,6 @@ def _numba():
     return numba
 
 
-def _make_shape_builders():
-    # One tiny function per rank: the shape tuple of buffer i, read from `dims` at `offset`.
-    numba = _numba()
-    njit = numba.njit
-
-    def rank(r):
-        if r == 0:
-            return njit(lambda d, o: ())
-        if r == 1:
-            return njit(lambda d, o: (d[o],))
-        previous = rank(r - 1)
-        return njit(lambda d, o: (*previous(d, o), d[o + r - 1]))
-
-    return [rank(r) for r in range(MAX_RANK + 1)]
-
-
 def _buffer_specs(arrays, outs) -> tuple[tuple[str, int], ...]:
     specs = []
     for what, items in (("input", arrays), ("output", outs)):
@@ -60,55 +53,195 @@ def _buffer_specs(arrays, outs) -> tuple[tuple[str, int], ...]:
             rank = len(item.shape)
             if rank > MAX_RANK:
                 raise CallError(f"numba_kernel: {what} {i} has rank {rank}; at most {MAX_RANK}")
-            if dtype.kind not in "biufc" or dtype.name == "bfloat16":
+            # Numba's CPU target has no float16 (its data model refuses it) nor bfloat16.
+            if dtype.kind not in "biufc" or dtype.name in ("bfloat16", "float16"):
                 raise CallError(f"numba_kernel: {what} {i} has dtype {dtype}, which numba lacks")
             specs.append((dtype.str, rank))
     return tuple(specs)
 
 
-def _native_entry(kernel, specs):
-    """A cfunc `int32(void**, int64*)` that calls `kernel(*arrays)`; returns 1 if it raised."""
-    global _shape_builders
+def _array_types(specs) -> tuple:
+    """The Numba types of the arrays the entry builds: C-contiguous, one per buffer."""
     numba = _numba()
-    from numba import types
+    return tuple(numba.types.Array(numba.from_dtype(np.dtype(d)), r, "C") for d, r in specs)
 
-    if _shape_builders is None:
-        _shape_builders = _make_shape_builders()
-    carray = numba.carray
-    count = len(specs)
 
-    # A chain of small jitted steps, each appending one array view to a tuple, so that any number
-    # of buffers is handled without generating Python source.
-    def step(i, offset):
-        if i == count:
-            return numba.njit(lambda buffers, dims, arrays: kernel(*arrays))
-        dtype = np.dtype(specs[i][0]).type
-        rank = specs[i][1]
-        shape_of = _shape_builders[rank]
-        following = step(i + 1, offset + rank)
+def _same_array_type(wanted, given) -> bool:
+    """An overload compiled for `given` takes the entry's `wanted` array unchanged: every array
+    layout has the same data model, so only dtype and rank must agree."""
+    return (
+        getattr(given, "ndim", None) == wanted.ndim
+        and getattr(given, "dtype", None) == wanted.dtype
+    )
 
-        def view(buffers, dims, arrays):
-            array = carray(buffers[i], shape_of(dims, offset), dtype)
-            following(buffers, dims, (*arrays, array))
 
-        return numba.njit(view)
+def _compile_kernel(kernel, arg_types):
+    """(Numba's compile result for these argument types, the types it was compiled for)."""
+    if kernel._can_compile:
+        kernel.compile(arg_types)
+        return kernel.overloads[arg_types], arg_types
+    # Explicit signatures (`@njit("void(f4[:], f4[:])")`) disable compiling: use the overload
+    # whose arrays match in dtype and rank.
+    for signature, result in kernel.overloads.items():
+        if len(signature) == len(arg_types) and all(
+            _same_array_type(w, g) for w, g in zip(arg_types, signature, strict=True)
+        ):
+            return result, signature
+    declared = ", ".join(str(s) for s in kernel.overloads) or "none"
+    raise CallError(
+        f"numba_kernel {kernel.__name__}: no compiled signature takes "
+        f"({', '.join(str(t) for t in arg_types)}) and the kernel was given explicit signatures "
+        f"({declared}); add one, or decorate it with plain @numba.njit"
+    )
 
-    first = step(0, 0)
 
-    @numba.cfunc(types.int32(types.CPointer(types.voidptr), types.CPointer(types.int64)))
-    def entry(buffers, dims):
-        try:
-            first(buffers, dims, ())
-        except Exception:  # noqa: BLE001 - the status code carries the failure to C++
-            return 1
-        return 0
+def _kernel_native(kernel, arg_types):
+    """(object keeping the code alive, native address, return type) of `kernel` compiled for
+    `arg_types`: from jaxcc's cache when this kernel was compiled before, else compiled by Numba
+    (and kept in the cache when it can be keyed safely)."""
+    from . import numba_cpu_cache as cache
 
-    return entry, entry.address
+    numba = _numba()
+    name = cache.entry_name("kernel", getattr(kernel, "__name__", "kernel"))
+    try:
+        inputs = cache.key_inputs("kernel", arg_types, kernel)
+    except cache.Unkeyable:
+        inputs = None
+    if inputs is not None:
+        key = cache.key_of(inputs)
+        if key in _compiled:  # the same code made again (a new njit object per configuration)
+            return _compiled[key]
+        found = _load_cached(name, inputs)
+        if found is not None:
+            _compiled[key] = (*found, numba.types.none)
+            return _compiled[key]
+    start = time.perf_counter()
+    result, compiled_for = _compile_kernel(kernel, arg_types)
+    symbol = result.fndesc.llvm_func_name
+    address = result.library.get_pointer_to_function(symbol)
+    if inputs is not None:
+        if _persistable(result, compiled_for, arg_types):
+            _store(name, inputs, result.library, symbol, time.perf_counter() - start)
+        _compiled[key] = (result, address, result.signature.return_type)
+    return result, address, result.signature.return_type
+
+
+def _persistable(result, compiled_for, arg_types) -> bool:
+    """Only code that needs nothing but its own bytes: no Python objects (Numba's environment),
+    no addresses of this process (dynamic globals), no returned value, no conversions."""
+    numba = _numba()
+    environment = getattr(result, "environment", None)
+    return (
+        compiled_for == arg_types
+        and result.signature.return_type == numba.types.none
+        and not result.objectmode
+        and not result.lifted
+        and not result.library.has_dynamic_globals
+        and not (environment is not None and environment.consts)
+    )
+
+
+# cache key -> (library, address) of what this process loaded from the cache: one entry is loaded
+# once (its renamed symbols may be defined only once), whichever kernel object asks.
+_loaded: dict[str, tuple[object, int]] = {}
+
+
+def _load_cached(name, inputs):
+    """(library, address) from jaxcc's cache, or None (a miss, or code Numba cannot load)."""
+    from numba.core.registry import cpu_target
+    from numba.core.runtime import rtsys
+
+    from . import numba_cpu_cache as cache
+
+    key = cache.key_of(inputs)
+    if key in _loaded:
+        return _loaded[key]
+    found = cache.load(_cache_root(), name, inputs)
+    if found is None:
+        return None
+    blob, symbol = found
+    try:
+        object_code, bitcode = cache.split(blob)
+        context = cpu_target.target_context
+        if not rtsys._init:
+            cache.register_runtime_symbols()
+        library = context.codegen().unserialize_library((name, "object", (object_code, bitcode)))
+        address = library.get_pointer_to_function(symbol)
+    except Exception:  # noqa: BLE001 - an entry Numba cannot load is a miss; a compile follows
+        return None
+    if not address:
+        return None
+    _loaded[key] = (library, address)
+    return _loaded[key]
+
+
+def _store(name, inputs, library, symbol, seconds) -> None:
+    from . import numba_cpu_cache as cache
+
+    cache.store_later(_cache_root(), name, inputs, library, symbol, seconds)
+
+
+def _cache_root() -> str:
+    from ..._cache_dir import get_cache_dir
+
+    return get_cache_dir()
+
+
+def _shared_entry(arg_types, return_type):
+    """(CFunc or library, address) of the bridge's entry for these types: one per process and
+    types, shared by every kernel; from the cache when a process built it before."""
+    from . import numba_cpu_cache as cache
+    from .numba_cpu_entry import make_entry
+
+    key = (arg_types, return_type)
+    found = _shared_entries.get(key)
+    if found is not None:
+        return found
+    name = cache.entry_name("entry")
+    inputs = cache.key_inputs("entry", arg_types + (return_type,))
+    persist = return_type == _numba().types.none
+    stored = _load_cached(name, inputs) if persist else None
+    if stored is not None:
+        _shared_entries[key] = stored
+        return stored
+    start = time.perf_counter()
+    entry = make_entry(arg_types, return_type)
+    if persist:
+        _store(name, inputs, entry._library, entry.native_name, time.perf_counter() - start)
+    _shared_entries[key] = (entry, entry.address)
+    return _shared_entries[key]
+
+
+def _flat_argument_count(arg_types) -> int | None:
+    """How many arguments the kernel's native function takes when every array field is one
+    (5 + 2 * rank each), or None when Numba's calling convention says otherwise."""
+    from numba.core.registry import cpu_target
+
+    expected = sum(5 + 2 * t.ndim for t in arg_types)
+    packer = cpu_target.target_context.call_conv._get_arg_packer(arg_types)
+    return expected if len(packer.argument_types) == expected else None
+
+
+def _native_entry(kernel, specs):
+    """(objects that must stay alive, entry address, kernel address): the kernel's own native
+    code, called by the trampoline directly (entry 0) when it returns nothing and its arrays
+    fit, else through the shared entry for these buffer types (decision 91)."""
+    from .numba_cpu_trampoline import MAX_FLAT_ARGS
+
+    arg_types = _array_types(specs)
+    code, impl, return_type = _kernel_native(kernel, arg_types)
+    if return_type == _numba().types.none:
+        count = _flat_argument_count(arg_types)
+        if count is not None and count <= MAX_FLAT_ARGS:
+            return (code, None), 0, impl
+    entry, address = _shared_entry(arg_types, return_type)
+    return (code, entry), address, impl
 
 
 _CALLBACK_TYPE = ctypes.CFUNCTYPE(
-    ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_int64)
-)
+    ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_int64),
+    ctypes.c_void_p,
+)  # fmt: skip
 
 
 def _callback_entry(kernel, specs):
@@ -116,7 +249,7 @@ def _callback_entry(kernel, specs):
     dtypes = [np.dtype(s[0]) for s in specs]
     ranks = [s[1] for s in specs]
 
-    def call(buffers, dims):
+    def call(buffers, dims, _impl):
         try:
             arrays, used = [], 0
             for i, (dtype, rank) in enumerate(zip(dtypes, ranks, strict=True)):
@@ -137,11 +270,11 @@ def _callback_entry(kernel, specs):
             return 1
 
     callback = _CALLBACK_TYPE(call)
-    return callback, ctypes.cast(callback, ctypes.c_void_p).value
+    return callback, ctypes.cast(callback, ctypes.c_void_p).value, 0
 
 
-def entry_address(kernel, arrays, outs, bridge: str = "native") -> int:
-    """The address of the compiled entry for these buffers (compiled and pinned on first use)."""
+def entry_address(kernel, arrays, outs, bridge: str = "native") -> tuple[int, int]:
+    """(entry address, kernel address) for these buffers, compiled and pinned on first use."""
     specs = _buffer_specs(arrays, outs)
     key = (kernel, bridge, specs)
     with _lock:
@@ -150,7 +283,7 @@ def entry_address(kernel, arrays, outs, bridge: str = "native") -> int:
             make = _native_entry if bridge == "native" else _callback_entry
             found = make(kernel, specs)
             _entries[key] = found
-    return found[1]
+    return found[1], found[2]
 
 
 def _refuse_inputs_placed_off_the_cpu(kernel, ins) -> None:
@@ -207,7 +340,7 @@ def numba_kernel(
 
     def call(*ins):
         _refuse_inputs_placed_off_the_cpu(kernel, ins)
-        address = entry_address(kernel, ins, result_types, bridge)
+        address, impl = entry_address(kernel, ins, result_types, bridge)
         target = trampoline_target(len(ins), len(result_types))
         ffi = jax.ffi.ffi_call(
             target,
@@ -215,7 +348,7 @@ def numba_kernel(
             vmap_method=vmap_method or DEFAULT_VMAP_METHOD,
             input_output_aliases=input_output_aliases,
         )
-        results = ffi(*ins, fn=np.int64(address), pid=np.int64(os.getpid()))
+        results = ffi(*ins, fn=np.int64(address), impl=np.int64(impl), pid=np.int64(os.getpid()))
         return results[0] if single else results
 
     return call

@@ -1,0 +1,107 @@
+"""pytest plugin (test-only, not part of jaxcc): brainevent 0.3.0's operators on jaxcc.
+
+Loaded with `-p brainevent_on_jaxcc.plugin` (this directory's parent on sys.path) before pytest
+imports any test module. It installs an import hook that, as soon as each module of brainevent's
+kernel layer (`brainevent._op` and its submodules) has executed, replaces that module's kernel
+system with jaxcc's: the loaders, `XLACustomKernel`/`KernelEntry`, the Numba bridges and the
+helpers brainevent's operators hand to XLACustomKernel. brainevent's operator modules import those
+names from the kernel layer (`from brainevent._op import XLACustomKernel, numba_kernel`), so every
+operator is built on jaxcc without a line of brainevent changed. brainevent's own helpers that are
+not kernel machinery (`_op.util`: dtype suffixes, event tests) stay brainevent's.
+
+`JAXCC_SHIM_OFF=1` loads the plugin without patching, to run the same command on brainevent
+itself for comparison (scripts/brainevent-on-jaxcc.sh).
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import os
+import sys
+
+# module of brainevent's kernel layer -> names replaced there by jaxcc's objects of the same name.
+LOADERS = (
+    "load_cuda_inline",
+    "load_cuda_file",
+    "load_cuda_dir",
+    "load_cpp_inline",
+    "load_cpp_file",
+)
+REPLACED = {
+    "brainevent._op.kernix_pipeline": LOADERS,
+    "brainevent._op.main": ("XLACustomKernel", "KernelEntry"),
+    "brainevent._op.numba_ffi": ("numba_kernel",),
+    "brainevent._op.numba_cuda_ffi": ("numba_cuda_kernel",),
+    "brainevent._op.benchmark": ("BenchmarkConfig", "BenchmarkRecord", "BenchmarkResult",
+                                 "benchmark_function"),
+    "brainevent._op.util": ("defjvp", "general_batching_rule"),
+    "brainevent._op": (*LOADERS, "XLACustomKernel", "KernelEntry", "numba_kernel",
+                       "numba_cuda_kernel", "BenchmarkConfig", "BenchmarkRecord",
+                       "BenchmarkResult", "benchmark_function", "defjvp",
+                       "general_batching_rule"),
+}  # fmt: skip
+patched: dict[str, list[str]] = {}
+
+
+def _patch(module) -> None:
+    import jaxcc
+
+    names = REPLACED[module.__name__]
+    for name in names:
+        if not hasattr(module, name):
+            raise RuntimeError(f"brainevent_on_jaxcc: {module.__name__} has no {name} to replace")
+        setattr(module, name, getattr(jaxcc, name))
+    patched[module.__name__] = list(names)
+
+
+class _PatchingLoader(importlib.abc.Loader):
+    def __init__(self, inner):
+        self.inner = inner
+
+    def create_module(self, spec):
+        return self.inner.create_module(spec)
+
+    def exec_module(self, module):
+        self.inner.exec_module(module)
+        _patch(module)
+
+    def __getattr__(self, name):  # get_source, is_package, resource readers: the file loader's
+        return getattr(self.inner, name)
+
+
+class _Finder(importlib.abc.MetaPathFinder):
+    def find_spec(self, fullname, path, target=None):
+        if fullname not in REPLACED:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _PatchingLoader(spec.loader)
+        return spec
+
+
+def install() -> None:
+    if any(n == "brainevent" or n.startswith("brainevent.") for n in sys.modules):
+        raise RuntimeError("brainevent_on_jaxcc: brainevent was imported before the shim")
+    sys.meta_path.insert(0, _Finder())
+
+
+ACTIVE = os.environ.get("JAXCC_SHIM_OFF") != "1"
+if ACTIVE:
+    install()
+
+
+def pytest_report_header(config):
+    return "kernel layer: " + ("jaxcc (brainevent_on_jaxcc shim)" if ACTIVE else "brainevent")
+
+
+def pytest_sessionfinish(session, exitstatus):
+    # A run that collected brainevent's operators must have gone through the shim: otherwise the
+    # counts would be brainevent's own, silently.
+    if ACTIVE and "brainevent._op" in sys.modules:
+        import jaxcc
+
+        op = sys.modules["brainevent._op"]
+        if op.XLACustomKernel is not jaxcc.XLACustomKernel or set(patched) != set(REPLACED):
+            session.exitstatus = 3
+            print(f"\nbrainevent_on_jaxcc: the kernel layer was not replaced ({sorted(patched)})")

@@ -1,0 +1,77 @@
+"""brainevent 0.3.0's own operator tests, run on jaxcc through the test-only shim
+(tests/brainevent_on_jaxcc/plugin.py; issue 21 item 4). A subset that fits the suite's budget;
+scripts/brainevent-on-jaxcc.sh runs every test directory of the package on both kernel layers.
+
+Needs brainevent 0.3.0, brainstate and numba (the Python >= 3.12 leg installs them); skipped
+elsewhere."""
+
+import importlib.metadata
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+TESTS = Path(__file__).resolve().parent
+
+
+def brainevent_package() -> Path:
+    for name in ("brainevent", "brainstate", "numba"):
+        if importlib.util.find_spec(name) is None:
+            pytest.skip(f"{name} is not installed (the Python >= 3.12 leg installs it)")
+    if importlib.metadata.version("brainevent") != "0.3.0":
+        pytest.skip("the shim targets brainevent 0.3.0's kernel layer")
+    return Path(importlib.util.find_spec("brainevent").origin).parent
+
+
+# Forward, transposed and gradient tests of the dense event operators on their Numba CPU kernels:
+# 14 tests, a few kernel configurations each.
+SUBSET = "test_densemv_forward_no_transpose or test_densemm_forward_transpose or " \
+    "test_densemv_grad_weights_transpose"  # fmt: skip
+
+
+def run_shimmed(package: Path, cache: Path, *, off: bool = False, select: str = SUBSET):
+    env = dict(
+        os.environ, JAX_PLATFORMS="cpu", JAXCC_CACHE_DIR=str(cache), PYTHONPATH=str(TESTS),
+        JAXCC_SHIM_OFF="1" if off else "0",
+    )  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "brainevent_on_jaxcc.plugin", "-p",
+         "no:cacheprovider", "-p", "no:xdist", "_dense/binary_test.py", "-k", select],
+        cwd=package, env=env, capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+
+
+def test_brainevent_dense_operators_pass_on_jaxcc(tmp_path):
+    package = brainevent_package()
+    out = run_shimmed(package, tmp_path / "cache")
+    assert "kernel layer: jaxcc" in out.stdout, out.stdout[-3000:]
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    assert re.search(r"\b14 passed\b", out.stdout), out.stdout[-2000:]
+    # The operators' Numba kernels went through jaxcc's bridge: its cache holds their code.
+    assert any(p.name.startswith("numba_kernel_") for p in (tmp_path / "cache").iterdir())
+
+
+def test_the_shim_replaces_the_whole_kernel_layer(tmp_path):
+    brainevent_package()
+    sys.path.insert(0, str(TESTS))
+    code = (
+        "import brainevent_on_jaxcc.plugin as shim, brainevent, jaxcc\n"
+        "import brainevent._op as op, brainevent._op.main as main\n"
+        "import brainevent._dense.binary as dense\n"
+        "assert set(shim.patched) == set(shim.REPLACED), shim.patched\n"
+        "assert op.XLACustomKernel is main.XLACustomKernel is jaxcc.XLACustomKernel\n"
+        "assert dense.numba_kernel is jaxcc.numba_kernel\n"
+        "assert dense.XLACustomKernel is jaxcc.XLACustomKernel\n"
+        "assert op.load_cuda_file is jaxcc.load_cuda_file\n"
+        "print('ok')\n"
+    )
+    env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONPATH=str(TESTS))
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300,
+        check=False,
+    )  # fmt: skip
+    assert out.stdout.strip().endswith("ok"), out.stderr[-3000:]
