@@ -532,3 +532,46 @@ def test_scratch_size_errors_name_the_function(mod):
         mod.reverse_cumsum(x, scratch_bytes=3.5)
     with pytest.raises(Exception, match="reverse_cumsum: CHECK failed .*scratch too small: 4"):
         jax.block_until_ready(mod.reverse_cumsum(x, scratch_bytes=4))
+
+
+# One source for several explicit specs: the third parameter's type is the user's own, so the
+# signature stage trusts the token, and the bridge converts whatever it passes into `Extra`.
+KEY_SOURCE = r"""
+#include "jaxcc/jaxcc.h"
+#include "jaxcc/parallel.h"
+struct Extra {
+  int kind;
+  Extra(jaxcc::ThreadPool&) : kind(1) {}
+  Extra(jaxcc::Scratch) : kind(2) {}
+  Extra(jaxcc::Async) : kind(3) {}
+  Extra(const jaxcc::Tensor&) : kind(4) {}
+};
+void probe(const jaxcc::Tensor& x, jaxcc::Tensor& y, Extra extra) {
+  y.data_ptr<int32_t>()[0] = extra.kind;
+}
+"""
+
+
+def test_cache_key_covers_the_pool_scratch_and_async_tokens(unique_name):
+    """Same source, flags and name; only the third token differs. Each request must get its own
+    entry: a key blind to the token would hand the second request the first one's library, whose
+    handler passes the pool (kind 1) where a scratch (2) or async (3) one was asked for."""
+    x = jnp.zeros(4, jnp.float32)
+    out = i32((1,))
+    keys = {}
+    for kind, token, extra in [
+        (1, "pool", {}),
+        (2, "scratch", {"scratch_bytes": 8}),
+        (3, "async", {}),
+    ]:
+        mod = jaxcc.load_cpp_inline(
+            unique_name,
+            KEY_SOURCE,
+            functions={"probe": f"arg ret {token}"},
+            target_prefix=f"{unique_name}_{token}",
+        )
+        keys[token] = (mod.key, mod.path)
+        got = jax.jit(lambda x, mod=mod, extra=extra: mod.probe(x, outs=out, **extra))(x)
+        assert int(got[0]) == kind, token
+    assert len({key for key, _ in keys.values()}) == 3
+    assert len({path for _, path in keys.values()}) == 3
