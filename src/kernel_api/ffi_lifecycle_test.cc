@@ -9,10 +9,8 @@
 
 #include <atomic>
 #include <chrono>
-#include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <new>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -40,23 +38,12 @@ struct Fake {
   static inline void* state = nullptr;
   static inline bool fail_state_set = false;
   static inline int deleted = 0;
-  // The fake device allocator: refuses requests above `device_limit`; records every free.
-  static inline std::size_t device_limit = 1 << 20;
-  struct Block {
-    void* data;
-    std::size_t bytes, alignment;
-  };
-  static inline std::vector<Block> device_live;
-  static inline std::vector<std::size_t> device_freed;
 };
 
 XLA_FFI_Error* ErrorCreate(XLA_FFI_Error_Create_Args* args) {
   return new XLA_FFI_Error{static_cast<int>(args->errc), args->message};
 }
 void ErrorDestroy(XLA_FFI_Error_Destroy_Args* args) { delete args->error; }
-void ErrorGetMessage(XLA_FFI_Error_GetMessage_Args* args) {
-  args->message = args->error->message.c_str();
-}
 XLA_FFI_Error* NumThreads(XLA_FFI_ThreadPool_NumThreads_Args* args) {
   *args->num_threads = 3;
   return nullptr;
@@ -99,25 +86,6 @@ XLA_FFI_Error* StateGet(XLA_FFI_State_Get_Args* args) {
   return nullptr;
 }
 
-XLA_FFI_Error* DeviceAllocate(XLA_FFI_DeviceMemory_Allocate_Args* args) {
-  if (args->size > Fake::device_limit) return new XLA_FFI_Error{8, "fake device is full"};
-  args->data = ::operator new (args->size, std::align_val_t{args->alignment});
-  Fake::device_live.push_back({args->data, args->size, args->alignment});
-  return nullptr;
-}
-XLA_FFI_Error* DeviceFree(XLA_FFI_DeviceMemory_Free_Args* args) {
-  for (size_t i = 0; i < Fake::device_live.size(); ++i) {
-    const Fake::Block& block = Fake::device_live[i];
-    if (block.data != args->data) continue;
-    if (block.bytes != args->size) return new XLA_FFI_Error{3, "wrong size"};
-    ::operator delete (args->data, std::align_val_t{block.alignment});
-    Fake::device_live.erase(Fake::device_live.begin() + static_cast<std::ptrdiff_t>(i));
-    Fake::device_freed.push_back(args->size);
-    return nullptr;
-  }
-  return new XLA_FFI_Error{3, "not allocated"};
-}
-
 struct Frame {
   XLA_FFI_Api api{};
   std::vector<std::int64_t> dims = {4};
@@ -139,7 +107,6 @@ struct Frame {
   explicit Frame(XLA_FFI_ExecutionStage stage = XLA_FFI_ExecutionStage_EXECUTE) {
     api.XLA_FFI_Error_Create = ErrorCreate;
     api.XLA_FFI_Error_Destroy = ErrorDestroy;
-    api.XLA_FFI_Error_GetMessage = ErrorGetMessage;
     api.XLA_FFI_ThreadPool_NumThreads = NumThreads;
     api.XLA_FFI_ThreadPool_Schedule = Schedule;
     api.XLA_FFI_Future_Create = FutureCreate;
@@ -148,8 +115,6 @@ struct Frame {
     api.XLA_FFI_Type_Register = TypeRegister;
     api.XLA_FFI_State_Set = StateSet;
     api.XLA_FFI_State_Get = StateGet;
-    api.XLA_FFI_DeviceMemory_Allocate = DeviceAllocate;
-    api.XLA_FFI_DeviceMemory_Free = DeviceFree;
     for (XLA_FFI_Buffer* b : {&in, &result}) {
       b->struct_size = XLA_FFI_Buffer_STRUCT_SIZE;
       b->dtype = XLA_FFI_DataType_F32;
@@ -345,76 +310,6 @@ TEST(FfiLifecycle, StatelessFunctionsRefuseTheInstantiateStage) {
   auto error = Own(HandleFrame<1, 1, 1>(&instantiate.frame, kPlain, [](auto&) {}));
   ASSERT_NE(error, nullptr);
   EXPECT_NE(error->message.find("Wrong execution stage"), std::string::npos);
-}
-
-// Decision 105: a CUDA function's jaxcc::ScratchAllocator takes XLA's device memory and gives
-// every block back when the call returns, also when the function failed.
-constexpr FrameSpec kDeviceScratch = {"dev",
-                                      1,
-                                      1,
-                                      1,
-                                      kArgNames,
-                                      kRetNames,
-                                      kAttrs,
-                                      false,
-                                      0,
-                                      false,
-                                      nullptr,
-                                      false,
-                                      FrameScratch::kDevice};
-
-TEST(FfiLifecycle, DeviceScratchIsFreedWhenTheCallReturns) {
-  Fake::device_freed.clear();
-  Frame f;
-  static size_t live_inside;
-  ASSERT_EQ(Own(HandleFrame<1, 1, 1>(&f.frame, kDeviceScratch,
-                                     [](auto& call) {
-                                       ScratchAllocator& a = *call.context.allocator;
-                                       float* p = a.allocate_array<float>(100);
-                                       void* q = a.allocate(4096, 256);
-                                       EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
-                                       EXPECT_EQ(reinterpret_cast<uintptr_t>(q) % 256, 0u);
-                                       EXPECT_EQ(a.allocate(0), nullptr);
-                                       live_inside = Fake::device_live.size();
-                                     })),
-            nullptr);
-  EXPECT_EQ(live_inside, 2u);
-  EXPECT_TRUE(Fake::device_live.empty());
-  EXPECT_EQ(Fake::device_freed, (std::vector<std::size_t>{400, 4096}));
-}
-
-TEST(FfiLifecycle, RefusedDeviceScratchIsAnErrorNamingTheFunctionAndTheSize) {
-  Fake::device_freed.clear();
-  Frame f;
-  auto error = Own(HandleFrame<1, 1, 1>(&f.frame, kDeviceScratch, [](auto& call) {
-    call.context.allocator->allocate(1000);
-    call.context.allocator->allocate(Fake::device_limit + 1, 64);
-  }));
-  ASSERT_NE(error, nullptr);
-  EXPECT_EQ(error->code, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED);
-  EXPECT_EQ(error->message,
-            "dev: jaxcc::ScratchAllocator: allocating 1048577 bytes (alignment 64) failed: "
-            "XLA's allocator: fake device is full");
-  EXPECT_TRUE(Fake::device_live.empty());  // the first block was still given back
-  EXPECT_EQ(Fake::device_freed, (std::vector<std::size_t>{1000}));
-  auto cap = Own(HandleFrame<1, 1, 1>(&f.frame, kDeviceScratch, [](auto& call) {
-    call.context.allocator->allocate(kMaxScratchBytes + 1);
-  }));
-  ASSERT_NE(cap, nullptr);
-  EXPECT_NE(cap->message.find("dev: jaxcc::ScratchAllocator: 17179869185 bytes asked for, above "
-                              "jaxcc.MAX_SCRATCH_BYTES (17179869184)"),
-            std::string::npos)
-      << cap->message;
-}
-
-TEST(FfiLifecycle, OnlyAFunctionWithAnAllocatorParameterGetsOne) {
-  Frame f;
-  static ScratchAllocator* seen;
-  seen = reinterpret_cast<ScratchAllocator*>(1);
-  ASSERT_EQ(Own(HandleFrame<1, 1, 1>(&f.frame, kPlain,
-                                     [](auto& call) { seen = call.context.allocator; })),
-            nullptr);
-  EXPECT_EQ(seen, nullptr);
 }
 
 }  // namespace
