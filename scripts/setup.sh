@@ -6,8 +6,8 @@ cd "$(dirname "$0")/.."
 
 # For developers only (a user's `pip install` needs none of these but g++, decision 99):
 # nlohmann-json3-dev serves builds without build isolation, libssl-dev the C++ tests' comparison
-# of jaxcc's SHA-256 with OpenSSL's (decision 98).
-apt_packages=(g++ cmake ninja-build libssl-dev nlohmann-json3-dev libgtest-dev ccache)
+# of jaxcc's SHA-256 with OpenSSL's (decision 98), libopenblas-dev the CPU BLAS example.
+apt_packages=(g++ cmake ninja-build libssl-dev nlohmann-json3-dev libgtest-dev ccache libopenblas-dev)
 missing=()
 for pkg in "${apt_packages[@]}"; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")

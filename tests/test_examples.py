@@ -31,3 +31,26 @@ def test_gpu_backends_example_builds_every_backend_without_a_gpu():
         "launchers (Triton, Numba-CUDA) for 2 inputs and 1 output: built and cached",
     ):
         assert line in result.stdout, result.stdout
+
+
+def _cpu_blas_example():
+    spec = importlib.util.spec_from_file_location(
+        "cpu_blas_example", os.path.join(ROOT, "examples", "cpu_blas.py")
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_cpu_blas_example_matches_jnp_dot_with_and_without_the_pool():
+    """examples/cpu_blas.py: cblas_sgemm from inline C++ (`extra_ldflags=["-lopenblas"]`), one
+    call and row blocks on XLA's pool, both against jnp.dot; skipped without libopenblas-dev."""
+    if not _cpu_blas_example().blas_available():
+        pytest.skip("needs OpenBLAS (apt-get install -y libopenblas-dev)")
+    result = subprocess.run(
+        [sys.executable, os.path.join(ROOT, "examples", "cpu_blas.py")],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    for name in ("sgemm", "sgemm_pool"):
+        assert f"{name}: matches jnp.dot" in result.stdout, result.stdout

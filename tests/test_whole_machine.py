@@ -161,6 +161,24 @@ void reverse_cumsum(const jaxcc::Tensor& x, jaxcc::Tensor& y, jaxcc::Scratch scr
   for (int64_t i = 0; i < n; ++i) y.data_ptr<float>()[i] = tmp[n - 1 - i];
 }
 
+// Run-time scratch: the workspace's size is read from the data, known only while the call runs.
+// y = [sum of 1..n through the workspace, 1 when aligned, blocks taken]; then one request of
+// `extra_bytes` aligned to `align` (for the error paths; 0 asks for nothing).
+void runtime_sum(const jaxcc::Tensor& x, jaxcc::Tensor& y, jaxcc::ScratchAllocator& alloc,
+                 int64_t extra_bytes, int64_t align) {
+  const int64_t n = static_cast<int64_t>(x.data_ptr<float>()[0]);
+  float* tmp = alloc.allocate_array<float>(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) tmp[i] = static_cast<float>(i + 1);
+  float sum = 0.0f;
+  for (int64_t i = 0; i < n; ++i) sum += tmp[i];
+  int64_t blocks = 1;
+  for (int i = 0; i < 50; ++i, ++blocks) alloc.allocate(1024 * (i + 1), 128);  // freed at return
+  y.data_ptr<float>()[0] = sum;
+  y.data_ptr<float>()[1] = reinterpret_cast<uintptr_t>(tmp) % 64 == 0 ? 1.0f : 0.0f;
+  y.data_ptr<float>()[2] = static_cast<float>(blocks);
+  if (extra_bytes > 0) alloc.allocate(static_cast<size_t>(extra_bytes), static_cast<size_t>(align));
+}
+
 void async_fail(const jaxcc::Tensor& x, jaxcc::Tensor& y, jaxcc::Async) {
   JAXCC_CHECK(x.numel() > 100) << "async input too small: " << x.numel();
   y.data_ptr<float>()[0] = 0;
@@ -181,6 +199,7 @@ FUNCTIONS = [
     "async_fail",
     "be_add_one",
     "reverse_cumsum",
+    "runtime_sum",
 ]
 
 
@@ -532,3 +551,143 @@ def test_scratch_size_errors_name_the_function(mod):
         mod.reverse_cumsum(x, scratch_bytes=3.5)
     with pytest.raises(Exception, match="reverse_cumsum: CHECK failed .*scratch too small: 4"):
         jax.block_until_ready(mod.reverse_cumsum(x, scratch_bytes=4))
+
+
+# One source for several explicit specs: the third parameter's type is the user's own, so the
+# signature stage trusts the token, and the bridge converts whatever it passes into `Extra`.
+KEY_SOURCE = r"""
+#include "jaxcc/jaxcc.h"
+#include "jaxcc/parallel.h"
+struct Extra {
+  int kind;
+  Extra(jaxcc::ThreadPool&) : kind(1) {}
+  Extra(jaxcc::Scratch) : kind(2) {}
+  Extra(jaxcc::Async) : kind(3) {}
+  Extra(const jaxcc::Tensor&) : kind(4) {}
+};
+void probe(const jaxcc::Tensor& x, jaxcc::Tensor& y, Extra extra) {
+  y.data_ptr<int32_t>()[0] = extra.kind;
+}
+"""
+
+
+def test_cache_key_covers_the_pool_scratch_and_async_tokens(unique_name):
+    """Same source, flags and name; only the third token differs. Each request must get its own
+    entry: a key blind to the token would hand the second request the first one's library, whose
+    handler passes the pool (kind 1) where a scratch (2) or async (3) one was asked for."""
+    x = jnp.zeros(4, jnp.float32)
+    out = i32((1,))
+    keys = {}
+    for kind, token, extra in [
+        (1, "pool", {}),
+        (2, "scratch", {"scratch_bytes": 8}),
+        (3, "async", {}),
+    ]:
+        mod = jaxcc.load_cpp_inline(
+            unique_name,
+            KEY_SOURCE,
+            functions={"probe": f"arg ret {token}"},
+            target_prefix=f"{unique_name}_{token}",
+        )
+        keys[token] = (mod.key, mod.path)
+        got = jax.jit(lambda x, mod=mod, extra=extra: mod.probe(x, outs=out, **extra))(x)
+        assert int(got[0]) == kind, token
+    assert len({key for key, _ in keys.values()}) == 3
+    assert len({path for _, path in keys.values()}) == 3
+
+
+def _runtime_sum(mod, n, extra_bytes=0, align=64):
+    x = jnp.full((4,), n, jnp.float32)
+    fn = jax.jit(lambda x: mod.runtime_sum(x, outs=f32((3,)), extra_bytes=extra_bytes, align=align))
+    return np.asarray(fn(x))
+
+
+def test_scratch_allocator_gives_memory_sized_at_run_time_on_the_cpu(mod):
+    """XLA:CPU lends no device allocator (its XLA_FFI_DeviceMemory_Allocate fails), so a CPU
+    function's jaxcc::ScratchAllocator hands out aligned host memory, freed when the call returns
+    (ASan in CI sees a leak otherwise)."""
+    assert [p.kind for p in mod.runtime_sum.spec.params] == [
+        "arg",
+        "ret",
+        "scratch_alloc",
+        "attr",
+        "attr",
+    ]
+    for n in (1, 100, 4096):
+        sum_, aligned, blocks = _runtime_sum(mod, n)
+        assert sum_ == n * (n + 1) / 2 and aligned == 1 and blocks == 51
+    # The same compiled function, a size it has not seen: nothing was fixed at trace time.
+    x = jnp.full((4,), 1000, jnp.float32)
+    fn = jax.jit(lambda x: mod.runtime_sum(x, outs=f32((3,)), extra_bytes=0, align=64))
+    assert float(fn(x)[0]) == 500500 and float(fn(x.at[0].set(10))[0]) == 55
+
+
+@pytest.mark.parametrize(
+    ("extra_bytes", "align", "message"),
+    [
+        (
+            jaxcc.MAX_SCRATCH_BYTES + 1,
+            64,
+            r"RESOURCE_EXHAUSTED: runtime_sum: jaxcc::ScratchAllocator: 17179869185 bytes asked for, "
+            r"above jaxcc.MAX_SCRATCH_BYTES \(17179869184\)",
+        ),
+        (
+            8,
+            1 << 40,
+            r"RESOURCE_EXHAUSTED: runtime_sum: jaxcc::ScratchAllocator: allocating 8 bytes "
+            r"\(alignment 1099511627776\) failed: out of host memory",
+        ),
+        (8, 48, r"runtime_sum: jaxcc::ScratchAllocator: alignment 48 is not a power of two"),
+    ],
+)
+def test_scratch_allocator_refusals_name_the_function_and_the_size(
+    mod, extra_bytes, align, message
+):
+    assert jaxcc.MAX_SCRATCH_BYTES == 17179869184  # the C++ cap (kMaxScratchBytes) in the message
+    with pytest.raises(Exception, match=message):
+        _runtime_sum(mod, 10, extra_bytes, align)
+    assert _runtime_sum(mod, 10)[0] == 55  # the next call works
+
+
+def test_scratch_allocator_cannot_be_async():
+    with pytest.raises(jaxcc.SignatureError, match="takes both `scratch_alloc`"):
+        jaxcc.load_cpp_inline(
+            "scratch_alloc_async",
+            "void f(jaxcc::Tensor& y, jaxcc::ScratchAllocator& a, jaxcc::Async) {}",
+            functions=["f"],
+        )
+
+
+CUDA_SCRATCH_SOURCE = r"""
+// y = 2 * x through a device workspace whose size is decided while the call runs.
+__global__ void twice(const float* x, float* tmp, float* y, int64_t n) {
+  int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+  if (i < n) { tmp[i] = 2.0f * x[i]; y[i] = tmp[i]; }
+}
+void twice_rt(const jaxcc::Tensor& x, jaxcc::Tensor& y, jaxcc::ScratchAllocator& alloc,
+              int64_t stream) {
+  const int64_t n = x.numel();
+  float* tmp = alloc.allocate_array<float>(static_cast<size_t>(n));
+  twice<<<(n + 255) / 256, 256, 0, reinterpret_cast<cudaStream_t>(stream)>>>(
+      x.data_ptr<float>(), tmp, y.data_ptr<float>(), n);
+}
+"""
+
+
+@pytest.mark.slow  # an nvcc build: the 3.11 leg runs it, the 3.12 leg skips it
+def test_cuda_scratch_allocator_builds_and_runs_on_a_gpu():
+    """The CUDA handler asks XLA's device allocator (and drops the command-buffer trait: the
+    golden test CodegenGolden.ScratchAllocatorDropsTheGraphTrait). Builds here; runs where JAX
+    sees a GPU."""
+    mod = jaxcc.load_cuda_inline(
+        "whole_machine_cuda_scratch",
+        CUDA_SCRATCH_SOURCE,
+        functions=["twice_rt"],
+        compute_capability="9.0",
+    )
+    assert [p.kind for p in mod.twice_rt.spec.params] == ["arg", "ret", "scratch_alloc", "stream"]
+    if not any(d.platform == "gpu" for d in jax.devices()):
+        pytest.skip("built; running it needs a GPU (JAX sees none)")
+    x = jnp.arange(5000, dtype=jnp.float32, device=jax.devices("gpu")[0])
+    y = jax.jit(lambda x: mod.twice_rt(x, outs=f32((5000,))))(x)
+    np.testing.assert_array_equal(np.asarray(y), 2 * np.arange(5000, dtype=np.float32))

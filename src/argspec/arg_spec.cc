@@ -12,7 +12,8 @@ namespace {
 
 constexpr std::string_view kValidTokens =
     "valid tokens are `arg`, `ret`, `stream`, `attr.<name>`, `attr.<name>:<type>`, `pool`, "
-    "`state`, `async` and `scratch` (aliases: `args`, `rets`, `ctx.stream`, `attrs.<name>`)";
+    "`state`, `async`, `scratch` and `scratch_alloc` (aliases: `args`, `rets`, `ctx.stream`, "
+    "`attrs.<name>`)";
 
 bool StartsWith(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;
@@ -115,6 +116,7 @@ Result<Param> ParseToken(const std::string& function_name, const std::string& to
   if (canonical == "state") return Param{ParamKind::kState, "", std::nullopt};
   if (canonical == "async") return Param{ParamKind::kAsync, "", std::nullopt};
   if (canonical == "scratch") return Param{ParamKind::kScratch, "", std::nullopt};
+  if (canonical == "scratch_alloc") return Param{ParamKind::kScratchAlloc, "", std::nullopt};
   if (canonical == "attr" || canonical == "attrs") {
     return SpecError(function_name, Quote(token) +
                                         " needs a name: write `attr.<name>` (type from the C++ "
@@ -208,7 +210,8 @@ Result<FunctionSpec> ParseArgSpec(const std::string& function_name,
       stream_at = i;
     }
     if (param->kind == ParamKind::kPool || param->kind == ParamKind::kState ||
-        param->kind == ParamKind::kAsync || param->kind == ParamKind::kScratch) {
+        param->kind == ParamKind::kAsync || param->kind == ParamKind::kScratch ||
+        param->kind == ParamKind::kScratchAlloc) {
       for (size_t j = 0; j < spec.params.size(); ++j) {
         if (spec.params[j].kind != param->kind) continue;
         offending = static_cast<int>(i);
@@ -244,6 +247,13 @@ Status CheckContextParams(const FunctionSpec& spec) {
                      "the call that could lend the pool has returned; drop one of the two (split "
                      "the work into several asynchronous functions to use more cores)");
   }
+  if (spec.has_scratch_alloc() && spec.is_async()) {
+    return SpecError(spec.name,
+                     "takes both `scratch_alloc` (jaxcc::ScratchAllocator&) and `async` "
+                     "(jaxcc::Async): the allocator lives as long as the handler's call, which "
+                     "an asynchronous function outlives; drop one of the two (a `scratch` "
+                     "workspace sized at trace time works in asynchronous functions)");
+  }
   return OkStatus();
 }
 
@@ -262,6 +272,7 @@ std::vector<std::string> ToTokens(const FunctionSpec& spec) {
       case ParamKind::kState:
       case ParamKind::kAsync:
       case ParamKind::kScratch:
+      case ParamKind::kScratchAlloc:
         tokens.push_back(ParamKindName(p.kind));
         break;
       case ParamKind::kAttr:

@@ -106,7 +106,7 @@ TEST(ParseArgSpecErrorTest, UnknownTokenListsValidOnes) {
   EXPECT_EQ(SpecErrorOf("f", {"arg", "output"}, &offending),
             "function `f`: unknown arg_spec token `output`; did you mean `ret`? valid tokens are "
             "`arg`, `ret`, `stream`, `attr.<name>`, `attr.<name>:<type>`, `pool`, `state`, "
-            "`async` and `scratch` (aliases: `args`, "
+            "`async`, `scratch` and `scratch_alloc` (aliases: `args`, "
             "`rets`, `ctx.stream`, `attrs.<name>`)");
   EXPECT_EQ(offending, 1);
 }
@@ -271,6 +271,21 @@ TEST(ParseArgSpecTest, PoolStateAndAsyncTokens) {
   auto both = ParseArgSpec("f", {"ret", "pool", "async"});
   ASSERT_FALSE(both.ok());
   EXPECT_NE(both.error().message.find("takes both `pool`"), std::string::npos);
+}
+
+// Decision 105: run-time scratch is one more context token, never with `async`.
+TEST(ParseArgSpecTest, ScratchAllocToken) {
+  auto spec = ParseArgSpec("f", {"arg", "ret", "scratch_alloc", "pool"});
+  ASSERT_TRUE(spec.ok()) << spec.error().message;
+  EXPECT_TRUE(spec->has_scratch_alloc());
+  EXPECT_TRUE(spec->has_context());
+  EXPECT_EQ(ToTokens(*spec), (std::vector<std::string>{"arg", "ret", "scratch_alloc", "pool"}));
+  auto twice = ParseArgSpec("f", {"ret", "scratch_alloc", "scratch_alloc"});
+  ASSERT_FALSE(twice.ok());
+  EXPECT_NE(twice.error().message.find("appears twice"), std::string::npos);
+  auto both = ParseArgSpec("f", {"ret", "async", "scratch_alloc"});
+  ASSERT_FALSE(both.ok());
+  EXPECT_NE(both.error().message.find("takes both `scratch_alloc`"), std::string::npos);
 }
 
 }  // namespace

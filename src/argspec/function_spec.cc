@@ -58,6 +58,8 @@ const char* ParamKindName(ParamKind kind) {
       return "async";
     case ParamKind::kScratch:
       return "scratch";
+    case ParamKind::kScratchAlloc:
+      return "scratch_alloc";
   }
   return "arg";
 }
@@ -65,7 +67,7 @@ const char* ParamKindName(ParamKind kind) {
 std::optional<ParamKind> ParamKindFromName(const std::string& name) {
   for (ParamKind kind :
        {ParamKind::kArg, ParamKind::kRet, ParamKind::kStream, ParamKind::kAttr, ParamKind::kPool,
-        ParamKind::kState, ParamKind::kAsync, ParamKind::kScratch}) {
+        ParamKind::kState, ParamKind::kAsync, ParamKind::kScratch, ParamKind::kScratchAlloc}) {
     if (name == ParamKindName(kind)) return kind;
   }
   return std::nullopt;

@@ -12,8 +12,9 @@ namespace jaxcc::argspec {
 /// function takes from XLA beyond buffers and attributes (decision 94): its thread pool
 /// (`jaxcc::ThreadPool&`), per-call-site state (`jaxcc::State<T>&`), asynchronous execution
 /// (`jaxcc::Async`); the generated handler asks XLA only for these.
-/// kScratch (`jaxcc::Scratch`) is a hidden extra result buffer sized at trace time.
-enum class ParamKind { kArg, kRet, kStream, kAttr, kPool, kState, kAsync, kScratch };
+/// kScratch (`jaxcc::Scratch`) is a hidden extra result buffer sized at trace time;
+/// kScratchAlloc (`jaxcc::ScratchAllocator&`) allocates while the call runs (decision 105).
+enum class ParamKind { kArg, kRet, kStream, kAttr, kPool, kState, kAsync, kScratch, kScratchAlloc };
 
 /// Scalar attribute types that XLA FFI can deliver. Float16/BFloat16 travel as raw uint16 bits.
 enum class AttrType {
@@ -64,8 +65,9 @@ struct FunctionSpec {
   bool has_state() const { return CountOf(ParamKind::kState) > 0; }
   bool is_async() const { return CountOf(ParamKind::kAsync) > 0; }
   bool has_scratch() const { return CountOf(ParamKind::kScratch) > 0; }
-  /// Needs the bridge's CallContext (pool or state).
-  bool has_context() const { return has_pool() || has_state(); }
+  bool has_scratch_alloc() const { return CountOf(ParamKind::kScratchAlloc) > 0; }
+  /// Needs the bridge's CallContext (pool, state or scratch allocator).
+  bool has_context() const { return has_pool() || has_state() || has_scratch_alloc(); }
 };
 
 /// Spelling helpers shared by the parser, the code generator and the Python layer.

@@ -190,5 +190,31 @@ TEST(CodegenGolden, ScratchIsTheHiddenLastResultAndKeepsTheGraphTrait) {
   EXPECT_NE(unit.find("::jaxcc::Scratch{rets[1].data_ptr(), rets[1].nbytes()}"), std::string::npos);
 }
 
+// Run-time scratch asks XLA's allocator, which command buffers forbid: the CUDA handler drops
+// the graph trait (decision 105); the CPU one allocates host memory.
+TEST(CodegenGolden, ScratchAllocatorDropsTheGraphTrait) {
+  FunctionSpec spec = ScaleBy();
+  spec.params.insert(spec.params.begin() + 2, {ParamKind::kScratchAlloc, "alloc", {}});
+  WrapperOptions options;
+  options.platform = "cuda";
+  std::string wrapper = GenerateFfiWrapper({spec}, options);
+  EXPECT_NE(wrapper.find("kAttrs_scale_by, true, 0, false, nullptr, false, "
+                         "::jaxcc::detail::FrameScratch::kDevice}"),
+            std::string::npos)
+      << wrapper;
+  EXPECT_EQ(wrapper.find("COMMAND_BUFFER_COMPATIBLE"), std::string::npos);
+  // The same function without the allocator keeps the trait.
+  EXPECT_NE(GenerateFfiWrapper({ScaleBy()}, options).find("COMMAND_BUFFER_COMPATIBLE"),
+            std::string::npos);
+  options.platform = "cpu";
+  EXPECT_NE(GenerateFfiWrapper({spec}, options).find("::jaxcc::detail::FrameScratch::kHost}"),
+            std::string::npos);
+  std::string unit = GenerateKernelUnit("<g>", "", {spec});
+  EXPECT_NE(unit.find("::scale_by(args[0], rets[0], *context.allocator, attr0_scale_factor"),
+            std::string::npos)
+      << unit;
+  EXPECT_NE(unit.find("call_context.h"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace jaxcc::codegen

@@ -101,18 +101,25 @@ std::string GenerateHandler(const FunctionSpec& spec, const WrapperOptions& opti
     text += "constexpr ::jaxcc::detail::FrameStateType kState_" + f + " = {&jaxcc_state_type_" + f +
             ", &kStateInfo_" + f + "};\n";
   }
-  text +=
-      "constexpr ::jaxcc::detail::FrameSpec kSpec_" + f + " = {" + CStringLiteral(f) + ", " +
-      Count(args.size()) + ", " + Count(rets.size()) + ", " + Count(attrs.size()) + ", " +
-      (args.empty() ? "nullptr" : "kArgs_" + f) + ", " + (rets.empty() ? "nullptr" : "kRets_" + f) +
-      ", " + (attrs.empty() ? "nullptr" : "kAttrs_" + f) + ", " + (bind_stream ? "true" : "false") +
-      ", " +
-      (cuda && options.allow_cuda_graph ? "XLA_FFI_HANDLER_TRAITS_COMMAND_BUFFER_COMPATIBLE" : "0");
-  // Only a function that takes them asks XLA for its pool, state or Future (decision 94).
-  if (spec.has_pool() || spec.has_state() || spec.is_async()) {
+  text += "constexpr ::jaxcc::detail::FrameSpec kSpec_" + f + " = {" + CStringLiteral(f) + ", " +
+          Count(args.size()) + ", " + Count(rets.size()) + ", " + Count(attrs.size()) + ", " +
+          (args.empty() ? "nullptr" : "kArgs_" + f) + ", " +
+          (rets.empty() ? "nullptr" : "kRets_" + f) + ", " +
+          (attrs.empty() ? "nullptr" : "kAttrs_" + f) + ", " + (bind_stream ? "true" : "false") +
+          ", " +
+          // XLA forbids its allocator in command buffers: run-time scratch costs the trait.
+          (cuda && options.allow_cuda_graph && !spec.has_scratch_alloc()
+               ? "XLA_FFI_HANDLER_TRAITS_COMMAND_BUFFER_COMPATIBLE"
+               : "0");
+  // Only a function that takes them asks XLA for its pool, state, Future or allocator
+  // (decisions 94, 105).
+  if (spec.has_pool() || spec.has_state() || spec.is_async() || spec.has_scratch_alloc()) {
     text += std::string(", ") + (spec.has_pool() ? "true" : "false") + ", " +
             (spec.has_state() ? "&kState_" + f : std::string("nullptr")) + ", " +
             (spec.is_async() ? "true" : "false");
+  }
+  if (spec.has_scratch_alloc()) {
+    text += std::string(", ::jaxcc::detail::FrameScratch::") + (cuda ? "kDevice" : "kHost");
   }
   text += "};\n}  // namespace\n\n";
 

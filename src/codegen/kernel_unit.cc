@@ -45,6 +45,9 @@ std::string BridgeCall(const FunctionSpec& spec) {
       case ParamKind::kAsync:
         call += "::jaxcc::Async{}";
         break;
+      case ParamKind::kScratchAlloc:
+        call += "*context.allocator";
+        break;
       case ParamKind::kScratch:  // the hidden last result buffer
         call += "::jaxcc::Scratch{rets[" + std::to_string(spec.num_rets()) + "].data_ptr(), rets[" +
                 std::to_string(spec.num_rets()) + "].nbytes()}";

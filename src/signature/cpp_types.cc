@@ -178,6 +178,12 @@ std::optional<CppParamClass> ClassifyContext(const ParsedParam& p) {
     }
     return CppParamClass{CppRole::kScratch, std::nullopt, ""};
   }
+  if (IsJaxccName(core, "ScratchAllocator")) {
+    if (p.pointer_depth > 0 || p.ref != RefKind::kLValue || p.is_const) {
+      return Unsupported("take the allocator by reference: `jaxcc::ScratchAllocator& alloc`");
+    }
+    return CppParamClass{CppRole::kScratchAlloc, std::nullopt, ""};
+  }
   return std::nullopt;
 }
 
@@ -250,7 +256,8 @@ CppParamClass ClassifyParam(const ParsedParam& p) {
   return {CppRole::kUnknown, std::nullopt,
           "jaxcc does not know the type `" + core +
               "`: it maps `jaxcc::Tensor` (const: input, non-const: output), `cudaStream_t`, "
-              "`jaxcc::ThreadPool&`, `jaxcc::State<T>&`, `jaxcc::Async`, `jaxcc::Scratch` and the "
+              "`jaxcc::ThreadPool&`, `jaxcc::State<T>&`, `jaxcc::Async`, `jaxcc::Scratch`, "
+              "`jaxcc::ScratchAllocator&` and the "
               "scalars bool, "
               "int8_t..int64_t, uint8_t..uint64_t, float and double"};
 }

@@ -18,6 +18,7 @@ enum class CppRole {
   kState,         ///< `jaxcc::State<T>&`: per-call-site state
   kAsync,         ///< `jaxcc::Async`: the function runs asynchronously (CPU)
   kScratch,       ///< `jaxcc::Scratch`: workspace for the call (a hidden result buffer)
+  kScratchAlloc,  ///< `jaxcc::ScratchAllocator&`: allocates while the call runs
   kUnknown,       ///< a named type jaxcc does not know (a typedef, a class): maybe fine
   kUnsupported,   ///< certainly not passable (pointer, `__half`, variadic, ...)
 };

@@ -33,6 +33,8 @@ std::string Describe(const ParsedParam& p, const CppParamClass& c) {
       return "the asynchronous tag (`async`)";
     case CppRole::kScratch:
       return "the call's workspace (`scratch`)";
+    case CppRole::kScratchAlloc:
+      return "the run-time scratch allocator (`scratch_alloc`)";
     case CppRole::kScalar:
       return std::string("a scalar (`attr.") + (p.name.empty() ? "<name>" : p.name) + ":" +
              AttrTypeName(*c.scalar) + "`)";
@@ -109,6 +111,9 @@ class Checker {
       case ParamKind::kScratch:
         if (c.role == CppRole::kScratch || trusted) break;
         return Mismatch(i, p, c, "; the workspace is a `jaxcc::Scratch`");
+      case ParamKind::kScratchAlloc:
+        if (c.role == CppRole::kScratchAlloc || trusted) break;
+        return Mismatch(i, p, c, "; the allocator is a `jaxcc::ScratchAllocator&`");
     }
     param->name = p.name;
     return OkStatus();

@@ -71,6 +71,8 @@ std::optional<ParamKind> ContextKind(CppRole role) {
       return ParamKind::kAsync;
     case CppRole::kScratch:
       return ParamKind::kScratch;
+    case CppRole::kScratchAlloc:
+      return ParamKind::kScratchAlloc;
     default:
       return std::nullopt;
   }

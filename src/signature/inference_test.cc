@@ -147,7 +147,8 @@ TEST(InferSpecTest, UnknownTypedefIsAnErrorNeverDropped) {
             "<module>:1:19: error: parameter `scale` of `f` has type `real_t`, which jaxcc "
             "cannot pass: jaxcc does not know the type `real_t`: it maps `jaxcc::Tensor` (const: "
             "input, non-const: output), `cudaStream_t`, `jaxcc::ThreadPool&`, `jaxcc::State<T>&`, "
-            "`jaxcc::Async`, `jaxcc::Scratch` and the scalars bool, int8_t..int64_t, "
+            "`jaxcc::Async`, `jaxcc::Scratch`, `jaxcc::ScratchAllocator&` and the scalars bool, "
+            "int8_t..int64_t, "
             "uint8_t..uint64_t, float and double; if `real_t` is an alias of one of them, spell "
             "the type out or give the tokens explicitly\n"
             "void f(Tensor& y, real_t scale);\n"
@@ -260,6 +261,22 @@ TEST(InferSpecTest, PoolStateAndAsyncMisusesAreCaretErrors) {
   EXPECT_NE(
       ErrorOf("void f(Tensor& y, jaxcc::ThreadPool& p, jaxcc::Async a);").find("takes both `pool`"),
       std::string::npos);
+}
+
+TEST(InferSpecTest, ScratchAllocatorParameterBecomesItsToken) {
+  EXPECT_EQ(
+      Tokens("void f(const Tensor& x, Tensor& y, jaxcc::ScratchAllocator& alloc, int64_t n);"),
+      (Strings{"arg", "ret", "scratch_alloc", "attr.n:int64"}));
+  EXPECT_EQ(Tokens("void f(Tensor& y, BE::ScratchAllocator& a);"),
+            (Strings{"ret", "scratch_alloc"}));
+  EXPECT_NE(ErrorOf("void f(Tensor& y, jaxcc::ScratchAllocator a);")
+                .find("take the allocator by reference: `jaxcc::ScratchAllocator& alloc`"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("void f(Tensor& y, const jaxcc::ScratchAllocator& a);").find("by reference"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf("void f(Tensor& y, jaxcc::ScratchAllocator& a, jaxcc::Async s);")
+                .find("takes both `scratch_alloc`"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // What a generated handler hands the bridge beyond buffers and attributes: the call's thread
-// pool and per-call-site state. Standard C++ only: both the kernel unit (which must see no XLA
-// header) and the wrapper unit include it.
+// pool, per-call-site state and run-time scratch allocator. Standard C++ only: both the kernel unit
+// (which must see no XLA header) and the wrapper unit include it.
 #pragma once
 
 #include <cstddef>
@@ -10,6 +10,7 @@
 
 #include "jaxcc/async.h"
 #include "jaxcc/parallel.h"
+#include "jaxcc/scratch.h"
 #include "jaxcc/state.h"
 
 namespace jaxcc::detail {
@@ -17,6 +18,7 @@ namespace jaxcc::detail {
 struct CallContext {
   ThreadPool* pool = nullptr;  ///< XLA's intra-op pool (functions with a `jaxcc::ThreadPool&`)
   void* state = nullptr;       ///< the call site's State<T> (functions with a `jaxcc::State<T>&`)
+  ScratchAllocator* allocator = nullptr;  ///< run-time scratch (a `jaxcc::ScratchAllocator&`)
 };
 
 /// Binds the context's state to the function's `jaxcc::State<T>&` parameter: T is deduced from

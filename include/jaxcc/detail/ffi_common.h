@@ -15,6 +15,7 @@
 #include "jaxcc/check.h"
 #include "jaxcc/dtype.h"
 #include "jaxcc/limits.h"
+#include "jaxcc/scratch.h"
 
 namespace jaxcc::detail {
 
@@ -144,7 +145,7 @@ struct ExceptionReport {
 /// only inside `catch (...)`:
 ///   jaxcc::CheckError, jaxcc::DTypeError, std::invalid_argument, std::out_of_range,
 ///   std::domain_error                       → 3 INVALID_ARGUMENT (the caller's inputs are wrong)
-///   std::bad_alloc                          → 8 RESOURCE_EXHAUSTED
+///   std::bad_alloc, jaxcc::ScratchError     → 8 RESOURCE_EXHAUSTED
 ///   jaxcc::CudaError, any other std::exception → 13 INTERNAL
 ///   anything else                           → 2 UNKNOWN ("non-standard C++ exception")
 /// Never throws: outside a handler it reports 13 INTERNAL.
@@ -170,6 +171,8 @@ inline ExceptionReport ReportCurrentException(const char* function_name) noexcep
       return {kInvalidArgument, prefix + e.what()};
     } catch (const std::bad_alloc& e) {
       return {kResourceExhausted, prefix + "out of host memory (" + e.what() + ")"};
+    } catch (const ScratchError& e) {
+      return {kResourceExhausted, prefix + e.what()};
     } catch (const std::exception& e) {
       // jaxcc::CudaError and everything else: a failure of the kernel, not of its inputs.
       return {kInternal, prefix + e.what()};

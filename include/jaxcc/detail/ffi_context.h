@@ -4,10 +4,13 @@
 // ffi_frame.h); the kernel unit sees the standard-C++ interfaces of call_context.h.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <mutex>
+#include <new>
 #include <string>
+#include <vector>
 
 #include "jaxcc/detail/call_context.h"
 #include "jaxcc/detail/ffi_common.h"
@@ -64,6 +67,94 @@ class XlaThreadPool final : public ThreadPool {
   const XLA_FFI_Api* api_;
   XLA_FFI_ExecutionContext* ctx_;
   mutable int64_t threads_ = 0;
+};
+
+/// Where a function's run-time scratch (`jaxcc::ScratchAllocator&`) comes from (decision 105).
+enum class FrameScratch : unsigned char {
+  kNone,    ///< the function takes no allocator
+  kHost,    ///< CPU: aligned host memory (XLA:CPU lends no device allocator)
+  kDevice,  ///< CUDA: XLA_FFI_DeviceMemory_Allocate on the call's device
+};
+
+/// The copy of XLA's error message, then the error destroyed.
+inline std::string TakeFrameErrorMessage(const XLA_FFI_Api* api, XLA_FFI_Error* error) {
+  XLA_FFI_Error_GetMessage_Args args;
+  args.struct_size = XLA_FFI_Error_GetMessage_Args_STRUCT_SIZE;
+  args.extension_start = nullptr;
+  args.error = error;
+  args.message = nullptr;
+  api->XLA_FFI_Error_GetMessage(&args);
+  std::string message = args.message != nullptr ? args.message : "";
+  DestroyFrameError(api, error);
+  return message;
+}
+
+/// jaxcc::ScratchAllocator of one call: every block is freed when the handler's call returns
+/// (this object's destructor), as XLA's own ffi::ScratchAllocator does. Device memory freed then
+/// may be reused by XLA's later work on the same stream, which runs after the kernel's.
+class FrameScratchAllocator final : public ScratchAllocator {
+ public:
+  FrameScratchAllocator(const XLA_FFI_Api* api, XLA_FFI_ExecutionContext* ctx,
+                        FrameScratch where) noexcept
+      : api_(api), ctx_(ctx), where_(where) {}
+  FrameScratchAllocator(const FrameScratchAllocator&) = delete;
+  FrameScratchAllocator& operator=(const FrameScratchAllocator&) = delete;
+
+  ~FrameScratchAllocator() {
+    for (const Block& block : blocks_) {
+      if (where_ == FrameScratch::kHost) {
+        ::operator delete (block.data, std::align_val_t{block.alignment});
+        continue;
+      }
+      XLA_FFI_DeviceMemory_Free_Args args;
+      args.struct_size = XLA_FFI_DeviceMemory_Free_Args_STRUCT_SIZE;
+      args.extension_start = nullptr;
+      args.ctx = ctx_;
+      args.size = block.bytes;
+      args.data = block.data;
+      // A failed free leaves XLA's allocator as it was; the call's result stands.
+      if (XLA_FFI_Error* error = api_->XLA_FFI_DeviceMemory_Free(&args)) {
+        DestroyFrameError(api_, error);
+      }
+    }
+  }
+
+ private:
+  struct Block {
+    void* data;
+    std::size_t bytes;
+    std::size_t alignment;
+  };
+
+  void* allocate_bytes(std::size_t bytes, std::size_t alignment, std::string* why) override {
+    blocks_.reserve(blocks_.size() + 1);  // so that recording the block below cannot throw
+    void* data = nullptr;
+    if (where_ == FrameScratch::kHost) {
+      data = ::operator new (bytes, std::align_val_t{alignment}, std::nothrow);
+      if (data == nullptr) *why = "out of host memory";
+    } else {
+      XLA_FFI_DeviceMemory_Allocate_Args args;
+      args.struct_size = XLA_FFI_DeviceMemory_Allocate_Args_STRUCT_SIZE;
+      args.extension_start = nullptr;
+      args.ctx = ctx_;
+      args.size = bytes;
+      args.alignment = alignment;
+      args.data = nullptr;
+      if (XLA_FFI_Error* error = api_->XLA_FFI_DeviceMemory_Allocate(&args)) {
+        *why = "XLA's allocator: " + TakeFrameErrorMessage(api_, error);
+        return nullptr;
+      }
+      data = args.data;
+      if (data == nullptr) *why = "XLA's allocator returned no memory";
+    }
+    if (data != nullptr) blocks_.push_back(Block{data, bytes, alignment});
+    return data;
+  }
+
+  const XLA_FFI_Api* api_;
+  XLA_FFI_ExecutionContext* ctx_;
+  FrameScratch where_;
+  std::vector<Block> blocks_;
 };
 
 /// What the wrapper knows of one function's state type: the XLA type id (registered once per

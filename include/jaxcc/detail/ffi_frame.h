@@ -43,9 +43,10 @@ struct FrameSpec {
   XLA_FFI_Handler_Traits traits;
   // What the function takes beyond buffers and attributes (its jaxcc::ThreadPool&,
   // jaxcc::State<T>&, jaxcc::Async parameters); the handler asks XLA only for these.
-  bool pool = false;                      ///< XLA's intra-op thread pool
-  const FrameStateType* state = nullptr;  ///< per-call-site state, built at instantiate
-  bool async = false;                     ///< run on the pool, return an FFI Future
+  bool pool = false;                                 ///< XLA's intra-op thread pool
+  const FrameStateType* state = nullptr;             ///< per-call-site state, built at instantiate
+  bool async = false;                                ///< run on the pool, return an FFI Future
+  FrameScratch scratch_alloc = FrameScratch::kNone;  ///< run-time scratch (ScratchAllocator&)
 };
 
 /// Room for N tensors that the handler builds in place from the frame's buffers. A plain
@@ -380,6 +381,12 @@ JAXCC_BRIDGE_HOT_INLINE XLA_FFI_Error* HandleFrame(XLA_FFI_CallFrame* frame, con
       TensorFromFrameBuffer(frame->rets.rets[i], spec.ret_names[i], &call.rets[i]);
     }
     if (spec.async) return StartAsyncFrame(frame, spec, call, body);
+    if (spec.scratch_alloc != FrameScratch::kNone) {
+      FrameScratchAllocator allocator(frame->api, frame->ctx, spec.scratch_alloc);
+      call.context.allocator = &allocator;
+      body(call);
+      return nullptr;  // the allocator frees its blocks here, after the function returned
+    }
     body(call);
     return nullptr;
   } catch (...) {
