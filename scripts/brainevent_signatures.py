@@ -84,8 +84,10 @@ def main() -> int:
                 print(f"DIFF {path.relative_to(root)}: jaxcc {ours} brainevent {theirs}")
         if args.verbose:
             print(f"ok   {path.relative_to(root)}: {len(specs)} functions")
-    print(f"{ok} of {len(files)} files, {functions} functions, {seconds:.3f} s "
-          f"(jaxcc {jaxcc.__version__}, {os.path.basename(sys.executable)})")
+    print(
+        f"{ok} of {len(files)} files, {functions} functions, {seconds:.3f} s "
+        f"(jaxcc {jaxcc.__version__}, {os.path.basename(sys.executable)})"
+    )
     if reference is not None:
         print(f"{ok - mismatches} of {ok} files read as brainevent reads them")
     return 0 if ok == len(files) and mismatches == 0 else 1
