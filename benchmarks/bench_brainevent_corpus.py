@@ -43,6 +43,7 @@ PROBE = textwrap.dedent(
     side, cache, archs, jobs, files = sys.argv[2], sys.argv[3], json.loads(sys.argv[4]), \\
         int(sys.argv[5]), json.loads(sys.argv[6])
     breakdown = len(sys.argv) > 7 and sys.argv[7] == "1"
+    preload = len(sys.argv) > 8 and sys.argv[8] == "1"
     root = corpus.brainevent_dir()
     include = str(root / "include")
     if side == "jaxcc":
@@ -83,20 +84,34 @@ PROBE = textwrap.dedent(
         timed(_discovery, "build_environment", "py: build environment")
         timed(_core, "load_module", "core (total)")
         timed(_registry, "register_target", "py: register with jax")
+    preload_s = 0.0
+    if preload:
+        # What a JAX GPU process has already mapped (jaxlib's CUDA plugin loads cuBLAS): the
+        # loader then resolves a module's NEEDED libcublas.so.13 by SONAME, without a new load.
+        import ctypes
+        t = time.perf_counter()
+        for lib in corpus.cublas_libraries():
+            ctypes.CDLL(lib)
+        preload_s = time.perf_counter() - t
+    per_module = {}
     t0 = time.perf_counter()
     if jobs > 1:
         with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
             list(pool.map(lambda a: load(a[0], name=a[1], **a[2]), jobs_args))
     else:
         for path, name, kwargs in jobs_args:
+            t = time.perf_counter()
             load(path, name=name, **kwargs)
+            per_module[str(path.relative_to(root))] = time.perf_counter() - t
     total = time.perf_counter() - t0
-    print(json.dumps({"seconds": total, "stages": stages}))
+    cublas = [rel for rel in files if corpus.links_cublas(rel)]
+    print(json.dumps({"seconds": total, "stages": stages, "per_module": per_module,
+                      "cublas": cublas, "preload_s": preload_s}))
     """
 )
 
 
-def probe(python, side, cache, archs, jobs, files, breakdown=False):
+def probe(python, side, cache, archs, jobs, files, breakdown=False, preload=False):
     out = subprocess.run(
         [
             python,
@@ -109,6 +124,7 @@ def probe(python, side, cache, archs, jobs, files, breakdown=False):
             str(jobs),
             json.dumps(files),
             "1" if breakdown else "0",
+            "1" if preload else "0",
         ],
         capture_output=True,
         text=True,
@@ -129,6 +145,7 @@ def main() -> None:
     parser.add_argument("--skip-cold", action="store_true", help="reuse --cache-root's caches")
     parser.add_argument("--cache-root", help="where the two sides' caches live (default: temp)")
     parser.add_argument("--warm-all", help="jaxcc cache filled by scripts/brainevent-corpus.sh")
+    parser.add_argument("--warm-all-only", action="store_true", help="only the --warm-all rows")
     args = parser.parse_args()
 
     sys.path.insert(0, str(ROOT / "scripts"))
@@ -148,6 +165,10 @@ def main() -> None:
     print(f"{len(files)} files, sm {args.arch}, {args.jobs} loads at a time: {', '.join(files)}")
 
     result = {"files": files, "arch": args.arch, "jobs": args.jobs}
+    if args.warm_all_only:
+        result["warm_all"] = warm_all(args, buildable)
+        print(json.dumps(result))
+        return
     if not args.skip_cold:
         cold = {}
         for side in ("jaxcc", "brainevent"):
@@ -167,24 +188,59 @@ def main() -> None:
     print(f"warm jaxcc / brainevent: {ratio:.2f}")
 
     if args.warm_all:
-        runs = [
-            probe(args.python, "jaxcc", args.warm_all, ["8.0", "9.0"], 1, buildable, True)
-            for _ in range(args.rounds)
-        ]
-        totals = sorted(r["seconds"] * 1e3 for r in runs)
-        result["warm_all_ms"] = statistics.median(totals)
-        print(
-            f"warm jaxcc, all {len(buildable)} modules in one process: "
-            f"{result['warm_all_ms']:.2f} ms (median; runs {', '.join(f'{t:.1f}' for t in totals)})"
-        )
-        keys = sorted({k for r in runs for k in r["stages"]})
-        for key in keys:
-            values = [r["stages"].get(key, 0.0) for r in runs]
-            print(f"  {key}: {statistics.median(values) * 1e3:.3f} ms (summed over modules)")
-        result["warm_all_stages"] = {
-            k: statistics.median([r["stages"].get(k, 0.0) for r in runs]) for k in keys
-        }
+        result["warm_all"] = warm_all(args, buildable)
     print(json.dumps(result))
+
+
+def warm_all(args, buildable) -> dict:
+    """All buildable modules warm in one fresh process, three ways, interleaved round by round:
+    as is, with cuBLAS already mapped (a JAX GPU process), and with the stage split."""
+    runs = {"as is": [], "cuBLAS preloaded": []}
+    for _ in range(args.rounds):
+        for label, preload in (("as is", False), ("cuBLAS preloaded", True)):
+            runs[label].append(
+                probe(args.python, "jaxcc", args.warm_all, ["8.0", "9.0"], 1, buildable, True,
+                      preload)
+            )
+    out = {}
+    n = len(buildable)
+    for label, rs in runs.items():
+        totals = sorted(r["seconds"] * 1e3 for r in rs)
+        without = [
+            sum(v for k, v in r["per_module"].items() if k not in r["cublas"]) * 1e3 for r in rs
+        ]
+        cublas_ms = [
+            sum(v for k, v in r["per_module"].items() if k in r["cublas"]) * 1e3 for r in rs
+        ]
+        dlopen = [r["stages"].get("core: dlopen + dlsym", 0.0) * 1e3 for r in rs]
+        own = [t - d for t, d in zip((r["seconds"] * 1e3 for r in rs), dlopen)]
+        entry = {
+            "total_ms": statistics.median(totals),
+            "runs_ms": totals,
+            "without_cublas_modules_ms": statistics.median(without),
+            "cublas_modules_ms": statistics.median(cublas_ms),
+            "dlopen_ms": statistics.median(dlopen),
+            "jaxcc_own_ms": statistics.median(own),
+            "preload_ms": statistics.median(r["preload_s"] * 1e3 for r in rs),
+            "stages_ms": {
+                k: statistics.median(r["stages"].get(k, 0.0) * 1e3 for r in rs)
+                for k in sorted({k for r in rs for k in r["stages"]})
+            },
+        }
+        out[label] = entry
+        ncu = len(rs[0]["cublas"])
+        print(
+            f"warm jaxcc, all {n} modules in one process, {label}: {entry['total_ms']:.1f} ms "
+            f"(median; runs {', '.join(f'{t:.1f}' for t in totals)})\n"
+            f"  without the {ncu} cuBLAS-linked modules: {entry['without_cublas_modules_ms']:.1f} "
+            f"ms; those {ncu}: {entry['cublas_modules_ms']:.1f} ms"
+            + (f"; the preload itself {entry['preload_ms']:.1f} ms" if label != "as is" else "")
+            + f"\n  dlopen + dlsym {entry['dlopen_ms']:.1f} ms, jaxcc's own work "
+            f"{entry['jaxcc_own_ms']:.1f} ms ({entry['jaxcc_own_ms'] * 1e3 / n:.0f} us a module)"
+        )
+        for key, ms in entry["stages_ms"].items():
+            print(f"    {key}: {ms:.3f} ms (summed over modules)")
+    return out
 
 
 if __name__ == "__main__":
