@@ -199,8 +199,9 @@ def warm_all(args, buildable) -> dict:
     for _ in range(args.rounds):
         for label, preload in (("as is", False), ("cuBLAS preloaded", True)):
             runs[label].append(
-                probe(args.python, "jaxcc", args.warm_all, ["8.0", "9.0"], 1, buildable, True,
-                      preload)
+                probe(
+                    args.python, "jaxcc", args.warm_all, ["8.0", "9.0"], 1, buildable, True, preload
+                )
             )
     out = {}
     n = len(buildable)
@@ -213,7 +214,7 @@ def warm_all(args, buildable) -> dict:
             sum(v for k, v in r["per_module"].items() if k in r["cublas"]) * 1e3 for r in rs
         ]
         dlopen = [r["stages"].get("core: dlopen + dlsym", 0.0) * 1e3 for r in rs]
-        own = [t - d for t, d in zip((r["seconds"] * 1e3 for r in rs), dlopen)]
+        own = [r["seconds"] * 1e3 - d for r, d in zip(rs, dlopen, strict=True)]
         entry = {
             "total_ms": statistics.median(totals),
             "runs_ms": totals,
