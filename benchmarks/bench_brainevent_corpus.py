@@ -2,20 +2,25 @@
 
 Run (a Python >= 3.12 with jaxcc and brainevent==0.3.0, e.g. build/venv312/bin/python):
     python benchmarks/bench_brainevent_corpus.py [--files subset|all|PATH...] [--arch 8.0]
-                                                 [--jobs 2] [--rounds 5] [--warm-all CACHE]
+                                                 [--jobs 2] [--rounds 5] [--cold-rounds 3]
+                                                 [--warm-all CACHE [--warm-all-only]]
 
 cold   every file of the set built from an empty cache, `--jobs` loads at a time (threads: both
        loaders release the GIL while their compilers run), for the same architecture, each file
        with the module name, -D flags and cuBLAS link brainevent's own Python uses
        (scripts/brainevent_corpus.py). jaxcc: load_cuda_file; brainevent: its load_cuda_file.
        Both build SASS for the architecture plus its PTX at -O3 (the same -gencode pairs).
-       Each side in a fresh process, after `import jax` and its own import.
+       Each side in a fresh process, after `import jax` and its own import; `--cold-rounds`
+       repeats the pair into new empty caches with the order alternating, median ratio.
 warm   loading every module of the set again in ONE fresh process, sequentially, after
        `import jax` and the tool's import (all cache hits): the total, medians over `--rounds`
        processes with the two sides interleaved. `--warm-all CACHE` also times jaxcc loading all
        60 buildable files from a cache the full corpus script filled
        (scripts/brainevent-corpus.sh, both architectures), with where the time goes: the Python
-       stages and the core's (jaxcc._core.last_load_trace()), summed over the modules.
+       stages and the core's (jaxcc._core.last_load_trace()), summed over the modules; dlopen
+       against jaxcc's own work; the total without the cuBLAS-linked module; and all of it again
+       in processes that loaded cuBLAS first, as JAX's CUDA plugin has in a GPU process (the
+       module's NEEDED libcublas.so.13 then resolves by SONAME to the loaded one; decision 107).
 
 Without a GPU nothing is called; the targets register for platform CUDA all the same.
 """
@@ -142,6 +147,7 @@ def main() -> None:
     parser.add_argument("--arch", default="8.0")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--cold-rounds", type=int, default=1, help="cold builds, sides alternating")
     parser.add_argument("--skip-cold", action="store_true", help="reuse --cache-root's caches")
     parser.add_argument("--cache-root", help="where the two sides' caches live (default: temp)")
     parser.add_argument("--warm-all", help="jaxcc cache filled by scripts/brainevent-corpus.sh")
@@ -170,12 +176,28 @@ def main() -> None:
         print(json.dumps(result))
         return
     if not args.skip_cold:
-        cold = {}
-        for side in ("jaxcc", "brainevent"):
-            cold[side] = probe(args.python, side, caches[side], archs, args.jobs, files)["seconds"]
-            print(f"cold {side}: {cold[side]:.1f} s", flush=True)
-        result["cold_s"] = cold
-        print(f"cold jaxcc / brainevent: {cold['jaxcc'] / cold['brainevent']:.2f}")
+        # Round r builds into empty caches of its own, the sides in alternating order (a load
+        # change during a round weighs on both sides alike over the rounds); the last round's
+        # caches are the warm rows'.
+        cold = {"jaxcc": [], "brainevent": []}
+        ratios = []
+        for r in range(args.cold_rounds):
+            order = ("jaxcc", "brainevent") if r % 2 == 0 else ("brainevent", "jaxcc")
+            seconds = {}
+            for side in order:
+                where = str(cache_root / f"cold{r}" / side)
+                caches[side] = where
+                seconds[side] = probe(args.python, side, where, archs, args.jobs, files)["seconds"]
+                cold[side].append(seconds[side])
+            ratios.append(seconds["jaxcc"] / seconds["brainevent"])
+            print(
+                f"cold round {r + 1}: jaxcc {seconds['jaxcc']:.1f} s, brainevent "
+                f"{seconds['brainevent']:.1f} s, ratio {ratios[-1]:.2f}",
+                flush=True,
+            )
+        result["cold_s"] = {side: statistics.median(v) for side, v in cold.items()}
+        result["cold_ratios"] = ratios
+        print(f"cold jaxcc / brainevent: {statistics.median(ratios):.2f} (median of rounds)")
 
     warm = {"jaxcc": [], "brainevent": []}
     for _ in range(args.rounds):
