@@ -104,10 +104,10 @@ PROBE = textwrap.dedent(
         with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
             list(pool.map(lambda a: load(a[0], name=a[1], **a[2]), jobs_args))
     else:
-        for path, name, kwargs in jobs_args:
+        for rel, (path, name, kwargs) in zip(files, jobs_args):
             t = time.perf_counter()
             load(path, name=name, **kwargs)
-            per_module[str(path.relative_to(root))] = time.perf_counter() - t
+            per_module[rel] = time.perf_counter() - t
     total = time.perf_counter() - t0
     cublas = [rel for rel in files if corpus.links_cublas(rel)]
     print(json.dumps({"seconds": total, "stages": stages, "per_module": per_module,
@@ -229,9 +229,8 @@ def warm_all(args, buildable) -> dict:
     n = len(buildable)
     for label, rs in runs.items():
         totals = sorted(r["seconds"] * 1e3 for r in rs)
-        without = [
-            sum(v for k, v in r["per_module"].items() if k not in r["cublas"]) * 1e3 for r in rs
-        ]
+        # The whole process's total less the cuBLAS modules' own loads.
+        without = [(r["seconds"] - sum(r["per_module"][k] for k in r["cublas"])) * 1e3 for r in rs]
         cublas_ms = [
             sum(v for k, v in r["per_module"].items() if k in r["cublas"]) * 1e3 for r in rs
         ]
