@@ -30,6 +30,7 @@ def ninja_search_dirs() -> list[str]:
 
 # (sys.path, the imported `nvidia` package), the folders watched and their mtimes, the answer.
 _nvcc_memo: tuple | None = None
+_nvcc_asked = False  # the first look-up in a process is not kept
 _WHEEL_SUBDIRS = ("cuda_nvcc", "cu13", "cu12")
 
 
@@ -68,7 +69,12 @@ def nvcc_wheel_dirs() -> list[str]:
     Asked on every CUDA load (the warm fingerprint covers them). importlib's look-up costs about
     55 us, a tenth of jaxcc's own work in a warm CUDA load, so the answer is kept while sys.path,
     the imported package and the watched folders' mtimes stay the same (decision 107)."""
-    global _nvcc_memo
+    global _nvcc_memo, _nvcc_asked
+    if not _nvcc_asked:
+        # Setting the memo up costs about 40 us more than one look-up: a process that loads a
+        # single CUDA module does not pay it.
+        _nvcc_asked = True
+        return _find_nvcc_wheel_dirs()
     key = (tuple(p for p in sys.path if isinstance(p, str)), id(sys.modules.get("nvidia")))
     memo = _nvcc_memo
     if memo is not None and memo[0] == key and _mtimes(memo[1]) == memo[2]:
