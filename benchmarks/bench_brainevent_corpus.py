@@ -2,20 +2,25 @@
 
 Run (a Python >= 3.12 with jaxcc and brainevent==0.3.0, e.g. build/venv312/bin/python):
     python benchmarks/bench_brainevent_corpus.py [--files subset|all|PATH...] [--arch 8.0]
-                                                 [--jobs 2] [--rounds 5] [--warm-all CACHE]
+                                                 [--jobs 2] [--rounds 5] [--cold-rounds 3]
+                                                 [--warm-all CACHE [--warm-all-only]]
 
 cold   every file of the set built from an empty cache, `--jobs` loads at a time (threads: both
        loaders release the GIL while their compilers run), for the same architecture, each file
        with the module name, -D flags and cuBLAS link brainevent's own Python uses
        (scripts/brainevent_corpus.py). jaxcc: load_cuda_file; brainevent: its load_cuda_file.
        Both build SASS for the architecture plus its PTX at -O3 (the same -gencode pairs).
-       Each side in a fresh process, after `import jax` and its own import.
+       Each side in a fresh process, after `import jax` and its own import; `--cold-rounds`
+       repeats the pair into new empty caches with the order alternating, median ratio.
 warm   loading every module of the set again in ONE fresh process, sequentially, after
        `import jax` and the tool's import (all cache hits): the total, medians over `--rounds`
        processes with the two sides interleaved. `--warm-all CACHE` also times jaxcc loading all
        60 buildable files from a cache the full corpus script filled
        (scripts/brainevent-corpus.sh, both architectures), with where the time goes: the Python
-       stages and the core's (jaxcc._core.last_load_trace()), summed over the modules.
+       stages and the core's (jaxcc._core.last_load_trace()), summed over the modules; dlopen
+       against jaxcc's own work; the total without the cuBLAS-linked module; and all of it again
+       in processes that loaded cuBLAS first, as JAX's CUDA plugin has in a GPU process (the
+       module's NEEDED libcublas.so.13 then resolves by SONAME to the loaded one; decision 107).
 
 Without a GPU nothing is called; the targets register for platform CUDA all the same.
 """
@@ -43,6 +48,7 @@ PROBE = textwrap.dedent(
     side, cache, archs, jobs, files = sys.argv[2], sys.argv[3], json.loads(sys.argv[4]), \\
         int(sys.argv[5]), json.loads(sys.argv[6])
     breakdown = len(sys.argv) > 7 and sys.argv[7] == "1"
+    preload = len(sys.argv) > 8 and sys.argv[8] == "1"
     root = corpus.brainevent_dir()
     include = str(root / "include")
     if side == "jaxcc":
@@ -83,20 +89,34 @@ PROBE = textwrap.dedent(
         timed(_discovery, "build_environment", "py: build environment")
         timed(_core, "load_module", "core (total)")
         timed(_registry, "register_target", "py: register with jax")
+    preload_s = 0.0
+    if preload:
+        # What a JAX GPU process has already mapped (jaxlib's CUDA plugin loads cuBLAS): the
+        # loader then resolves a module's NEEDED libcublas.so.13 by SONAME, without a new load.
+        import ctypes
+        t = time.perf_counter()
+        for lib in corpus.cublas_libraries():
+            ctypes.CDLL(lib)
+        preload_s = time.perf_counter() - t
+    per_module = {}
     t0 = time.perf_counter()
     if jobs > 1:
         with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
             list(pool.map(lambda a: load(a[0], name=a[1], **a[2]), jobs_args))
     else:
-        for path, name, kwargs in jobs_args:
+        for rel, (path, name, kwargs) in zip(files, jobs_args):
+            t = time.perf_counter()
             load(path, name=name, **kwargs)
+            per_module[rel] = time.perf_counter() - t
     total = time.perf_counter() - t0
-    print(json.dumps({"seconds": total, "stages": stages}))
+    cublas = [rel for rel in files if corpus.links_cublas(rel)]
+    print(json.dumps({"seconds": total, "stages": stages, "per_module": per_module,
+                      "cublas": cublas, "preload_s": preload_s}))
     """
 )
 
 
-def probe(python, side, cache, archs, jobs, files, breakdown=False):
+def probe(python, side, cache, archs, jobs, files, breakdown=False, preload=False):
     out = subprocess.run(
         [
             python,
@@ -109,6 +129,7 @@ def probe(python, side, cache, archs, jobs, files, breakdown=False):
             str(jobs),
             json.dumps(files),
             "1" if breakdown else "0",
+            "1" if preload else "0",
         ],
         capture_output=True,
         text=True,
@@ -126,9 +147,11 @@ def main() -> None:
     parser.add_argument("--arch", default="8.0")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--cold-rounds", type=int, default=1, help="cold builds, sides alternating")
     parser.add_argument("--skip-cold", action="store_true", help="reuse --cache-root's caches")
     parser.add_argument("--cache-root", help="where the two sides' caches live (default: temp)")
     parser.add_argument("--warm-all", help="jaxcc cache filled by scripts/brainevent-corpus.sh")
+    parser.add_argument("--warm-all-only", action="store_true", help="only the --warm-all rows")
     args = parser.parse_args()
 
     sys.path.insert(0, str(ROOT / "scripts"))
@@ -148,13 +171,33 @@ def main() -> None:
     print(f"{len(files)} files, sm {args.arch}, {args.jobs} loads at a time: {', '.join(files)}")
 
     result = {"files": files, "arch": args.arch, "jobs": args.jobs}
+    if args.warm_all_only:
+        result["warm_all"] = warm_all(args, buildable)
+        print(json.dumps(result))
+        return
     if not args.skip_cold:
-        cold = {}
-        for side in ("jaxcc", "brainevent"):
-            cold[side] = probe(args.python, side, caches[side], archs, args.jobs, files)["seconds"]
-            print(f"cold {side}: {cold[side]:.1f} s", flush=True)
-        result["cold_s"] = cold
-        print(f"cold jaxcc / brainevent: {cold['jaxcc'] / cold['brainevent']:.2f}")
+        # Round r builds into empty caches of its own, the sides in alternating order (a load
+        # change during a round weighs on both sides alike over the rounds); the last round's
+        # caches are the warm rows'.
+        cold = {"jaxcc": [], "brainevent": []}
+        ratios = []
+        for r in range(args.cold_rounds):
+            order = ("jaxcc", "brainevent") if r % 2 == 0 else ("brainevent", "jaxcc")
+            seconds = {}
+            for side in order:
+                where = str(cache_root / f"cold{r}" / side)
+                caches[side] = where
+                seconds[side] = probe(args.python, side, where, archs, args.jobs, files)["seconds"]
+                cold[side].append(seconds[side])
+            ratios.append(seconds["jaxcc"] / seconds["brainevent"])
+            print(
+                f"cold round {r + 1}: jaxcc {seconds['jaxcc']:.1f} s, brainevent "
+                f"{seconds['brainevent']:.1f} s, ratio {ratios[-1]:.2f}",
+                flush=True,
+            )
+        result["cold_s"] = {side: statistics.median(v) for side, v in cold.items()}
+        result["cold_ratios"] = ratios
+        print(f"cold jaxcc / brainevent: {statistics.median(ratios):.2f} (median of rounds)")
 
     warm = {"jaxcc": [], "brainevent": []}
     for _ in range(args.rounds):
@@ -167,24 +210,59 @@ def main() -> None:
     print(f"warm jaxcc / brainevent: {ratio:.2f}")
 
     if args.warm_all:
-        runs = [
-            probe(args.python, "jaxcc", args.warm_all, ["8.0", "9.0"], 1, buildable, True)
-            for _ in range(args.rounds)
-        ]
-        totals = sorted(r["seconds"] * 1e3 for r in runs)
-        result["warm_all_ms"] = statistics.median(totals)
-        print(
-            f"warm jaxcc, all {len(buildable)} modules in one process: "
-            f"{result['warm_all_ms']:.2f} ms (median; runs {', '.join(f'{t:.1f}' for t in totals)})"
-        )
-        keys = sorted({k for r in runs for k in r["stages"]})
-        for key in keys:
-            values = [r["stages"].get(key, 0.0) for r in runs]
-            print(f"  {key}: {statistics.median(values) * 1e3:.3f} ms (summed over modules)")
-        result["warm_all_stages"] = {
-            k: statistics.median([r["stages"].get(k, 0.0) for r in runs]) for k in keys
-        }
+        result["warm_all"] = warm_all(args, buildable)
     print(json.dumps(result))
+
+
+def warm_all(args, buildable) -> dict:
+    """All buildable modules warm in one fresh process, three ways, interleaved round by round:
+    as is, with cuBLAS already mapped (a JAX GPU process), and with the stage split."""
+    runs = {"as is": [], "cuBLAS preloaded": []}
+    for _ in range(args.rounds):
+        for label, preload in (("as is", False), ("cuBLAS preloaded", True)):
+            runs[label].append(
+                probe(
+                    args.python, "jaxcc", args.warm_all, ["8.0", "9.0"], 1, buildable, True, preload
+                )
+            )
+    out = {}
+    n = len(buildable)
+    for label, rs in runs.items():
+        totals = sorted(r["seconds"] * 1e3 for r in rs)
+        # The whole process's total less the cuBLAS modules' own loads.
+        without = [(r["seconds"] - sum(r["per_module"][k] for k in r["cublas"])) * 1e3 for r in rs]
+        cublas_ms = [
+            sum(v for k, v in r["per_module"].items() if k in r["cublas"]) * 1e3 for r in rs
+        ]
+        dlopen = [r["stages"].get("core: dlopen + dlsym", 0.0) * 1e3 for r in rs]
+        own = [r["seconds"] * 1e3 - d for r, d in zip(rs, dlopen, strict=True)]
+        entry = {
+            "total_ms": statistics.median(totals),
+            "runs_ms": totals,
+            "without_cublas_modules_ms": statistics.median(without),
+            "cublas_modules_ms": statistics.median(cublas_ms),
+            "dlopen_ms": statistics.median(dlopen),
+            "jaxcc_own_ms": statistics.median(own),
+            "preload_ms": statistics.median(r["preload_s"] * 1e3 for r in rs),
+            "stages_ms": {
+                k: statistics.median(r["stages"].get(k, 0.0) * 1e3 for r in rs)
+                for k in sorted({k for r in rs for k in r["stages"]})
+            },
+        }
+        out[label] = entry
+        ncu = len(rs[0]["cublas"])
+        print(
+            f"warm jaxcc, all {n} modules in one process, {label}: {entry['total_ms']:.1f} ms "
+            f"(median; runs {', '.join(f'{t:.1f}' for t in totals)})\n"
+            f"  without the {ncu} cuBLAS-linked modules: {entry['without_cublas_modules_ms']:.1f} "
+            f"ms; those {ncu}: {entry['cublas_modules_ms']:.1f} ms"
+            + (f"; the preload itself {entry['preload_ms']:.1f} ms" if label != "as is" else "")
+            + f"\n  dlopen + dlsym {entry['dlopen_ms']:.1f} ms, jaxcc's own work "
+            f"{entry['jaxcc_own_ms']:.1f} ms ({entry['jaxcc_own_ms'] * 1e3 / n:.0f} us a module)"
+        )
+        for key, ms in entry["stages_ms"].items():
+            print(f"    {key}: {ms:.3f} ms (summed over modules)")
+    return out
 
 
 if __name__ == "__main__":

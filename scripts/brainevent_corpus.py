@@ -158,17 +158,47 @@ def expected_functions(source: str) -> list[str]:
     return sorted(parse_annotations(source))
 
 
-def cublas_ldflags() -> list[str]:
-    """Link cuBLAS as brainevent does: the shared library by path, found again through an rpath
-    (the CUDA toolkit's copy here; brainevent takes the nvidia-cublas wheel's)."""
+CUBLAS_FILES = ("_dense/binary_dense_cublas.cu",)
+
+
+def links_cublas(rel: str) -> bool:
+    return rel in CUBLAS_FILES
+
+
+def _cublas_dir() -> pathlib.Path | None:
     import jaxcc
 
     nvcc = jaxcc._core.find_nvcc([])  # noqa: SLF001 - the same search a build uses
     home = pathlib.Path(nvcc.path).resolve().parent.parent
     for sub in ("lib64", "lib", "targets/x86_64-linux/lib"):
-        for lib in sorted((home / sub).glob("libcublas.so*")):
-            return [str(lib), f"-Wl,-rpath,{lib.parent}"]
-    return ["-lcublas"]
+        if any((home / sub).glob("libcublas.so*")):
+            return home / sub
+    return None
+
+
+def cublas_ldflags() -> list[str]:
+    """Link cuBLAS as brainevent does: the shared library by path, found again through an rpath
+    (the CUDA toolkit's copy here; brainevent takes the nvidia-cublas wheel's)."""
+    home = _cublas_dir()
+    if home is None:
+        return ["-lcublas"]
+    lib = sorted(home.glob("libcublas.so*"))[0]
+    return [str(lib), f"-Wl,-rpath,{lib.parent}"]
+
+
+def cublas_libraries() -> list[str]:
+    """The cuBLAS a JAX GPU process has mapped before any kernel module loads: the
+    nvidia-cublas wheel's (jaxlib's CUDA plugin loads it) when installed, else the toolkit's."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("nvidia")
+    for base in (spec.submodule_search_locations or []) if spec else []:
+        for sub in ("cu13/lib", "cublas/lib"):
+            lt = pathlib.Path(base, sub, "libcublasLt.so.13")
+            if lt.exists():
+                return [str(lt), str(lt.with_name("libcublas.so.13"))]
+    home = _cublas_dir()
+    return [str(home / "libcublasLt.so.13"), str(home / "libcublas.so.13")] if home else []
 
 
 def load_options(rel: str, archs: list[str], include_dir: str) -> tuple[str, dict]:
@@ -178,7 +208,7 @@ def load_options(rel: str, archs: list[str], include_dir: str) -> tuple[str, dic
         suffix, flags = hybrid_options()
         name = name[:-1] + suffix
         kwargs["extra_cuda_cflags"] = flags
-    if rel == "_dense/binary_dense_cublas.cu":
+    if links_cublas(rel):
         kwargs["extra_ldflags"] = cublas_ldflags()
     if rel.startswith("_tcsr/tile_mm/"):
         # brainevent's caller adds the file's own directory, which jaxcc adds for every file.

@@ -28,8 +28,65 @@ def ninja_search_dirs() -> list[str]:
     return _core.ninja_search_dirs(sys.path, sys.executable)
 
 
+# (sys.path, the imported `nvidia` package), the folders watched and their mtimes, the answer.
+_nvcc_memo: tuple | None = None
+_nvcc_asked = False  # the first look-up in a process is not kept
+_WHEEL_SUBDIRS = ("cuda_nvcc", "cu13", "cu12")
+
+
+def _watched_folders(entries: tuple[str, ...]) -> tuple[str, ...]:
+    """Every sys.path entry, and its nvidia/ and nvidia/<sub>/ folders that exist: pip installing
+    or removing a wheel adds or removes a folder in one of these, which moves its mtime (a
+    folder not there yet appears in its parent, which is watched)."""
+    folders = []
+    for entry in entries:
+        entry = entry or "."
+        folders.append(entry)
+        base = os.path.join(entry, "nvidia")
+        if os.path.isdir(base):
+            folders.append(base)
+            folders.extend(
+                os.path.join(base, sub)
+                for sub in _WHEEL_SUBDIRS
+                if os.path.isdir(os.path.join(base, sub))
+            )
+    return tuple(folders)
+
+
+def _mtimes(folders: tuple[str, ...]) -> tuple:
+    stamps = []
+    for folder in folders:
+        try:
+            stamps.append(os.stat(folder).st_mtime_ns)
+        except OSError:
+            stamps.append(None)
+    return tuple(stamps)
+
+
 def nvcc_wheel_dirs() -> list[str]:
-    """bin directories of pip's NVIDIA CUDA compiler wheels (nvidia-cuda-nvcc-cu12/13)."""
+    """bin directories of pip's NVIDIA CUDA compiler wheels (nvidia-cuda-nvcc-cu12/13).
+
+    Asked on every CUDA load (the warm fingerprint covers them). importlib's look-up costs about
+    55 us, a tenth of jaxcc's own work in a warm CUDA load, so the answer is kept while sys.path,
+    the imported package and the watched folders' mtimes stay the same (decision 107)."""
+    global _nvcc_memo, _nvcc_asked
+    if not _nvcc_asked:
+        # Setting the memo up costs about 40 us more than one look-up: a process that loads a
+        # single CUDA module does not pay it.
+        _nvcc_asked = True
+        return _find_nvcc_wheel_dirs()
+    key = (tuple(p for p in sys.path if isinstance(p, str)), id(sys.modules.get("nvidia")))
+    memo = _nvcc_memo
+    if memo is not None and memo[0] == key and _mtimes(memo[1]) == memo[2]:
+        return list(memo[3])
+    folders = _watched_folders(key[0])
+    stamps = _mtimes(folders)  # before the look-up: a change during it is seen next time
+    dirs = _find_nvcc_wheel_dirs()
+    _nvcc_memo = (key, folders, stamps, tuple(dirs))
+    return dirs
+
+
+def _find_nvcc_wheel_dirs() -> list[str]:
     spec = importlib.util.find_spec("nvidia")
     if spec is None or not spec.submodule_search_locations:
         return []
