@@ -1,5 +1,6 @@
 """The native Numba bridge (cfunc + jaxcc trampoline) and the ctypes callback bridge."""
 
+import gc
 import threading
 
 import jax
@@ -147,3 +148,64 @@ def test_an_eager_call_placed_on_the_gpu_is_a_device_error_naming_the_fix():
     with jax.default_device(cpu):
         total, _ = f(np.asarray(X), np.asarray(W))
     np.testing.assert_allclose(total, np.asarray(X).sum(axis=1))
+
+
+def test_numba_compile_runs_with_the_cyclic_collector_paused_and_restores_it():
+    # Decision 108: collections inside Numba's compile (a full one costs ~0.1 s with JAX loaded)
+    # are what a new kernel paid on top of brainevent. The collector is restored afterwards, also
+    # when the compile fails, and left off when the caller had turned it off.
+    from numba.core import dispatcher
+
+    collections, in_compile = [], []
+    original = dispatcher.Dispatcher.compile
+
+    def compile_watched(self, sig):
+        in_compile.append(True)
+        try:
+            return original(self, sig)
+        finally:
+            in_compile.pop()
+
+    def watch(phase, info):
+        if phase == "start" and in_compile:
+            collections.append(info["generation"])
+
+    def make(scale):
+        @numba.njit
+        def kernel(x, out):
+            for i in range(out.size):
+                out[i] = x[i] * scale
+
+        return kernel
+
+    x = jnp.arange(8, dtype=jnp.float32)
+    spec = jax.ShapeDtypeStruct(x.shape, x.dtype)
+    dispatcher.Dispatcher.compile = compile_watched
+    gc.callbacks.append(watch)
+    try:
+        threshold = gc.get_threshold()
+        gc.set_threshold(50, 2, 2)  # collections so frequent that an unpaused compile has some
+        try:
+            y = jax.jit(jaxcc.numba_kernel(make(1.5), spec))(x)
+        finally:
+            gc.set_threshold(*threshold)
+    finally:
+        gc.callbacks.remove(watch)
+        dispatcher.Dispatcher.compile = original
+    np.testing.assert_allclose(np.asarray(y), np.arange(8) * 1.5)
+    assert collections == []
+    assert gc.isenabled()
+
+    @numba.njit
+    def untypable(x, out):
+        out[0] = x.no_such_attribute
+
+    with pytest.raises(Exception, match="no_such_attribute"):
+        jaxcc.numba_kernel(untypable, spec)(x)
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        jax.jit(jaxcc.numba_kernel(make(2.5), spec))(x).block_until_ready()
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -12,7 +12,9 @@ slower, for comparison and debugging.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import gc
 import os
 import threading
 import time
@@ -75,6 +77,24 @@ def _same_array_type(wanted, given) -> bool:
     )
 
 
+@contextlib.contextmanager
+def _collector_paused():
+    """Numba's compile allocates tens of thousands of short-lived container objects; with the
+    cyclic collector on, they run many young-generation collections, and every tenth of those
+    may start a full collection of the whole heap (JAX's and Numba's modules: ~0.1 s on the
+    2-core machine) inside the compile. Paused, the churn counts as one young collection when it
+    resumes, so a sweep of new kernels triggers far fewer full collections (decision 108).
+    Restored only when this call paused it; callers hold `_lock`, so calls do not interleave."""
+    paused = gc.isenabled()
+    if paused:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
+
+
 def _compile_kernel(kernel, arg_types):
     """(Numba's compile result for these argument types, the types it was compiled for)."""
     if kernel._can_compile:
@@ -116,7 +136,8 @@ def _kernel_native(kernel, arg_types):
             _compiled[key] = (*found, numba.types.none)
             return _compiled[key]
     start = time.perf_counter()
-    result, compiled_for = _compile_kernel(kernel, arg_types)
+    with _collector_paused():
+        result, compiled_for = _compile_kernel(kernel, arg_types)
     symbol = result.fndesc.llvm_func_name
     address = result.library.get_pointer_to_function(symbol)
     if inputs is not None:
@@ -205,7 +226,8 @@ def _shared_entry(arg_types, return_type):
         _shared_entries[key] = stored
         return stored
     start = time.perf_counter()
-    entry = make_entry(arg_types, return_type)
+    with _collector_paused():
+        entry = make_entry(arg_types, return_type)
     if persist:
         _store(name, inputs, entry._library, entry.native_name, time.perf_counter() - start)
     _shared_entries[key] = (entry, entry.address)
