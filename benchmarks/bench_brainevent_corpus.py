@@ -20,7 +20,7 @@ warm   loading every module of the set again in ONE fresh process, sequentially,
        stages and the core's (jaxcc._core.last_load_trace()), summed over the modules; dlopen
        against jaxcc's own work; the total without the cuBLAS-linked module; and all of it again
        in processes that loaded cuBLAS first, as JAX's CUDA plugin has in a GPU process (the
-       module's NEEDED libcublas.so.13 then resolves by SONAME to the loaded one; decision 107).
+       module's NEEDED libcublas.so.13 then resolves by SONAME to the loaded one; decision 106).
 
 Without a GPU nothing is called; the targets register for platform CUDA all the same.
 """

@@ -1,4 +1,4 @@
-"""jaxcc._discovery.nvcc_wheel_dirs keeps its answer between loads (decision 107) but still sees
+"""jaxcc._discovery.nvcc_wheel_dirs keeps its answer between loads (decision 106) but still sees
 a pip nvcc wheel appear or go away under a sys.path entry in the same process."""
 
 from __future__ import annotations

@@ -68,7 +68,7 @@ def nvcc_wheel_dirs() -> list[str]:
 
     Asked on every CUDA load (the warm fingerprint covers them). importlib's look-up costs about
     55 us, a tenth of jaxcc's own work in a warm CUDA load, so the answer is kept while sys.path,
-    the imported package and the watched folders' mtimes stay the same (decision 107)."""
+    the imported package and the watched folders' mtimes stay the same (decision 106)."""
     global _nvcc_memo, _nvcc_asked
     if not _nvcc_asked:
         # Setting the memo up costs about 40 us more than one look-up: a process that loads a

@@ -151,7 +151,7 @@ def test_an_eager_call_placed_on_the_gpu_is_a_device_error_naming_the_fix():
 
 
 def test_numba_compile_runs_with_the_cyclic_collector_paused_and_restores_it():
-    # Decision 108: collections inside Numba's compile (a full one costs ~0.1 s with JAX loaded)
+    # Decision 107: collections inside Numba's compile (a full one costs ~0.1 s with JAX loaded)
     # are what a new kernel paid on top of brainevent. The collector is restored afterwards, also
     # when the compile fails, and left off when the caller had turned it off.
     from numba.core import dispatcher

@@ -83,7 +83,7 @@ def _collector_paused():
     cyclic collector on, they run many young-generation collections, and every tenth of those
     may start a full collection of the whole heap (JAX's and Numba's modules: ~0.1 s on the
     2-core machine) inside the compile. Paused, the churn counts as one young collection when it
-    resumes, so a sweep of new kernels triggers far fewer full collections (decision 108).
+    resumes, so a sweep of new kernels triggers far fewer full collections (decision 107).
     Restored only when this call paused it; callers hold `_lock`, so calls do not interleave."""
     paused = gc.isenabled()
     if paused:
