@@ -10,6 +10,7 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "jaxcc/detail/call_context.h"
@@ -76,15 +77,49 @@ enum class FrameScratch : unsigned char {
   kDevice,  ///< CUDA: XLA_FFI_DeviceMemory_Allocate on the call's device
 };
 
-/// The copy of XLA's error message, then the error destroyed.
-inline std::string TakeFrameErrorMessage(const XLA_FFI_Api* api, XLA_FFI_Error* error) {
-  XLA_FFI_Error_GetMessage_Args args;
-  args.struct_size = XLA_FFI_Error_GetMessage_Args_STRUCT_SIZE;
+// XLA renamed the call that reads an error's message: FFI API 0.3 (jaxlib 0.10) has
+// XLA_FFI_Error_GetMessage, later versions XLA_FFI_Error_GetDetails (same fields plus the code).
+// The API table's member decides, so one header compiles against either set of XLA headers; the
+// argument struct is named through the member's type, never spelled, because only one exists.
+template <typename Api, typename = void>
+struct HasErrorGetDetails : std::false_type {};
+template <typename Api>
+struct HasErrorGetDetails<Api, std::void_t<decltype(&Api::XLA_FFI_Error_GetDetails)>>
+    : std::true_type {};
+
+template <typename Fn>
+struct PointeeArgument;
+template <typename Args>
+struct PointeeArgument<void (*)(Args*)> {
+  using type = Args;
+};
+
+template <typename Args, typename Fn>
+const char* ReadFrameErrorMessage(Fn read, XLA_FFI_Error* error) {
+  Args args{};
+  args.struct_size = sizeof(Args);  // XLA accepts any size at least its own
   args.extension_start = nullptr;
   args.error = error;
   args.message = nullptr;
-  api->XLA_FFI_Error_GetMessage(&args);
-  std::string message = args.message != nullptr ? args.message : "";
+  read(&args);
+  return args.message;
+}
+
+template <typename Api>
+const char* FrameErrorMessage(const Api* api, XLA_FFI_Error* error) {
+  if constexpr (HasErrorGetDetails<Api>::value) {
+    using Args = typename PointeeArgument<decltype(api->XLA_FFI_Error_GetDetails)>::type;
+    return ReadFrameErrorMessage<Args>(api->XLA_FFI_Error_GetDetails, error);
+  } else {
+    using Args = typename PointeeArgument<decltype(api->XLA_FFI_Error_GetMessage)>::type;
+    return ReadFrameErrorMessage<Args>(api->XLA_FFI_Error_GetMessage, error);
+  }
+}
+
+/// The copy of XLA's error message, then the error destroyed.
+inline std::string TakeFrameErrorMessage(const XLA_FFI_Api* api, XLA_FFI_Error* error) {
+  const char* text = FrameErrorMessage(api, error);
+  std::string message = text != nullptr ? text : "";
   DestroyFrameError(api, error);
   return message;
 }
