@@ -17,14 +17,22 @@
 # Builds go through ccache and run without build isolation in the fresh venv that holds exactly
 # what [build-system] requires and scikit-build-core asks for: isolation's random paths would
 # defeat ccache, and the fresh venv with the system's files hidden proves what it proves.
-# Work dir: build/pip-check (or $JAXCC_PIP_CHECK_DIR); kept between runs: the wheelhouse and the
+# Work dir: a fresh /var/tmp/jaxcc-pip-check-run.* removed on exit (or $JAXCC_PIP_CHECK_DIR, kept); kept between runs: the wheelhouse and the
 # ccache in /var/tmp/jaxcc-pip-check-<user> (or $JAXCC_PIP_CHECK_STATE). Decision 99.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$PWD
 PYTHON=${PYTHON:-python3}
 user_python=${JAXCC_PIP_CHECK_PYTHON:-/usr/bin/python3}
-work=${JAXCC_PIP_CHECK_DIR:-$repo/build/pip-check}
+# The run directory lies outside the clone: the unprivileged user must reach it, and a clone may
+# sit under a private directory (mktemp -d makes mode 700). Removed on exit unless named.
+if [ -n "${JAXCC_PIP_CHECK_DIR:-}" ]; then
+  work=$JAXCC_PIP_CHECK_DIR
+else
+  work=$(mktemp -d /var/tmp/jaxcc-pip-check-run.XXXXXX)
+  chmod 755 "$work"
+  trap 'rm -rf "$work"' EXIT
+fi
 # Kept between runs (and clones): the wheelhouse, and ccache's cache of the check's builds.
 state=${JAXCC_PIP_CHECK_STATE:-/var/tmp/jaxcc-pip-check-$(id -un)}
 wheelhouse=$state/wheelhouse
