@@ -245,3 +245,20 @@ def test_export_round_trip_keeps_the_partitioned_call(results):
     assert explicit["hlo"]["all-reduce"] >= 1  # the split reduction factor, still split
     assert "Explicit axes" in r["auto"]["error"] and "custom_partitioning" in r["auto"]["error"]
     assert r["explicit_replicated"]["correct"]
+
+
+def test_scratch_function_with_a_rule_gets_a_workspace_per_shard(results):
+    """decision 124: each shard's call has its own workspace; a scratch_bytes function sees the
+    shard's operands (the kernel checks one float per local row), an int is given as is."""
+    r = scenario(results, "scratch_under_a_rule")
+    for mesh, path in (("explicit", "shard_map"), ("auto", "custom_partitioning")):
+        for kind in ("per_shard", "whole"):
+            case = r[f"{mesh}_{kind}"]
+            assert case["correct"] and case["spec"] == ["x"], (mesh, kind)
+            assert case["path"] == path, (mesh, kind)  # never XLA's batch partitioner
+            assert case["hlo"] == NO_COLLECTIVE, (mesh, kind)
+        vmapped = r[f"{mesh}_vmap"]
+        assert vmapped["correct"] and vmapped["spec"] == [None, "x"], mesh
+        assert vmapped["hlo"] == NO_COLLECTIVE, mesh
+    assert r["single"]["correct"]
+    assert r["export"]["correct"] and r["export"]["spec"] == ["x"]

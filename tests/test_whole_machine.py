@@ -551,6 +551,28 @@ def test_scratch_size_errors_name_the_function(mod):
         mod.reverse_cumsum(x, scratch_bytes=3.5)
     with pytest.raises(Exception, match="reverse_cumsum: CHECK failed .*scratch too small: 4"):
         jax.block_until_ready(mod.reverse_cumsum(x, scratch_bytes=4))
+    # A function of the operands: what it returns is checked the same way, at trace time.
+    with pytest.raises(jaxcc.CallError, match="scratch_bytes function returned float"):
+        mod.reverse_cumsum(x, scratch_bytes=lambda x: x.size * 4.0)
+    with pytest.raises(jaxcc.CallError, match=r"reverse_cumsum: scratch_bytes=-8 is outside"):
+        mod.reverse_cumsum(x, scratch_bytes=lambda x: -x.size)
+
+
+def test_scratch_bytes_may_be_a_function_of_the_operands(mod):
+    x = jnp.arange(1, 51, dtype=jnp.float32)
+    seen = []
+
+    def size(operand):
+        seen.append(operand.shape)
+        return operand.size * 4
+
+    fn = jax.jit(lambda x: mod.reverse_cumsum(x, scratch_bytes=size))
+    np.testing.assert_array_equal(np.asarray(fn(x)), np.cumsum(np.asarray(x))[::-1])
+    assert seen == [(50,)] and "tensor<200xui8>" in fn.lower(x).as_text()
+    # Under vmap it sees one batch element's operands.
+    ys = jax.vmap(lambda x: mod.reverse_cumsum(x, scratch_bytes=size))(jnp.stack([x, -x]))
+    np.testing.assert_array_equal(np.asarray(ys[1]), -np.cumsum(np.asarray(x))[::-1])
+    assert seen[-1] == (50,)
 
 
 # One source for several explicit specs: the third parameter's type is the user's own, so the
@@ -594,6 +616,25 @@ def test_cache_key_covers_the_pool_scratch_and_async_tokens(unique_name):
         assert int(got[0]) == kind, token
     assert len({key for key, _ in keys.values()}) == 3
     assert len({path for _, path in keys.values()}) == 3
+
+
+def test_cache_key_covers_the_state_token(unique_name):
+    """Loaded first with `pool`, the same source, flags and name asked for with `state` must not
+    be served from the first entry: a key blind to the token would hand back the pool handler
+    without a word. With the token in the key a build runs, and it fails where it should: the
+    bridge cannot pass a state to the user's own `Extra` type."""
+    first = jaxcc.load_cpp_inline(
+        unique_name, KEY_SOURCE, functions={"probe": "arg ret pool"}, target_prefix=unique_name
+    )
+    assert not first.cache_hit
+    with pytest.raises(jaxcc.CompileError, match="could not convert .*StateSlot.* to .Extra."):
+        jaxcc.load_cpp_inline(
+            unique_name, KEY_SOURCE, functions={"probe": "arg ret state"}, target_prefix=unique_name
+        )
+    again = jaxcc.load_cpp_inline(
+        unique_name, KEY_SOURCE, functions={"probe": "arg ret pool"}, target_prefix=unique_name
+    )
+    assert (again.key, again.path) == (first.key, first.path)  # the first entry still serves
 
 
 def _runtime_sum(mod, n, extra_bytes=0, align=64):

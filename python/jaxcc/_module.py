@@ -162,29 +162,54 @@ class KernelFunction:
             )
         return {n: convert_attribute(self.name, n, expected[n], v) for n, v in attributes.items()}
 
-    def _scratch_type(self, attributes: dict):
-        """The hidden result that is the call's `jaxcc::Scratch`: `scratch_bytes` uint8, sized
-        at trace time and placed by XLA's buffer assignment (docs/usage.md)."""
-        import jax
+    def _scratch_request(self, attributes: dict):
+        """The call's `scratch_bytes`: an int, or a callable of the call's operands that returns
+        one (evaluated on each shard's own operands under a sharding rule, docs/usage.md)."""
         import numpy as np
 
         nbytes = attributes.pop("scratch_bytes", None)
         if nbytes is None:
             raise CallError(
                 f"{self.name}: takes a jaxcc::Scratch; pass its size in bytes as "
-                "scratch_bytes=<int> (computed from the shapes, e.g. x.size * 4)."
+                "scratch_bytes=<int> (computed from the shapes, e.g. x.size * 4), or as a "
+                "function of the operands (e.g. lambda x: x.size * 4)."
             )
+        if callable(nbytes):
+            return nbytes
         if isinstance(nbytes, bool) or not isinstance(nbytes, (int, np.integer)):
             raise CallError(
-                f"{self.name}: scratch_bytes must be an int, got {type(nbytes).__name__}."
+                f"{self.name}: scratch_bytes must be an int or a function of the operands that "
+                f"returns one, got {type(nbytes).__name__}."
             )
-        if not 0 <= int(nbytes) <= MAX_SCRATCH_BYTES:
+        self._check_scratch_bytes(int(nbytes))
+        return int(nbytes)
+
+    def _check_scratch_bytes(self, nbytes: int) -> None:
+        if not 0 <= nbytes <= MAX_SCRATCH_BYTES:
             raise CallError(
-                f"{self.name}: scratch_bytes={int(nbytes)} is outside [0, {MAX_SCRATCH_BYTES}] "
+                f"{self.name}: scratch_bytes={nbytes} is outside [0, {MAX_SCRATCH_BYTES}] "
                 "(jaxcc.MAX_SCRATCH_BYTES, 16 GiB); a workspace that large is almost surely a "
                 "size computed wrongly. Split the work, or allocate it as an output."
             )
-        return jax.ShapeDtypeStruct((int(nbytes),), np.uint8)
+
+    def _scratch_type(self, request, xs):
+        """The hidden result that is the call's `jaxcc::Scratch`: uint8, sized at trace time and
+        placed by XLA's buffer assignment (decision 94)."""
+        import jax
+        import numpy as np
+
+        nbytes = request
+        if callable(request):
+            nbytes = request(*xs)
+            if isinstance(nbytes, bool) or not isinstance(nbytes, (int, np.integer)):
+                raise CallError(
+                    f"{self.name}: the scratch_bytes function returned "
+                    f"{type(nbytes).__name__}; it must return the workspace size in bytes as "
+                    "an int computed from the operands' shapes (e.g. lambda x: x.size * 4)."
+                )
+            nbytes = int(nbytes)
+            self._check_scratch_bytes(nbytes)
+        return jax.ShapeDtypeStruct((nbytes,), np.uint8)
 
     def __call__(self, *arrays: Any, outs: Any = None, **attributes: Any) -> Any:
         import jax
@@ -202,7 +227,7 @@ class KernelFunction:
                 "NVIDIA GPU and a CUDA-enabled jaxlib (pip install 'jax[cuda13]' or "
                 "'jax[cuda12]'), or load the CPU version with jaxcc.load_cpp_inline."
             )
-        scratch = self._scratch_type(attributes) if self.has_scratch else None
+        scratch = self._scratch_request(attributes) if self.has_scratch else None
         result_types, as_list = self._output_types(arrays, outs)
         converted = self._convert_attributes(attributes)
         if scratch is not None:
@@ -221,24 +246,34 @@ class KernelFunction:
             ) from e
 
     def _call_with_scratch(self, arrays, result_types, as_list, converted, scratch):
-        """The call with its workspace as a hidden last result, dropped from what it returns."""
+        """The call with its workspace as a hidden last result, dropped from what it returns.
+        Under a sharding rule each shard's call gets its own workspace, sized from its own
+        operands when `scratch` is a function of them (decision 124)."""
         import jax
 
-        if self.sharding is not None:
-            raise CallError(
-                f"{self.name}: a function with a jaxcc::Scratch cannot have a sharding rule yet; "
-                "call it inside shard_map instead (docs/usage.md)."
-            )
-        types = [*(result_types if as_list else [result_types]), scratch]
-        call = jax.ffi.ffi_call(self.target, types, vmap_method=self.vmap_method)
+        def local(xs, types):
+            types = [*types, self._scratch_type(scratch, xs)]
+            shard_call = jax.ffi.ffi_call(self.target, types, vmap_method=self.vmap_method)
+            return list(shard_call(*xs, **converted))[:-1]
+
+        types = list(result_types) if as_list else [result_types]
         try:
-            results = call(*arrays, **converted)[:-1]
+            if self.sharding is None:
+                check_rule_less(self.__qualname__, self.name, arrays)
+                results = local(arrays, types)
+            else:
+                try:
+                    ruled = self._ruled(self.sharding, local, types, converted, batch_path=False)
+                    results = list(ruled(*arrays))
+                except NotImplementedError:
+                    # A transformation custom_partitioning does not support: rule-less call.
+                    results = local(arrays, types)
         except jax.errors.JaxRuntimeError as e:
             raise KernelError(
                 f"{e}\n(raised by the C++ kernel '{self.target}' during the call: the message "
                 "above is the kernel's own; fix the inputs it rejects or the kernel)"
             ) from e
-        return list(results) if as_list else results[0]
+        return results if as_list else results[0]
 
     def _call_with_rule(self, arrays, result_types, as_list, converted, call):
         import jax
@@ -255,11 +290,14 @@ class KernelFunction:
             return call(*arrays, **converted)
         return results if as_list else results[0]
 
-    def _ruled(self, rule, local, types, attributes, batched: bool = False):
+    def _ruled(self, rule, local, types, attributes, batched: bool = False,
+               batch_path: bool = True):  # fmt: skip
         """`local(xs, types) -> outputs` on every shard as `rule` says, as a function of the
         operands. Under `jax.vmap` it calls itself with the rule's batched form (a fresh leading
         factor on every operand) and `local` vmapped, so a sharded batch axis stays sharded;
-        custom_partitioning alone has no batching rule (decision 82)."""
+        custom_partitioning alone has no batching rule (decision 82). `batch_path=False` keeps
+        the call off XLA's batch partitioner, which splits every result's leading dimensions,
+        a workspace's too (decision 124)."""
         import jax
         import jax.numpy as jnp
 
@@ -269,7 +307,7 @@ class KernelFunction:
                     [x.shape for x in xs], [t.shape for t in types]
                 )
                 k = leading_batch_dims(rule, in_factors, out_factors)
-                if k and BATCH_PATH[0]:
+                if k and BATCH_PATH[0] and batch_path:
                     report_forbidden_splits(rule, in_factors, xs)
                     return batch_call(self.target, xs, types, attributes, k, rule,
                                       self.vmap_method)  # fmt: skip
@@ -291,7 +329,7 @@ class KernelFunction:
 
             shapes = [x.shape for x in xs] + [t.shape for t in batched_types]
             inner = self._ruled(rule.batched(shapes), local_batched, batched_types, attributes,
-                                True)  # fmt: skip
+                                True, batch_path)  # fmt: skip
             outs = inner(*xs)
             return tuple(outs), (True,) * len(types)
 

@@ -242,12 +242,51 @@ def vmap_keeps_a_sharded_batch_axis_on_auto_mesh():
     return vmap_keeps_a_sharded_batch_axis(AUTO)
 
 
+def scratch_under_a_rule():
+    """A function with a jaxcc::Scratch and a rule: every shard gets a workspace sized from its
+    own operands (a scratch_bytes function) or the size given (an int), on each lowering."""
+    m = jaxcc.load_cpp_inline("shard_scratch", kernels.SCRATCH_SOURCE)
+    expected = X / X.sum(1, keepdims=True)
+    out = {}
+
+    def per_shard(a):  # one float per row of the call's own operand
+        return m.row_norm_scratch(a, scratch_bytes=lambda x: x.shape[0] * 4, exact=True)
+
+    def whole(a):  # the global size, for every shard: enough, not exact
+        return m.row_norm_scratch(a, scratch_bytes=a.shape[0] * 4, exact=False)
+
+    for name, mesh in (("explicit", MESH), ("auto", AUTO)):
+        x = put(X, P("x", None), mesh)
+        for kind, f in (("per_shard", per_shard), ("whole", whole)):
+            y = jax.jit(f)(x)
+            out[f"{name}_{kind}"] = {
+                "correct": np.allclose(np.asarray(y), expected, rtol=1e-6),
+                "spec": spec_of(y), "hlo": hlo_report(f, x), "path": path_of(f, x)}  # fmt: skip
+        batch = np.stack([X, 2 * X])
+        xb = put(batch, P(None, "x", None), mesh)
+        y = jax.jit(jax.vmap(per_shard))(xb)
+        out[f"{name}_vmap"] = {
+            "correct": np.allclose(np.asarray(y), batch / batch.sum(2, keepdims=True), rtol=1e-6),
+            "spec": spec_of(y), "hlo": hlo_report(jax.vmap(per_shard), xb)}  # fmt: skip
+    # Unsharded, the exact size is the global one: the same function runs as one call.
+    y = jax.jit(per_shard)(X)
+    out["single"] = {"correct": np.allclose(np.asarray(y), expected, rtol=1e-6)}
+    exported = jaxcc.export(
+        per_shard,
+        jax.ShapeDtypeStruct(X.shape, X.dtype, sharding=NamedSharding(MESH, P("x", None))),
+    )
+    y = exported.call(put(X, P("x", None)))
+    out["export"] = {"correct": np.allclose(np.asarray(y), expected, rtol=1e-6),
+                     "spec": spec_of(y)}  # fmt: skip
+    return out
+
+
 SCENARIOS = [rule_keeps_rows_sharded, forced_custom_partitioning, batch_path_under_vmap,
              vmap_keeps_a_sharded_batch_axis, vmap_keeps_a_sharded_batch_axis_on_auto_mesh,
              rule_on_auto_mesh,
              columns_sharded_get_gathered_for_need_replication, rule_less_warns_once,
              attrs_and_two_outputs, reduction_factor, elementwise_ellipsis,
-             wrong_rank_is_a_spec_error, shard_map_kernels]  # fmt: skip
+             wrong_rank_is_a_spec_error, shard_map_kernels, scratch_under_a_rule]  # fmt: skip
 
 
 def main(names):

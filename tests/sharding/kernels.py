@@ -69,3 +69,30 @@ RULES = {
     "scale_rows": "r c -> r c, r; need_replication: c",
     "matvec": "r k, k -> r; reduction: k",
 }
+
+# A kernel with a workspace (jaxcc::Scratch) under a rule the batch partitioner would take:
+# row sums go through the scratch. With `exact` the kernel insists on one float per row of its
+# own call, which only a per-shard size (scratch_bytes as a function of the operands) gives.
+SCRATCH_SOURCE = r"""
+#include "jaxcc/jaxcc.h"
+#include <cstdint>
+
+// @BE row_norm_scratch arg ret scratch attr.exact sharding="r c -> r c; need_replication: c"
+void row_norm_scratch(const jaxcc::Tensor x, jaxcc::Tensor out, jaxcc::Scratch scratch,
+                      bool exact) {
+  const int64_t rows = x.size(0), cols = x.size(1);
+  JAXCC_CHECK(scratch.count<float>() >= static_cast<size_t>(rows))
+      << "scratch of " << scratch.bytes << " bytes for " << rows << " rows";
+  JAXCC_CHECK(!exact || scratch.count<float>() == static_cast<size_t>(rows))
+      << "scratch of " << scratch.bytes << " bytes, not one float per each of " << rows << " rows";
+  const float* in = static_cast<const float*>(x.data_ptr());
+  float* o = static_cast<float*>(out.data_ptr());
+  float* sums = scratch.as<float>();
+  for (int64_t r = 0; r < rows; ++r) {
+    sums[r] = 0;
+    for (int64_t c = 0; c < cols; ++c) sums[r] += in[r * cols + c];
+  }
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < cols; ++c) o[r * cols + c] = in[r * cols + c] / sums[r];
+}
+"""
