@@ -419,10 +419,29 @@ def test_xla_custom_kernel_cpp_backend_with_a_pool_kernel(mod, unique_name):
     np.testing.assert_array_equal(np.asarray(y), 3 * np.asarray(x))
 
 
+def test_xla_custom_kernel_cpp_backend_with_a_scratch_kernel(mod, unique_name):
+    """The workspace's size is one of the primitive's parameters, an int or a function of the
+    operands; without it the call says what to pass."""
+    kernel = jaxcc.XLACustomKernel(unique_name)
+    kernel.def_cpp_kernel(lambda **params: mod.reverse_cumsum)
+    x = jnp.arange(1, 41, dtype=jnp.float32)
+    expected = np.cumsum(np.asarray(x))[::-1]
+    for size in (x.size * 4, lambda x: x.size * 4):
+        y = jax.jit(lambda x, size=size: kernel(x, outs=f32((40,)), scratch_bytes=size))(x)
+        np.testing.assert_array_equal(np.asarray(y), expected)
+    with pytest.raises(jaxcc.CallError, match="reverse_cumsum: takes a jaxcc::Scratch"):
+        kernel(x, outs=f32((40,)))
+
+
 def test_bundle_of_a_module_with_state_loads_and_builds_its_state(tmp_path):
     source = tmp_path / "stateful.cc"
     annotated = SOURCE.replace("\nvoid scale(", "\n// @jaxcc scale\nvoid scale(")
-    source.write_text(annotated.replace("\nvoid lookup(", "\n// @jaxcc lookup\nvoid lookup("))
+    annotated = annotated.replace("\nvoid lookup(", "\n// @jaxcc lookup\nvoid lookup(")
+    source.write_text(
+        annotated.replace(
+            "\nvoid reverse_cumsum(", "\n// @jaxcc reverse_cumsum\nvoid reverse_cumsum("
+        )
+    )
     out = tmp_path / "stateful_bundle"
     result = jaxcc_cli("build", str(source), "--name", "whole_machine_bundle", "--out", str(out))
     assert result.returncode == 0, result.stderr
@@ -432,6 +451,9 @@ def test_bundle_of_a_module_with_state_loads_and_builds_its_state(tmp_path):
     np.testing.assert_array_equal(np.asarray(y), 4.0 * (np.arange(6) % 2))
     assert int(counts[1]) >= 1
     np.testing.assert_array_equal(np.asarray(bundled.scale(x + 1, grain=1)), np.full(6, 3.0))
+    # and a workspace: the bundle's handler keeps the hidden scratch result
+    r = jax.jit(lambda x: bundled.reverse_cumsum(x, scratch_bytes=lambda x: x.size * 4))(x + 1)
+    np.testing.assert_array_equal(np.asarray(r), np.arange(6, 0, -1, dtype=np.float32))
 
 
 SHARDED_CHILD = """

@@ -68,6 +68,8 @@ def run_kernel(name: str, entry: KernelEntry, args, outs, params: dict, others: 
         if isinstance(kernel, KernelFunction):
             # A jaxcc C++/CUDA entry point: its attributes come from the primitive's parameters.
             attributes = {k: v for k, v in params.items() if k in kernel.attribute_types}
+            if kernel.has_scratch and "scratch_bytes" in params:  # its workspace's size
+                attributes["scratch_bytes"] = params["scratch_bytes"]
             results = kernel(*args, outs=list(outs), **attributes)
         else:
             results = kernel(*args)
