@@ -124,6 +124,21 @@ void scale_rows(const jaxcc::Tensor x, jaxcc::Tensor scaled, jaxcc::Tensor sums)
   }
 }
 
+// row_norm with its row sums in a workspace (jaxcc::Scratch) that must hold exactly one float
+// per row of the call's own operand: sized per shard by the scratch_bytes function in EXTRAS.
+void row_norm_ws(const jaxcc::Tensor x, jaxcc::Tensor out, jaxcc::Scratch ws) {
+  int64_t c = x.size(-1), rows = x.numel() / c;
+  JAXCC_CHECK(ws.count<float>() == static_cast<size_t>(rows))
+      << ws.bytes << " bytes of scratch for " << rows << " rows";
+  float* sums = ws.as<float>();
+  for (int64_t r = 0; r < rows; ++r) {
+    sums[r] = 0;
+    for (int64_t j = 0; j < c; ++j) sums[r] += In(x)[r * c + j];
+  }
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < c; ++j) Out(out)[r * c + j] = In(x)[r * c + j] / sums[r];
+}
+
 // out[i * J + j] = x[i, j] - j: a flattening into a compound dimension.
 void flatten(const jaxcc::Tensor x, jaxcc::Tensor out) {
   int64_t cols = x.size(1);
@@ -132,7 +147,12 @@ void flatten(const jaxcc::Tensor x, jaxcc::Tensor out) {
 """
 
 KERNELS = ["affine", "mul", "add_bias", "scale", "row_norm", "row_sum", "row_max", "matvec",
-           "vecmat", "matmul", "roll", "sum_and_copy", "scale_rows", "flatten"]  # fmt: skip
+           "vecmat", "matmul", "roll", "sum_and_copy", "scale_rows", "flatten",
+           "row_norm_ws"]  # fmt: skip
+
+# What a kernel's every call passes besides outs: the workspace's size, from the call's own
+# operands (one float per row), so a shard or a vmapped element gets exactly its share.
+EXTRAS = {"row_norm_ws": {"scratch_bytes": lambda x: x.size // x.shape[-1] * 4}}
 
 
 def _rows(*dims):
@@ -185,6 +205,13 @@ CASES = [
         lambda s: [s[0], s[0][:1]],
     ),
     ("flatten", "i j -> (i j)", lambda n: [(n, 2)], lambda s: [(s[0][0] * s[0][1],)]),
+    ("row_norm_ws", "r c -> r c; need_replication: c", lambda n: [(n, n)], lambda s: [s[0]]),
+    (
+        "row_norm_ws",
+        "... c -> ... c; need_replication: c",
+        lambda n: [(n, 2, n)],
+        lambda s: [s[0]],
+    ),  # fmt: skip
 ]
 
 # Linear kernels with the JVP/transpose rules of an XLACustomKernel (grad cases): kernel, rule,

@@ -153,8 +153,10 @@ class World:
         kfn = self.bundled(case["kind"]) if t == "bundle" else self.inline(case["kind"])
         types = out_types(family.CASES, case)
 
+        extras = family.EXTRAS.get(family.CASES[case["kind"]][0], {})
+
         def k(*xs):
-            return tuple(kfn(*xs, outs=types))
+            return tuple(kfn(*xs, outs=types, **extras))
 
         if t in ("jit", "bundle"):
             return k, jax.jit(k)
@@ -201,6 +203,8 @@ class World:
         """Whether the call takes XLA's batch partitioner (no callback: it exports anywhere)."""
         from jaxcc import _batch_partition
 
+        if self.inline(case["kind"]).has_scratch:
+            return False  # a workspace keeps the call off the batch partitioner (decision 124)
         rule = self.inline(case["kind"]).sharding
         ins, outs = rule.expand([a.shape for a in avals],
                                 [t.shape for t in out_types(family.CASES, case)])  # fmt: skip
