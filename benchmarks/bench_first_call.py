@@ -7,7 +7,8 @@ process after its imports and one unrelated jitted call (so JAX's own first-jit 
 counted on either side):
   fresh       the first kernel of a fresh process, with an empty jaxcc cache
   second      a second new kernel (same buffer types, other code) in that same process
-  reuse_new   a third new kernel with other buffer types (float64, rank 2) in that process
+  reuse_new   a third new kernel with other buffer types (int32, rank 2) in that process (until
+              decision 120's change it asked for float64, which JAX without x64 made float32)
   operator    a new XLACustomKernel with a new kernel of known types (def_numba_kernel, jitted
               call): the primitive's registration, trace and lowering on top of the compile
   process2    a new process running the first kernel again, the cache kept (for jaxcc: the
@@ -83,7 +84,7 @@ if sys.argv[2] == "per_call":
 result = {"fresh": first(make(3.0), x)}
 if sys.argv[2] == "all":
     result["second"] = first(make(5.0), x)
-    result["reuse_new"] = first(kernel2d, jnp.ones((4, 4), jnp.float64))
+    result["reuse_new"] = first(kernel2d, jnp.ones((4, 4), jnp.int32))
     # A new XLACustomKernel with a new Numba kernel of known buffer types: the primitive's own
     # per-call-site work (registration, trace, lowering) on top of the kernel's compile.
     XLACustomKernel = jaxcc_or_brainevent.XLACustomKernel

@@ -94,6 +94,25 @@ def test_shims_resolve_to_jaxs_own_objects():
         _jax_compat.no_such_shim  # noqa: B018
 
 
+def test_the_first_primitive_of_a_process_does_not_import_jax_extend():
+    # `import jax.extend.core` imports Pallas and checkify through jax/extend/__init__.py (24-45
+    # ms); the Primitive class is taken where JAX defines it (decision 118). A real jitted call
+    # of a new primitive, in a fresh process, with its lowering and registration.
+    code = (
+        "import sys\n"
+        "import jax, jax.numpy as jnp\n"
+        "import jaxcc\n"
+        "op = jaxcc.XLACustomKernel('compat_probe')\n"
+        "op.def_kernel('jax_raw', 'cpu', lambda outs, **kw: lambda x: (x + 1,))\n"
+        "y = jax.jit(lambda v: op(v, outs=jax.ShapeDtypeStruct(v.shape, v.dtype)))(jnp.ones(3))\n"
+        "print(float(jax.block_until_ready(y)[0]))\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('jax.extend', 'jax._src.pallas'))))\n"
+    )
+    result = run_python(code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split("\n")[:2] == ["2.0", "[]"]
+
+
 def _sources():
     for path in sorted(PACKAGE.rglob("*.py")):
         if path.name != "_jax_compat.py":

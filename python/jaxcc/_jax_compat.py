@@ -50,11 +50,24 @@ def _tracer():
 
 
 def _primitive():
-    # jax.extend.core.Primitive: the only spelling on every tested JAX (0.10-0.12 have no
+    # jax.extend.core.Primitive: the only public spelling on every tested JAX (0.10-0.12 have no
     # jax.core.Primitive). JAX >= 0.11 documents "hijax" primitives
     # (jax.experimental.hijax.VJPHiPrimitive) for new code; they are experimental and need
     # JAX >= 0.11, so jaxcc's primitives stay jax.extend.core.Primitive with rules registered in
     # the interpreter tables below, which every tested JAX has.
+    # Taken from jax._src.core, where it is defined (jax.extend.core re-exports that very class
+    # on JAX 0.10.2 and 0.12.0.1): `import jax.extend.core` runs jax/extend/__init__.py, which
+    # imports jax.extend.pallas and with it Pallas and checkify, 24-45 ms that the first
+    # XLACustomKernel of a process would pay for nothing (decision 118). A JAX that moves the
+    # class gets the public spelling.
+    if "jax.extend.core" not in sys.modules:
+        try:
+            from jax._src.core import Primitive
+
+            if isinstance(Primitive, type):
+                return Primitive
+        except ImportError:
+            pass
     from jax.extend.core import Primitive
 
     return Primitive

@@ -1,6 +1,7 @@
 """The native Numba bridge (cfunc + jaxcc trampoline) and the ctypes callback bridge."""
 
 import gc
+import json
 import threading
 
 import jax
@@ -209,3 +210,50 @@ def test_numba_compile_runs_with_the_cyclic_collector_paused_and_restores_it():
         assert not gc.isenabled()
     finally:
         gc.enable()
+
+
+OVERLAP_PROBE = """
+import time, json
+import jax, jax.numpy as jnp, numba
+from numba.core import dispatcher
+import jaxcc
+from jaxcc import _load
+
+spans = {"compile": [], "build": []}
+def timed(name, original):
+    def wrapper(*args, **kwargs):
+        start = time.perf_counter()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            spans[name].append((start, time.perf_counter()))
+    return wrapper
+dispatcher.Dispatcher.compile = timed("compile", dispatcher.Dispatcher.compile)
+_load.load = timed("build", _load.load)
+
+@numba.njit
+def shift(x, out):
+    for i in range(out.size):
+        out[i] = x[i] + 1.5
+
+x = jnp.arange(4, dtype=jnp.float32)
+y = jax.jit(jaxcc.numba_kernel(shift, jax.ShapeDtypeStruct(x.shape, x.dtype)))(x)
+print("RESULT", json.dumps({"y": [float(v) for v in y], **spans}))
+"""
+
+
+def test_a_new_aritys_trampoline_builds_while_numba_compiles_the_kernel(tmp_path):
+    # Decision 120: the first use of an arity on a machine builds its trampoline (g++, GIL
+    # released) on a thread while Numba compiles the kernel, instead of after it. A fresh process
+    # with an empty cache: the build's span must start before the kernel's compile ends.
+    from conftest import run_python
+
+    result = run_python(OVERLAP_PROBE, env={"JAXCC_CACHE_DIR": str(tmp_path / "cache")})
+    assert result.returncode == 0, result.stderr
+    line = next(s for s in result.stdout.splitlines() if s.startswith("RESULT"))
+    found = json.loads(line[len("RESULT") :])
+    assert found["y"] == [1.5, 2.5, 3.5, 4.5]
+    (build,) = found["build"]
+    compile_start, compile_end = found["compile"][0]
+    assert build[0] < compile_end  # started before the compile finished: they overlap
+    assert build[1] > compile_start

@@ -3,6 +3,7 @@ kernel's code compiled once per process for equal code, and kept in jaxcc's cach
 process (keyed by code, closure values, globals and types; damaged entries rebuilt; listed by
 `jaxcc cache ls`)."""
 
+import hashlib
 import json
 import os
 import subprocess
@@ -188,6 +189,71 @@ def test_a_damaged_entry_is_detected_and_rebuilt(tmp_path):
         == (manifest["library_sha256"])
     )
     assert run_process(script, "2", cache) == ([2.0, 3.0, 4.0, 5.0], 0)
+
+
+# 15 rank-1 arrays (105 fields, more than a direct call passes): the kernel is called through the
+# shared entry (decision 91), which is a jaxcc cache entry of its own (decision 92). Every Numba
+# compile of the process is counted where both kinds go through: numba.core.compiler.compile_extra
+# (a kernel's overload and the entry's cfunc).
+ENTRY_MODULE = """
+import sys
+import numba.core.compiler as compiler
+compiles = []
+_compile_extra = compiler.compile_extra
+def counting(typingctx, targetctx, func, *args, **kwargs):
+    compiles.append(func.__name__)
+    return _compile_extra(typingctx, targetctx, func, *args, **kwargs)
+compiler.compile_extra = counting
+import jax, jax.numpy as jnp, numba, numpy as np
+import jaxcc
+from jaxcc.custom_kernel.bridges import numba_cpu
+
+@numba.njit
+def sum15(a0, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12, a13, out):
+    for i in range(out.size):
+        out[i] = a0[i] + a1[i] + a2[i] + a3[i] + a4[i] + a5[i] + a6[i] + a7[i] + a8[i] + a9[i]
+        out[i] += a10[i] + a11[i] + a12[i] + a13[i]
+
+ins = [jnp.full(3, float(k), jnp.float32) for k in range(14)]
+fn, _ = numba_cpu.entry_address(sum15, ins, [ins[0]])
+assert fn != 0, "not through the shared entry"
+y = jax.jit(jaxcc.numba_kernel(sum15, jax.ShapeDtypeStruct((3,), jnp.float32)))(*ins)
+print("RESULT", np.asarray(y).tolist(), "COMPILED", ",".join(compiles) or "-")
+"""
+
+
+def run_entry_process(script: Path, cache: Path) -> tuple[list, list[str]]:
+    env = dict(os.environ, JAXCC_CACHE_DIR=str(cache), JAX_PLATFORMS="cpu")
+    out = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=300,
+        check=False,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    line = next(line for line in out.stdout.splitlines() if line.startswith("RESULT"))
+    values, compiled = line[len("RESULT ") :].split(" COMPILED ")
+    return json.loads(values), [] if compiled == "-" else compiled.split(",")
+
+
+def test_the_shared_entry_persists_across_processes_and_a_damaged_one_is_rebuilt(tmp_path):
+    script, cache = tmp_path / "entry.py", tmp_path / "cache"
+    script.write_text(ENTRY_MODULE)
+    total = [float(sum(range(14)))] * 3
+    values, compiled = run_entry_process(script, cache)
+    assert values == total and "sum15" in compiled and len(compiled) >= 2  # kernel and entry
+    (entry,) = [p for p in numba_entries(cache) if p.name.startswith("numba_entry-")]
+    # A second real process reaches the same result without any Numba compile: the kernel's
+    # code and the shared entry both come from jaxcc's cache.
+    assert run_entry_process(script, cache) == (total, [])
+    (code,) = entry.glob("*.numba")
+    data = bytearray(code.read_bytes())
+    data[len(data) // 2] ^= 0xFF  # one flipped byte in the entry's machine code
+    code.write_bytes(bytes(data))
+    values, compiled = run_entry_process(script, cache)
+    assert values == total and compiled and "sum15" not in compiled  # only the entry again
+    (rebuilt,) = entry.glob("*.numba")
+    manifest = json.loads((entry / "manifest.json").read_text())
+    assert hashlib.sha256(rebuilt.read_bytes()).hexdigest() == manifest["library_sha256"]
+    assert run_entry_process(script, cache) == (total, [])
 
 
 def test_cache_prune_and_clear_see_numba_entries(tmp_path):

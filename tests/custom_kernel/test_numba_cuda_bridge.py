@@ -153,6 +153,41 @@ def test_cuda_jit_options_reach_the_compiled_kernel(launches):
     assert ".loc" in launched_ptx(launches)
 
 
+def make_scale(factor):
+    @cuda.jit
+    def scale(x, out):
+        i = cuda.grid(1)
+        if i < out.shape[0]:
+            out[i] = x[i] * factor
+
+    return scale
+
+
+def test_equal_kernels_compile_their_ptx_once_per_process(monkeypatch):
+    # Operators make a new cuda.jit object per configuration and per trace: equal code, closure
+    # values and options reuse the PTX compiled before (decision 119). Needs no GPU: compile_ptx
+    # runs on the host.
+    compiled = []
+
+    def counting(kernel, specs, cc, options=()):
+        compiled.append(kernel)
+        return compile_ptx(kernel, specs, cc, options)
+
+    monkeypatch.setattr(ncb, "compile_ptx", counting)
+    specs = (("<f4", 1), ("<f4", 1))
+    first = ncb._buffers(make_scale(3.0), specs, (8, 0), ())
+    assert ncb._buffers(make_scale(3.0), specs, (8, 0), ()) == first  # a new, equal object
+    assert len(compiled) == 1
+    assert ncb._buffers(make_scale(5.0), specs, (8, 0), ()) != first  # another closure value
+    assert ncb._buffers(make_scale(3.0), (("<f8", 1), ("<f8", 1)), (8, 0), ()) != first
+    assert ncb._buffers(make_scale(3.0), specs, (9, 0), ()) != first  # another architecture
+    lined = cuda.jit(lineinfo=True)(make_scale(3.0).py_func)
+    assert ncb._buffers(lined, specs, (8, 0), ncb.jit_options(lined)) != first  # other options
+    assert len(compiled) == 5
+    ptx = ctypes.string_at(ncb._buffers(make_scale(5.0), specs, (8, 0), ())[0]).decode()
+    assert "5.0" in ptx or "0f40A00000" in ptx  # the PTX of the kernel asked for, not the first
+
+
 def test_options_numba_cuda_kernel_cannot_honour_are_refused_not_dropped(tmp_path):
     extra = tmp_path / "extra.cu"
     extra.write_text('extern "C" __device__ int twice(int* r, int x) { *r = 2 * x; return 0; }')

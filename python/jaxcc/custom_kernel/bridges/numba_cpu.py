@@ -23,7 +23,7 @@ import numpy as np
 
 from ..._jax_compat import DEFAULT_VMAP_METHOD
 from ...errors import CallError, DeviceError
-from .numba_cpu_trampoline import trampoline_target
+from .numba_cpu_trampoline import start_building, trampoline_target
 from .outputs import output_types
 
 MAX_RANK = 8
@@ -362,6 +362,7 @@ def numba_kernel(
 
     def call(*ins):
         _refuse_inputs_placed_off_the_cpu(kernel, ins)
+        start_building(len(ins), len(result_types))  # overlaps the kernel's compile below
         address, impl = entry_address(kernel, ins, result_types, bridge)
         target = trampoline_target(len(ins), len(result_types))
         ffi = jax.ffi.ffi_call(

@@ -87,6 +87,16 @@ def _key_function(function, seen: set) -> str:
     return hashlib.sha256("\0".join(out).encode()).hexdigest()
 
 
+def function_fingerprint(function) -> str | None:
+    """The fingerprint of a Python function's code, closure, defaults and the globals it names
+    (as in the key above), or None when it names something that cannot be keyed. Other bridges
+    use it to recognise equal kernels made again within a process (decision 119)."""
+    try:
+        return _key_function(function, set())
+    except Unkeyable:
+        return None
+
+
 def _key_value(value, seen: set, attributes: set | None = None) -> str:
     import numpy as np
 

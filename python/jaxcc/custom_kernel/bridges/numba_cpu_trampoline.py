@@ -19,6 +19,8 @@ called.
 
 from __future__ import annotations
 
+import threading
+
 from .launcher import arity_function_name, arity_launcher, arity_source
 
 _ATTRIBUTES = ["fn", "impl", "pid"]
@@ -159,3 +161,29 @@ def trampoline_target(n_in: int, n_out: int) -> str:
         platform="cpu",
     )  # fmt: skip
     return module.target_name(function_name(n_in, n_out))
+
+
+_started: set[tuple[int, int]] = set()
+_started_lock = threading.Lock()
+
+
+def start_building(n_in: int, n_out: int) -> None:
+    """Builds (or loads) the trampoline of this arity on a thread, once per process and arity, so
+    that a machine's first use of an arity compiles it while Numba compiles the kernel: the
+    build is g++ in subprocesses with the GIL released, Numba's compile is Python in this
+    thread, and on a machine with two cores or more they overlap (decision 120).
+    `trampoline_target` then waits for that build under the launcher's lock. A failure is left
+    to `trampoline_target`, which builds again and raises it in the caller's thread."""
+    key = (n_in, n_out)
+    with _started_lock:
+        if key in _started:
+            return
+        _started.add(key)
+
+    def build() -> None:
+        try:
+            trampoline_target(n_in, n_out)
+        except Exception:  # noqa: BLE001, S110 - raised again, with its context, by the caller
+            pass
+
+    threading.Thread(target=build, name=f"jaxcc-numba-trampoline-{n_in}-{n_out}").start()

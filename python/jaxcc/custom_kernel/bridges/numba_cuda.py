@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+import types as pytypes
 
 import numpy as np
 
@@ -31,8 +32,11 @@ from .outputs import output_types
 _WHO = "numba_cuda_kernel"
 
 _lock = threading.Lock()
-# (kernel, buffer specs, cc) -> (ptx buffer, name buffer): kept for the life of the process,
-# compiled executables hold their addresses.
+# (kernel's code key, buffer specs, cc, options) -> (ptx buffer, name buffer): kept for the life
+# of the process, compiled executables hold their addresses. The code key is the kernel's
+# fingerprint (code, closure values, defaults, the globals it names), so a new `cuda.jit` object
+# with equal code, made per configuration and per trace as operators do, reuses the PTX compiled
+# before (decision 119); a kernel that names something unkeyable is keyed by the object itself.
 _compiled: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
 _ENTRY = re.compile(r"\.entry\s+([A-Za-z_$][\w$]*)\s*\(")
 
@@ -122,8 +126,19 @@ def compile_ptx(kernel, specs, cc: tuple[int, int], options=()) -> tuple[str, st
     return ptx, found[0]
 
 
+def _code_key(kernel) -> tuple:
+    from .numba_cpu_cache import function_fingerprint
+
+    py_func = getattr(kernel, "py_func", kernel)
+    if isinstance(py_func, pytypes.FunctionType):
+        fingerprint = function_fingerprint(py_func)
+        if fingerprint is not None:
+            return ("code", fingerprint)
+    return ("object", kernel)
+
+
 def _buffers(kernel, specs, cc, options) -> tuple[int, int]:
-    key = (kernel, specs, cc, options)
+    key = (_code_key(kernel), specs, cc, options)
     with _lock:
         found = _compiled.get(key)
         if found is None:
