@@ -7,8 +7,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "codegen/complex_use.h"
 #include "codegen/kernel_unit.h"
@@ -57,6 +59,45 @@ TEST(MayUseStdComplex, IgnoresCommentsLiteralsAndOtherDispatches) {
 TEST(MayUseStdComplex, UnterminatedCommentOrLiteralEndsTheScan) {
   EXPECT_FALSE(MayUseStdComplex("int x; /* never closed complex"));
   EXPECT_TRUE(MayUseStdComplex("const char* s = \"never closed\ncomplex64_t c;"));
+}
+
+// Property: a source assembled from fragments whose answer is known (comments, literals and
+// numbers that mention "complex" without naming it, plain code, and code that does name a
+// complex type) is read as using complex exactly when a naming fragment is in it. Fixed seed.
+TEST(MayUseStdComplex, AgreesWithTheFragmentsOfRandomSources) {
+  const std::vector<std::string> benign = {
+      "// complex64_t in a comment\n",
+      "/* std::complex<float>\n over lines */",
+      "const char* s = \"complex128 \\\" still a string complex\";\n",
+      "char c = '\"'; char d = '\\'';\n",
+      "auto r = R\"tag(complex)\" )tag\";\n",
+      "auto u = u8R\"(Complex64)\";\n",
+      "auto t = R\"x(a\" complex64_t \")x\";\n",
+      "long n = 1'000'000; double e = 1.5e-3; int h = 0xFF'FF;\n",
+      "JAXCC_DISPATCH_ALL_TYPES(d, T, { f<T>(); });\n",
+      "void kernel(const BE::Tensor x, BE::Tensor y, int64_t stream) {}\n",
+      "#include \"complex_helpers_are_only_named_in_strings.h\"\n",
+      "x = a / b * c;\n",
+  };
+  const std::vector<std::string> naming = {
+      "std::complex<double> z;\n",    "jaxcc::complex64_t w;\n", "BE::DType::Complex128;\n",
+      "BE_DISPATCH_ALL(d, T, {});\n", "cuDoubleComplex q;\n",    "BE_DISPATCH_COMPLEX(d, T, {});\n",
+  };
+  std::mt19937 random(20261124);
+  for (int round = 0; round < 2000; ++round) {
+    std::string source;
+    bool expected = false;
+    int pieces = 1 + static_cast<int>(random() % 8);
+    for (int i = 0; i < pieces; ++i) {
+      if (random() % 5 == 0) {
+        source += naming[random() % naming.size()];
+        expected = true;
+      } else {
+        source += benign[random() % benign.size()];
+      }
+    }
+    ASSERT_EQ(MayUseStdComplex(source), expected) << source;
+  }
 }
 
 std::string Quote(const std::string& text) {
