@@ -21,15 +21,6 @@ Result<LoadedLibrary> LoadLibrary(const std::string& path,
       message +=
           "\nHow to fix: the kernel uses a symbol that no linked library defines; add the "
           "library with extra_ldflags=['-l<name>'] (and -L<dir>), or define the function.";
-    } else if (message.find("libcudart.so") != std::string::npos &&
-               message.find("cannot open shared object") != std::string::npos) {
-      // CUDA modules need the shared runtime (decision 109): JAX's GPU backend loads one, and
-      // the RUNPATH names the toolkit that built the module, which a moved bundle may lack.
-      message +=
-          "\nHow to fix: CUDA modules use the shared CUDA runtime of the same major version. "
-          "Start JAX's GPU backend first (jax.devices('gpu'); with pip's jax[cuda] it loads the "
-          "nvidia-cuda-runtime wheel's), or put the folder holding that libcudart on "
-          "LD_LIBRARY_PATH (the CUDA toolkit's lib64).";
     } else if (message.find("cannot open shared object") != std::string::npos) {
       message +=
           "\nHow to fix: a library it links against is not on the loader path; add its "
