@@ -20,15 +20,7 @@ warm   loading every module of the set again in ONE fresh process, sequentially,
        stages and the core's (jaxcc._core.last_load_trace()), summed over the modules; dlopen
        against jaxcc's own work; the total without the cuBLAS-linked module; and all of it again
        in processes that loaded cuBLAS first, as JAX's CUDA plugin has in a GPU process (the
-       module's NEEDED libcublas.so.13 then resolves by SONAME to the loaded one; decision 106),
-       with the CUDA runtime it loads too (every module NEEDs libcudart.so.13; decision 109).
-
-One command each (machine, load and versions go next to the figures in RESULTS.md):
-    cold, the subset, sides alternating, ratios printed:
-        build/venv312/bin/python benchmarks/bench_brainevent_corpus.py --cold-rounds 3
-    warm, all 60 modules (first fill the cache: ./scripts/brainevent-corpus.sh, about 30 min):
-        build/venv312/bin/python benchmarks/bench_brainevent_corpus.py \
-            --warm-all build/brainevent-corpus-cache --warm-all-only
+       module's NEEDED libcublas.so.13 then resolves by SONAME to the loaded one; decision 106).
 
 Without a GPU nothing is called; the targets register for platform CUDA all the same.
 """
@@ -103,7 +95,7 @@ PROBE = textwrap.dedent(
         # loader then resolves a module's NEEDED libcublas.so.13 by SONAME, without a new load.
         import ctypes
         t = time.perf_counter()
-        for lib in corpus.cuda_runtime_libraries() + corpus.cublas_libraries():
+        for lib in corpus.cublas_libraries():
             ctypes.CDLL(lib)
         preload_s = time.perf_counter() - t
     per_module = {}
@@ -224,11 +216,10 @@ def main() -> None:
 
 def warm_all(args, buildable) -> dict:
     """All buildable modules warm in one fresh process, three ways, interleaved round by round:
-    as is, with cuBLAS and the CUDA runtime already mapped (a JAX GPU process), and with the
-    stage split."""
-    runs = {"as is": [], "cuBLAS + cudart preloaded": []}
+    as is, with cuBLAS already mapped (a JAX GPU process), and with the stage split."""
+    runs = {"as is": [], "cuBLAS preloaded": []}
     for _ in range(args.rounds):
-        for label, preload in (("as is", False), ("cuBLAS + cudart preloaded", True)):
+        for label, preload in (("as is", False), ("cuBLAS preloaded", True)):
             runs[label].append(
                 probe(
                     args.python, "jaxcc", args.warm_all, ["8.0", "9.0"], 1, buildable, True, preload

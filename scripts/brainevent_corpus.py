@@ -201,22 +201,6 @@ def cublas_libraries() -> list[str]:
     return [str(home / "libcublasLt.so.13"), str(home / "libcublas.so.13")] if home else []
 
 
-def cuda_runtime_libraries() -> list[str]:
-    """The CUDA runtime a JAX GPU process has mapped before any kernel module loads (decision
-    109: a module's NEEDED libcudart.so.13 then resolves to it): the nvidia wheel's when
-    installed, else the toolkit's."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("nvidia")
-    for base in (spec.submodule_search_locations or []) if spec else []:
-        for sub in ("cu13/lib", "cuda_runtime/lib"):
-            lib = pathlib.Path(base, sub, "libcudart.so.13")
-            if lib.exists():
-                return [str(lib)]
-    home = _cublas_dir()
-    return [str(home / "libcudart.so.13")] if home and (home / "libcudart.so.13").exists() else []
-
-
 def load_options(rel: str, archs: list[str], include_dir: str) -> tuple[str, dict]:
     name = MODULE_NAMES[rel]
     kwargs: dict = {"compute_capability": archs, "extra_include_paths": [include_dir]}
