@@ -69,19 +69,17 @@ std::vector<std::string> NvccFlags(const LoadRequest& request, const BuildEnviro
   return flags;
 }
 
-// The shared CUDA runtime, found through a RUNPATH to the toolkit's own copy (decision 109): a
-// JAX GPU process has libcudart.so.<major> loaded already, and the dynamic loader satisfies the
-// module's NEEDED SONAME with it, so a warm load maps no runtime of its own (static cudart made
-// every module 1 MB larger and its dlopen about twice as slow). Elsewhere the RUNPATH finds the
-// toolkit's. Only a toolkit without the shared library links the static one (decision 23).
+// Static cudart keeps the library self-contained (no LD_LIBRARY_PATH for libcudart.so at run
+// time); kernels still launch on XLA's stream in the primary context. pip's CUDA wheels ship only
+// the shared runtime, which is then found through an rpath.
 std::vector<std::string> CudaLinkFlags(const CudaToolchain& cuda) {
   for (const char* sub : {"lib64", "lib", "targets/x86_64-linux/lib"}) {
     std::string dir = JoinPath(cuda.nvcc.cuda_home, sub);
-    if (StatPath(JoinPath(dir, "libcudart.so")).exists) {
-      return {"-L" + dir, "-Wl,-rpath," + dir, "-lcudart"};
-    }
     if (StatPath(JoinPath(dir, "libcudart_static.a")).exists) {
       return {"-L" + dir, "-lcudart_static", "-ldl", "-lrt", "-lpthread"};
+    }
+    if (StatPath(JoinPath(dir, "libcudart.so")).exists) {
+      return {"-L" + dir, "-Wl,-rpath," + dir, "-lcudart"};
     }
   }
   return {"-lcudart"};

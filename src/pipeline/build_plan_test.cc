@@ -1,11 +1,8 @@
 #include "pipeline/build_plan.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <filesystem>
-#include <fstream>
 
 namespace jaxcc::pipeline {
 namespace {
@@ -93,32 +90,6 @@ TEST(BuildPlanTest, NvccGetsTheSameIncludeOrder) {
   BuildPlan plan = MakeBuildPlan(request, Env(), FakeCompiler(), &cuda);
   ExpectKernelIncludeOrder(plan.cuda_flags);
   ExpectKernelIncludeOrder(plan.graph.compiles.front().command);
-}
-
-// A toolkit with both runtimes links the shared one with a RUNPATH to its folder (decision 109);
-// one with only the static archive keeps it (decision 23).
-TEST(BuildPlanTest, CudaLinksTheSharedRuntimeWithARunpathWhenTheToolkitHasIt) {
-  namespace fs = std::filesystem;
-  fs::path home = fs::temp_directory_path() / ("jaxcc_plan_cudart_" + std::to_string(::getpid()));
-  fs::create_directories(home / "lib64");
-  std::ofstream(home / "lib64" / "libcudart_static.a") << "";
-  LoadRequest request = CpuRequest(3);
-  request.platform = "cuda";
-  request.sources[0].label = "k.cu";
-  CudaToolchain cuda{{(home / "bin" / "nvcc").string(), "release 13.0", home.string(), "test"},
-                     {"80"}};
-  std::string lib = (home / "lib64").string();
-
-  BuildPlan static_only = MakeBuildPlan(request, Env(), FakeCompiler(), &cuda);
-  EXPECT_TRUE(Has(static_only.graph.link_flags, "-lcudart_static"));
-
-  std::ofstream(home / "lib64" / "libcudart.so") << "";
-  BuildPlan plan = MakeBuildPlan(request, Env(), FakeCompiler(), &cuda);
-  EXPECT_TRUE(Has(plan.graph.link_flags, "-lcudart"));
-  EXPECT_TRUE(Has(plan.graph.link_flags, "-Wl,-rpath," + lib));
-  EXPECT_TRUE(Has(plan.graph.link_flags, "-L" + lib));
-  EXPECT_FALSE(Has(plan.graph.link_flags, "-lcudart_static"));
-  fs::remove_all(home);
 }
 
 }  // namespace
