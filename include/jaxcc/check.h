@@ -2,11 +2,12 @@
 // device.
 #pragma once
 
+#include <cstddef>
 #include <cstdio>
 #include <ios>
 #include <ostream>
-#include <sstream>
 #include <stdexcept>
+#include <streambuf>
 #include <string>
 
 #include "jaxcc/dtype.h"
@@ -58,6 +59,29 @@ namespace detail {
 /// accessors in tensor.h stay small.
 [[noreturn]] inline void ThrowCheckError(const std::string& message) { throw CheckError(message); }
 
+/// What std::ostringstream does for CheckMessage, without <sstream>: every kernel unit includes
+/// this header, and <sstream> (with the <istream> it pulls) is parsed once per architecture and
+/// once for the host by nvcc (decision 108). Appends whatever is written to a std::string.
+class StringStreamBuffer : public std::streambuf {
+ public:
+  const std::string& str() const noexcept { return text_; }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (!traits_type::eq_int_type(c, traits_type::eof())) {
+      text_.push_back(traits_type::to_char_type(c));
+    }
+    return traits_type::not_eof(c);
+  }
+  std::streamsize xsputn(const char* data, std::streamsize size) override {
+    text_.append(data, static_cast<std::size_t>(size));
+    return size;
+  }
+
+ private:
+  std::string text_;
+};
+
 /// The message of a failed JAXCC_CHECK. Built only after the condition has failed, so the
 /// streamed operands cost nothing on the success path.
 class CheckMessage {
@@ -85,7 +109,7 @@ class CheckMessage {
   std::string str() const {
     std::string text =
         "CHECK failed at " + std::string(file_) + ":" + std::to_string(line_) + ": " + condition_;
-    std::string message = stream_.str();
+    const std::string& message = buffer_.str();
     if (!message.empty()) text += ": " + message;
     return text;
   }
@@ -94,7 +118,8 @@ class CheckMessage {
   const char* file_;
   int line_;
   const char* condition_;
-  std::ostringstream stream_;
+  StringStreamBuffer buffer_;  // declared before stream_, which writes into it
+  std::ostream stream_{&buffer_};
 };
 
 /// Throws once the whole `<<` chain has been evaluated. Throwing here rather than from a

@@ -18,7 +18,26 @@
 // std::complex everywhere, as XLA's own headers use for C64/C128. Under nvcc its operators are
 // host-only; device code can reinterpret the data as cuda::std::complex or thrust::complex (same
 // layout). libcu++'s <cuda/std/complex> is not included here: it adds ~3 s to every nvcc compile.
+// A generated kernel unit whose source names no complex type or all-types dispatch defines
+// JAXCC_DETAIL_NO_STD_COMPLEX (codegen/kernel_unit.cc): std::complex is then only declared, as
+// libstdc++ declares it itself, so the aliases below name it without parsing <complex> (and the
+// <sstream> it pulls) once per architecture and once for the host (decision 108). Any later
+// #include <complex> completes the same template.
+#if defined(JAXCC_DETAIL_NO_STD_COMPLEX) && defined(__GLIBCXX__) && \
+    defined(_GLIBCXX_BEGIN_NAMESPACE_VERSION)
+#define JAXCC_DETAIL_STD_COMPLEX_DECLARED_ONLY 1
+// clang-format off
+namespace std _GLIBCXX_VISIBILITY(default) {
+_GLIBCXX_BEGIN_NAMESPACE_VERSION
+template <typename _Tp>
+class complex;
+_GLIBCXX_END_NAMESPACE_VERSION
+}  // namespace std
+// clang-format on
+#else
+#define JAXCC_DETAIL_STD_COMPLEX_DECLARED_ONLY 0
 #include <complex>
+#endif
 
 namespace jaxcc {
 
@@ -50,6 +69,8 @@ using complex64_t = std::complex<float>;
 using complex128_t = std::complex<double>;
 
 static_assert(sizeof(float16_t) == 2 && sizeof(bfloat16_t) == 2, "16-bit float types");
+#if !JAXCC_DETAIL_STD_COMPLEX_DECLARED_ONLY
 static_assert(sizeof(complex64_t) == 8 && sizeof(complex128_t) == 16, "complex types");
+#endif
 
 }  // namespace jaxcc

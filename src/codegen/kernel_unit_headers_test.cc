@@ -1,0 +1,177 @@
+// What a generated kernel unit makes the compiler parse (decision 108): <sstream> never, and
+// <complex> only when the user's source may use it. Preprocesses real kernel units with the host
+// compiler and, where one is installed, nvcc (no GPU needed).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "codegen/complex_use.h"
+#include "codegen/kernel_unit.h"
+
+namespace jaxcc::codegen {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(MayUseStdComplex, FindsComplexNamesInCode) {
+  for (const char* source : {
+           "std::complex<float> z;",
+           "jaxcc::complex64_t* p;",
+           "using T = BE::complex128_t;",
+           "if (d == BE::DType::Complex64) {}",
+           "BE_DISPATCH_ALL(x.dtype(), T, { f<T>(); });",
+           "JAXCC_DISPATCH_ALL(x.dtype(), T, {});",
+           "JAXCC_DISPATCH_COMPLEX(x.dtype(), T, {});",
+           "cuFloatComplex c;",
+           "int a = 1'000; complex64_t b;",  // a digit separator opens no character literal
+           "auto s = \"a\\\"b\"; complex64_t c;",
+           "char q = '\\''; complex64_t c;",
+           "auto r = R\"x(\")x\"; complex64_t c;",
+           "// a comment\ncomplex64_t c;",
+           "/* a comment */ complex64_t c;",
+       }) {
+    EXPECT_TRUE(MayUseStdComplex(source)) << source;
+  }
+}
+
+TEST(MayUseStdComplex, IgnoresCommentsLiteralsAndOtherDispatches) {
+  for (const char* source : {
+           "",
+           "float x; // a complex algorithm\n",
+           "/* complex */ int y;",
+           "const char* s = \"complex64\";",
+           "auto r = R\"(complex)\";",
+           "JAXCC_DISPATCH_ALL_TYPES(x.dtype(), T, {});",
+           "BE_DISPATCH_FLOATING_AND_HALF(x.dtype(), T, {});",
+           "double e = 1e+5; int h = 0x1'00;",
+       }) {
+    EXPECT_FALSE(MayUseStdComplex(source)) << source;
+  }
+}
+
+TEST(MayUseStdComplex, UnterminatedCommentOrLiteralEndsTheScan) {
+  EXPECT_FALSE(MayUseStdComplex("int x; /* never closed complex"));
+  EXPECT_TRUE(MayUseStdComplex("const char* s = \"never closed\ncomplex64_t c;"));
+}
+
+// Property: a source assembled from fragments whose answer is known (comments, literals and
+// numbers that mention "complex" without naming it, plain code, and code that does name a
+// complex type) is read as using complex exactly when a naming fragment is in it. Fixed seed.
+TEST(MayUseStdComplex, AgreesWithTheFragmentsOfRandomSources) {
+  const std::vector<std::string> benign = {
+      "// complex64_t in a comment\n",
+      "/* std::complex<float>\n over lines */",
+      "const char* s = \"complex128 \\\" still a string complex\";\n",
+      "char c = '\"'; char d = '\\'';\n",
+      "auto r = R\"tag(complex)\" )tag\";\n",
+      "auto u = u8R\"(Complex64)\";\n",
+      "auto t = R\"x(a\" complex64_t \")x\";\n",
+      "long n = 1'000'000; double e = 1.5e-3; int h = 0xFF'FF;\n",
+      "JAXCC_DISPATCH_ALL_TYPES(d, T, { f<T>(); });\n",
+      "void kernel(const BE::Tensor x, BE::Tensor y, int64_t stream) {}\n",
+      "#include \"complex_helpers_are_only_named_in_strings.h\"\n",
+      "x = a / b * c;\n",
+  };
+  const std::vector<std::string> naming = {
+      "std::complex<double> z;\n",    "jaxcc::complex64_t w;\n", "BE::DType::Complex128;\n",
+      "BE_DISPATCH_ALL(d, T, {});\n", "cuDoubleComplex q;\n",    "BE_DISPATCH_COMPLEX(d, T, {});\n",
+  };
+  std::mt19937 random(20261124);
+  for (int round = 0; round < 2000; ++round) {
+    std::string source;
+    bool expected = false;
+    int pieces = 1 + static_cast<int>(random() % 8);
+    for (int i = 0; i < pieces; ++i) {
+      if (random() % 5 == 0) {
+        source += naming[random() % naming.size()];
+        expected = true;
+      } else {
+        source += benign[random() % benign.size()];
+      }
+    }
+    ASSERT_EQ(MayUseStdComplex(source), expected) << source;
+  }
+}
+
+std::string Quote(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+std::string FindNvcc() {
+  const char* home = std::getenv("CUDA_HOME");
+  if (home != nullptr && *home != '\0' && fs::exists(fs::path(home) / "bin" / "nvcc")) {
+    return (fs::path(home) / "bin" / "nvcc").string();
+  }
+  return fs::exists("/usr/local/cuda/bin/nvcc") ? "/usr/local/cuda/bin/nvcc" : "";
+}
+
+// The macros defined at the end of preprocessing `unit` (`-E -dM`), or a failure message.
+std::string DefinedMacros(const std::string& compiler, const std::string& unit,
+                          const std::string& extension) {
+  fs::path dir = fs::temp_directory_path() / ("jaxcc_unit_headers_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  fs::path source = dir / ("unit" + extension);
+  fs::path out = dir / "macros.txt";
+  std::ofstream(source) << unit;
+  // nvcc has no -dM of its own; its host preprocessing pass takes g++'s.
+  std::string dump = extension == ".cu" ? " -E -Xcompiler=-dM" : " -E -dM";
+  std::string command = Quote(compiler) + " -std=c++17" + dump + " -I " +
+                        Quote(std::string(JAXCC_SOURCE_DIR) + "/include") + " " +
+                        Quote(source.string()) + " > " + Quote(out.string()) + " 2>&1";
+  int status = std::system(command.c_str());
+  std::ifstream in(out);
+  std::stringstream text;
+  text << in.rdbuf();
+  fs::remove_all(dir);
+  return status == 0 ? text.str() : "FAILED: " + command + "\n" + text.str();
+}
+
+bool Defines(const std::string& macros, const std::string& name) {
+  return macros.find("#define " + name + " ") != std::string::npos;
+}
+
+const char kPlainKernel[] =
+    "void scale(BE::Tensor x, BE::Tensor y) {\n"
+    "  JAXCC_CHECK(x.ndim() == 1) << \"rank \" << x.ndim() << std::hex << 255 << x.dtype();\n"
+    "  JAXCC_DISPATCH_FLOATING(x.dtype(), T, { (void)y.data_ptr<T>(); });\n"
+    "}\n";
+const char kComplexKernel[] = "jaxcc::complex64_t twice(jaxcc::complex64_t z) { return z + z; }\n";
+
+void ExpectUnitHeaders(const std::string& compiler, const std::string& extension) {
+  std::string plain = DefinedMacros(compiler, GenerateKernelUnit("k", kPlainKernel, {}), extension);
+  ASSERT_EQ(plain.rfind("FAILED", 0), std::string::npos) << plain;
+  ASSERT_TRUE(Defines(plain, "JAXCC_DETAIL_NO_STD_COMPLEX")) << "kernel unit not generated lean";
+  EXPECT_TRUE(Defines(plain, "_GLIBCXX_OSTREAM")) << "the check stream needs <ostream>";
+  for (const char* guard : {"_GLIBCXX_SSTREAM", "_GLIBCXX_ISTREAM", "_GLIBCXX_COMPLEX"}) {
+    EXPECT_FALSE(Defines(plain, guard)) << compiler << ": a kernel unit with no complex type "
+                                        << "pulls the header guarded by " << guard;
+  }
+  std::string with =
+      DefinedMacros(compiler, GenerateKernelUnit("k", kComplexKernel, {}), extension);
+  ASSERT_EQ(with.rfind("FAILED", 0), std::string::npos) << with;
+  EXPECT_FALSE(Defines(with, "JAXCC_DETAIL_NO_STD_COMPLEX"));
+  EXPECT_TRUE(Defines(with, "_GLIBCXX_COMPLEX")) << "a source naming complex64_t gets <complex>";
+  EXPECT_FALSE(Defines(with, "_GLIBCXX_SSTREAM") && !Defines(with, "_GLIBCXX_COMPLEX"));
+}
+
+TEST(KernelUnitHeaders, HostCompilerParsesNeitherSstreamNorUnusedComplex) {
+  ExpectUnitHeaders(JAXCC_TEST_CXX, ".cc");
+}
+
+TEST(KernelUnitHeaders, NvccParsesNeitherSstreamNorUnusedComplex) {
+  std::string nvcc = FindNvcc();
+  if (nvcc.empty()) GTEST_SKIP() << "no nvcc (CUDA_HOME, /usr/local/cuda)";
+  ExpectUnitHeaders(nvcc, ".cu");
+}
+
+}  // namespace
+}  // namespace jaxcc::codegen

@@ -1,0 +1,70 @@
+"""Kernel units parse <complex> only where the source may use it, and never <sstream>
+(decision 108): both kinds of source still build and run, with the same check messages."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxcc
+
+# Names no complex type: its kernel unit only declares std::complex and streams check messages
+# through jaxcc's own buffer, manipulators included.
+LEAN = """
+#include "brainevent/common.h"
+struct Point { int x, y; };
+std::ostream& operator<<(std::ostream& os, const Point& p) { return os << "(" << p.x << "," << p.y << ")"; }
+// @BE checked_copy
+void checked_copy(const BE::Tensor x, BE::Tensor y) {
+  JAXCC_CHECK(x.numel() < 4) << "too long: " << x.numel() << " hex " << std::hex << 255
+                             << std::dec << " " << x.dtype() << " " << Point{1, 2} << std::endl;
+  BE_DISPATCH_FLOATING(x.dtype(), T, {
+    for (int64_t i = 0; i < x.numel(); ++i) y.data_ptr<T>()[i] = x.data_ptr<const T>()[i];
+  });
+}
+"""
+
+# Computes with complex values without including <complex>, as before decision 108.
+COMPLEX = """
+#include "brainevent/common.h"
+// @BE twice
+void twice(const BE::Tensor x, BE::Tensor y) {
+  BE_DISPATCH_COMPLEX(x.dtype(), T, {
+    for (int64_t i = 0; i < x.numel(); ++i) y.data_ptr<T>()[i] = x.data_ptr<const T>()[i] * T(2);
+  });
+}
+// @BE copy_any
+void copy_any(const BE::Tensor x, BE::Tensor y) {
+  JAXCC_DISPATCH_ALL(x.dtype(), T, {  // a complex T is copied by value: it must be complete
+    for (int64_t i = 0; i < x.numel(); ++i) y.data_ptr<T>()[i] = x.data_ptr<const T>()[i];
+  });
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def lean():
+    return jaxcc.load_cpp_inline("unit_headers_lean", LEAN)
+
+
+@pytest.fixture(scope="module")
+def with_complex():
+    return jaxcc.load_cpp_inline("unit_headers_complex", COMPLEX)
+
+
+def test_lean_unit_runs_and_formats_check_messages_as_before(lean):
+    x = jnp.arange(3, dtype=jnp.float32)
+    np.testing.assert_array_equal(lean.checked_copy(x), x)
+    with pytest.raises(
+        Exception,
+        match=r"CHECK failed at .*: x\.numel\(\) < 4: too long: 5 hex ff "
+        r"float32 \(1,2\)",
+    ):
+        jax.block_until_ready(lean.checked_copy(jnp.ones(5, jnp.float32)))
+
+
+def test_source_naming_complex_types_gets_complete_std_complex(with_complex):
+    z = jnp.array([1 + 2j, -3 + 0.5j], jnp.complex64)
+    np.testing.assert_allclose(with_complex.twice(z), 2 * np.asarray(z))
+    np.testing.assert_array_equal(with_complex.copy_any(z), z)
+    np.testing.assert_array_equal(with_complex.copy_any(jnp.arange(3.0)), np.arange(3.0))
