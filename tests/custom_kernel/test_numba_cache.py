@@ -172,6 +172,37 @@ def test_a_second_process_takes_the_compiled_code_from_the_cache(tmp_path):
     assert listed.count("numba_kernel_shift") == 2
 
 
+WRITTEN_WHILE_RUNNING = (
+    KERNEL_MODULE
+    + """
+import os, time
+from jaxcc.custom_kernel.bridges import numba_cpu_cache
+cache = os.environ["JAXCC_CACHE_DIR"]
+deadline = time.monotonic() + 60
+def manifests():
+    return [d for d in os.listdir(cache) if d.startswith("numba_kernel_shift")
+            and os.path.exists(os.path.join(cache, d, "manifest.json"))]
+while not manifests() and time.monotonic() < deadline:
+    time.sleep(0.01)
+print("WRITTEN_BEFORE_EXIT", len(manifests()), "QUEUED", len(numba_cpu_cache._pending))
+"""
+)
+
+
+def test_the_entry_is_written_by_a_background_thread_before_the_process_ends(tmp_path):
+    """decision 121: the store does not wait for the end of the process, where it would add its
+    code generation to the wall time of every cold run; a thread writes it meanwhile."""
+    script, cache = tmp_path / "kernel.py", tmp_path / "cache"
+    script.write_text(WRITTEN_WHILE_RUNNING)
+    env = dict(os.environ, JAXCC_CACHE_DIR=str(cache), JAX_PLATFORMS="cpu")
+    out = subprocess.run([sys.executable, str(script), "2"], capture_output=True, text=True,
+                         env=env, timeout=300, check=False)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "WRITTEN_BEFORE_EXIT 1 QUEUED 0" in out.stdout, out.stdout
+    # and what the thread wrote serves the next process
+    assert run_process(script, "2", cache) == ([2.0, 3.0, 4.0, 5.0], 0)
+
+
 def test_a_damaged_entry_is_detected_and_rebuilt(tmp_path):
     script, cache = tmp_path / "kernel.py", tmp_path / "cache"
     script.write_text(KERNEL_MODULE)
