@@ -10,7 +10,10 @@ operator is built on jaxcc without a line of brainevent changed. brainevent's ow
 not kernel machinery (`_op.util`: dtype suffixes, event tests) stay brainevent's.
 
 `JAXCC_SHIM_OFF=1` loads the plugin without patching, to run the same command on brainevent
-itself for comparison (scripts/brainevent-on-jaxcc.sh).
+itself for comparison (scripts/brainevent-on-jaxcc.sh). Two more variables serve that script's
+triage mode: `JAXCC_SHIM_OUTCOMES=FILE` writes one `outcome<TAB>node id` line per test
+(passed/failed/error/skipped), and `JAXCC_SHIM_SELECT=FILE` runs only the node ids listed in FILE
+(one a line), so brainevent itself reruns just the tests that did not pass on jaxcc.
 """
 
 from __future__ import annotations
@@ -105,3 +108,40 @@ def pytest_sessionfinish(session, exitstatus):
         if op.XLACustomKernel is not jaxcc.XLACustomKernel or set(patched) != set(REPLACED):
             session.exitstatus = 3
             print(f"\nbrainevent_on_jaxcc: the kernel layer was not replaced ({sorted(patched)})")
+
+
+def pytest_collection_modifyitems(session, config, items):
+    select = os.environ.get("JAXCC_SHIM_SELECT")
+    if not select:
+        return
+    with open(select, encoding="utf-8") as f:
+        wanted = {line.rstrip("\n") for line in f if line.strip()}
+    kept = [item for item in items if item.nodeid in wanted]
+    config.hook.pytest_deselected(items=[item for item in items if item.nodeid not in wanted])
+    items[:] = kept
+
+
+# node id -> outcome; a failure in setup or teardown is an error, a failing call a failure.
+_outcomes: dict[str, str] = {}
+
+
+def pytest_runtest_logreport(report):
+    if not os.environ.get("JAXCC_SHIM_OUTCOMES"):
+        return
+    if report.failed:
+        outcome = "failed" if report.when == "call" else "error"
+    elif report.skipped:
+        outcome = "skipped"
+    elif report.when == "call":
+        outcome = "passed"
+    else:
+        return
+    if _outcomes.get(report.nodeid) not in ("failed", "error"):  # the worst phase wins
+        _outcomes[report.nodeid] = outcome
+
+
+def pytest_unconfigure(config):
+    path = os.environ.get("JAXCC_SHIM_OUTCOMES")
+    if path and not hasattr(config, "workerinput"):  # xdist: the controller sees every report
+        with open(path, "w", encoding="utf-8") as f:
+            f.writelines(f"{outcome}\t{nodeid}\n" for nodeid, outcome in sorted(_outcomes.items()))
