@@ -60,11 +60,14 @@ run() {
     JAXCC_SHIM_OUTCOMES=$log/$name.$side.outcomes JAXCC_SHIM_SELECT=$select \
     PYTHONPATH=$tests "$python" -m pytest -p brainevent_on_jaxcc.plugin \
     -p no:cacheprovider "${workers[@]}" -q -rfE $targets) > "$log/$name.$side.log" 2>&1
-  local seconds=$(( $(date +%s) - start ))
+  local rc=$? seconds=$(( $(date +%s) - start ))
   rm -rf "$cache"
   local f=$log/$name.$side.outcomes
   [ -f "$f" ] || : > "$f"
   summary="$(grep -c ^passed "$f")/$(grep -cE '^(failed|error)' "$f")/$(grep -c ^skipped "$f") ${seconds}s"
+  # pytest exits 0, 1 (failures) or 5 (nothing selected); anything else (an internal error, a
+  # crash of the interpreter) means the counts are partial: say so, and fail the run.
+  case $rc in 0 | 1 | 5) ;; *) summary+=" rc=$rc"; status=1 ;; esac
 }
 
 if [ $triage = 0 ]; then

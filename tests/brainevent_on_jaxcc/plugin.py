@@ -39,6 +39,9 @@ REPLACED = {
     "brainevent._op.benchmark": ("BenchmarkConfig", "BenchmarkRecord", "BenchmarkResult",
                                  "benchmark_function"),
     "brainevent._op.util": ("defjvp", "general_batching_rule"),
+    # The process-wide backend choice is the kernel layer's too: brainevent's XLACustomKernel
+    # reads it from here, jaxcc's from jaxcc (left alone, brainevent.set_backend would do nothing).
+    "brainevent.config": ("set_backend", "get_backend", "clear_backends"),
     "brainevent._op": (*LOADERS, "XLACustomKernel", "KernelEntry", "numba_kernel",
                        "numba_cuda_kernel", "BenchmarkConfig", "BenchmarkRecord",
                        "BenchmarkResult", "benchmark_function", "defjvp",
