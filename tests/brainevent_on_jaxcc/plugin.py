@@ -42,6 +42,12 @@ REPLACED = {
     # The process-wide backend choice is the kernel layer's too: brainevent's XLACustomKernel
     # reads it from here, jaxcc's from jaxcc (left alone, brainevent.set_backend would do nothing).
     "brainevent.config": ("set_backend", "get_backend", "clear_backends"),
+    # The kernel layer's exceptions: jaxcc raises its own classes under these brainevent names
+    # (docs/custom_kernel.md), so `except brainevent.KernelRegistrationError` catches jaxcc's.
+    # Only brainevent's kernel layer raises them. brainevent's KernelError, their base there, is
+    # not replaced: jaxcc's KernelError has another meaning (a kernel that failed).
+    "brainevent._error": ("KernelCompilationError", "KernelRegistrationError", "KernelLoadError",
+                          "KernelFallbackExhaustedError"),
     "brainevent._op": (*LOADERS, "XLACustomKernel", "KernelEntry", "numba_kernel",
                        "numba_cuda_kernel", "BenchmarkConfig", "BenchmarkRecord",
                        "BenchmarkResult", "benchmark_function", "defjvp",
