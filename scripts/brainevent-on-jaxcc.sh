@@ -56,6 +56,7 @@ run() {
   # "." is the package's top level: its own *_test.py files, not the subdirectories'.
   if [ "$dir" = . ]; then targets=$(cd "$package" && ls ./*_test.py); else targets=$dir; fi
   cache=$(mktemp -d)
+  rm -f "$log/$name.$side.outcomes" "$log/$name.$side.outcomes.partial"
   start=$(date +%s)
   (cd "$package" && JAXCC_SHIM_OFF=$off JAX_PLATFORMS=cpu JAXCC_CACHE_DIR=$cache \
     JAXCC_SHIM_OUTCOMES=$log/$name.$side.outcomes JAXCC_SHIM_SELECT=$select \

@@ -147,6 +147,11 @@ def pytest_runtest_logreport(report):
         return
     if _outcomes.get(report.nodeid) not in ("failed", "error"):  # the worst phase wins
         _outcomes[report.nodeid] = outcome
+    if report.when == "teardown":
+        # Also as each test ends, so a run stopped early (a directory that outlasts the time
+        # there is) still says which tests passed; the session's end rewrites the file.
+        with open(os.environ["JAXCC_SHIM_OUTCOMES"] + ".partial", "a", encoding="utf-8") as f:
+            f.write(f"{_outcomes[report.nodeid]}\t{report.nodeid}\n")
 
 
 def pytest_unconfigure(config):
