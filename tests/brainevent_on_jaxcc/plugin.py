@@ -144,10 +144,10 @@ def pytest_runtest_logreport(report):
     elif report.when == "call":
         outcome = "passed"
     else:
-        return
-    if _outcomes.get(report.nodeid) not in ("failed", "error"):  # the worst phase wins
+        outcome = None  # a setup or teardown that passed says nothing
+    if outcome and _outcomes.get(report.nodeid) not in ("failed", "error"):  # the worst wins
         _outcomes[report.nodeid] = outcome
-    if report.when == "teardown":
+    if report.when == "teardown" and report.nodeid in _outcomes:
         # Also as each test ends, so a run stopped early (a directory that outlasts the time
         # there is) still says which tests passed; the session's end rewrites the file.
         with open(os.environ["JAXCC_SHIM_OUTCOMES"] + ".partial", "a", encoding="utf-8") as f:
