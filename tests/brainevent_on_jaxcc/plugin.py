@@ -42,6 +42,11 @@ REPLACED = {
     # The process-wide backend choice is the kernel layer's too: brainevent's XLACustomKernel
     # reads it from here, jaxcc's from jaxcc (left alone, brainevent.set_backend would do nothing).
     "brainevent.config": ("set_backend", "get_backend", "clear_backends"),
+    # The table of primitives: brainevent's XLACustomKernel enters itself in brainevent's, jaxcc's
+    # in jaxcc's. These two read the same on both (name -> kernel, sorted names); brainevent's
+    # get_primitives_by_tags (a dict, `_tags`) and register_primitive(name, kernel) differ from
+    # jaxcc's (a list, `tags`; register_primitive(kernel)) and are left, reading an empty table.
+    "brainevent._registry": ("get_registry", "get_all_primitive_names"),
     # The kernel layer's exceptions: jaxcc raises its own classes under these brainevent names
     # (docs/custom_kernel.md), so `except brainevent.KernelRegistrationError` catches jaxcc's.
     # Only brainevent's kernel layer raises them. brainevent's KernelError, their base there, is
