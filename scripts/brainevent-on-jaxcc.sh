@@ -14,10 +14,10 @@
 # PYTHON: an interpreter with brainevent 0.3.0, brainstate, numba and jaxcc installed (default
 # build/venv312/bin/python); DIR: package directories such as _dense _csr, or . for the package's
 # top-level *_test.py (default: all, smaller first). _csr and _fcn's tests also import braintools
-# (pip install braintools; without it their collection fails and the row shows rc=2). Each run uses a private jaxcc cache that
-# starts empty, so jaxcc's times include every compile.
+# (pip install braintools; without it their collection fails and the row shows rc=2). Each run
+# uses a private jaxcc cache that starts empty, so jaxcc's times include every compile.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
 triage=0
 workers=()
 while [ $# -gt 0 ]; do
