@@ -36,10 +36,11 @@ SUBSET = "test_densemv_forward_no_transpose or test_densemm_forward_transpose or
 # One test of each other directory scripts/brainevent-on-jaxcc.sh covers: a cheap forward test of
 # an operator (one shape, bool events: a few kernels to compile; none from a file that imports
 # braintools, which CI does not install), and the _op helpers jaxcc's defjvp and
-# general_batching_rule replace, on a plain single-result primitive. _jit_uniform and _jit_normal
-# (built like _jit_scalar) are left to the script: each cost 5-7 s at load 8, over the budget.
+# general_batching_rule replace, on a plain single-result primitive.
 REPRESENTATIVES = (
     "_jit_scalar/binary_test.py::test_binary_jitsmv_forward_matches_reference[0.1-bool-False-False-shape0-numba]",
+    "_jit_uniform/binary_test.py::test_binary_jitumv_forward_matches_reference[0.1-bool-False-False-shape0-numba]",
+    "_jit_normal/binary_test.py::test_binary_jitnmv_forward_matches_reference[0.1-bool-False-False-shape0-numba]",
     "_fcn/float_test.py::test_fcnmv[True-True]",
     "_csr/binary_indexed_test.py::test_indexed_mv_event_is_active_iff_nonzero[True-True-bool-numba]",
     "_tcsr/binary_test.py::test_tcsr_active_nan_weight_still_propagates[bool-numba]",
