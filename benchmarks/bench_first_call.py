@@ -8,7 +8,7 @@ counted on either side):
   fresh       the first kernel of a fresh process, with an empty jaxcc cache
   second      a second new kernel (same buffer types, other code) in that same process
   reuse_new   a third new kernel with other buffer types (int32, rank 2) in that process (until
-              decision 120's change it asked for float64, which JAX without x64 made float32)
+              decision 116's change it asked for float64, which JAX without x64 made float32)
   operator    a new XLACustomKernel with a new kernel of known types (def_numba_kernel, jitted
               call): the primitive's registration, trace and lowering on top of the compile
   process2    a new process running the first kernel again, the cache kept (for jaxcc: the

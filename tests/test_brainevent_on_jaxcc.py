@@ -33,14 +33,33 @@ SUBSET = "test_densemv_forward_no_transpose or test_densemm_forward_transpose or
     "test_densemv_grad_weights_transpose"  # fmt: skip
 
 
-def run_shimmed(package: Path, cache: Path, *, off: bool = False, select: str = SUBSET):
+# One test of each other directory scripts/brainevent-on-jaxcc.sh covers: a cheap forward test of
+# an operator (one shape, bool events: a few kernels to compile; none from a file that imports
+# braintools, which CI does not install), and the _op helpers jaxcc's defjvp and
+# general_batching_rule replace, on a plain single-result primitive.
+REPRESENTATIVES = (
+    "_jit_scalar/binary_test.py::test_binary_jitsmv_forward_matches_reference[0.1-bool-False-False-shape0-numba]",
+    "_jit_uniform/binary_test.py::test_binary_jitumv_forward_matches_reference[0.1-bool-False-False-shape0-numba]",
+    "_jit_normal/binary_test.py::test_binary_jitnmv_forward_matches_reference[0.1-bool-False-False-shape0-numba]",
+    "_fcn/float_test.py::test_fcnmv[True-True]",
+    "_csr/binary_indexed_test.py::test_indexed_mv_event_is_active_iff_nonzero[True-True-bool-numba]",
+    "_tcsr/binary_test.py::test_tcsr_active_nan_weight_still_propagates[bool-numba]",
+    "_op/util_test.py::test_h2_defjvp_single_result_primitive",
+    "_op/util_test.py::test_m1_general_batching_rule_mixed_still_works",
+)
+
+
+def run_shimmed(
+    package: Path, cache: Path, *, off: bool = False, select: str = SUBSET, targets=None
+):
     env = dict(
         os.environ, JAX_PLATFORMS="cpu", JAXCC_CACHE_DIR=str(cache), PYTHONPATH=str(TESTS),
         JAXCC_SHIM_OFF="1" if off else "0",
     )  # fmt: skip
+    chosen = list(targets) if targets else ["_dense/binary_test.py", "-k", select]
     return subprocess.run(
         [sys.executable, "-m", "pytest", "-p", "brainevent_on_jaxcc.plugin", "-p",
-         "no:cacheprovider", "-p", "no:xdist", "_dense/binary_test.py", "-k", select],
+         "no:cacheprovider", "-p", "no:xdist", *chosen],
         cwd=package, env=env, capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
 
@@ -55,6 +74,14 @@ def test_brainevent_dense_operators_pass_on_jaxcc(tmp_path):
     assert any(p.name.startswith("numba_kernel_") for p in (tmp_path / "cache").iterdir())
 
 
+def test_one_brainevent_test_per_directory_passes_on_jaxcc(tmp_path):
+    package = brainevent_package()
+    out = run_shimmed(package, tmp_path / "cache", targets=REPRESENTATIVES)
+    assert "kernel layer: jaxcc" in out.stdout, out.stdout[-3000:]
+    assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
+    assert re.search(rf"\b{len(REPRESENTATIVES)} passed\b", out.stdout), out.stdout[-2000:]
+
+
 def test_the_shim_replaces_the_whole_kernel_layer(tmp_path):
     brainevent_package()
     sys.path.insert(0, str(TESTS))
@@ -67,6 +94,9 @@ def test_the_shim_replaces_the_whole_kernel_layer(tmp_path):
         "assert dense.numba_kernel is jaxcc.numba_kernel\n"
         "assert dense.XLACustomKernel is jaxcc.XLACustomKernel\n"
         "assert op.load_cuda_file is jaxcc.load_cuda_file\n"
+        "import brainevent.config as config\n"
+        "assert config.set_backend is jaxcc.set_backend\n"
+        "assert brainevent.KernelRegistrationError is jaxcc.KernelRegistrationError\n"
         "print('ok')\n"
     )
     env = dict(os.environ, JAX_PLATFORMS="cpu", PYTHONPATH=str(TESTS))

@@ -96,7 +96,7 @@ def test_shims_resolve_to_jaxs_own_objects():
 
 def test_the_first_primitive_of_a_process_does_not_import_jax_extend():
     # `import jax.extend.core` imports Pallas and checkify through jax/extend/__init__.py (24-45
-    # ms); the Primitive class is taken where JAX defines it (decision 118). A real jitted call
+    # ms); the Primitive class is taken where JAX defines it (decision 114). A real jitted call
     # of a new primitive, in a fresh process, with its lowering and registration.
     code = (
         "import sys\n"

@@ -248,7 +248,7 @@ def test_export_round_trip_keeps_the_partitioned_call(results):
 
 
 def test_scratch_function_with_a_rule_gets_a_workspace_per_shard(results):
-    """decision 124: each shard's call has its own workspace; a scratch_bytes function sees the
+    """decision 118: each shard's call has its own workspace; a scratch_bytes function sees the
     shard's operands (the kernel checks one float per local row), an int is given as is."""
     r = scenario(results, "scratch_under_a_rule")
     for mesh, path in (("explicit", "shard_map"), ("auto", "custom_partitioning")):

@@ -58,7 +58,7 @@ def _primitive():
     # Taken from jax._src.core, where it is defined (jax.extend.core re-exports that very class
     # on JAX 0.10.2 and 0.12.0.1): `import jax.extend.core` runs jax/extend/__init__.py, which
     # imports jax.extend.pallas and with it Pallas and checkify, 24-45 ms that the first
-    # XLACustomKernel of a process would pay for nothing (decision 118). A JAX that moves the
+    # XLACustomKernel of a process would pay for nothing (decision 114). A JAX that moves the
     # class gets the public spelling.
     if "jax.extend.core" not in sys.modules:
         try:

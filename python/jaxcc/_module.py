@@ -248,7 +248,7 @@ class KernelFunction:
     def _call_with_scratch(self, arrays, result_types, as_list, converted, scratch):
         """The call with its workspace as a hidden last result, dropped from what it returns.
         Under a sharding rule each shard's call gets its own workspace, sized from its own
-        operands when `scratch` is a function of them (decision 124)."""
+        operands when `scratch` is a function of them (decision 118)."""
         import jax
 
         def local(xs, types):
@@ -297,7 +297,7 @@ class KernelFunction:
         factor on every operand) and `local` vmapped, so a sharded batch axis stays sharded;
         custom_partitioning alone has no batching rule (decision 82). `batch_path=False` keeps
         the call off XLA's batch partitioner, which splits every result's leading dimensions,
-        a workspace's too (decision 124)."""
+        a workspace's too (decision 118)."""
         import jax
         import jax.numpy as jnp
 

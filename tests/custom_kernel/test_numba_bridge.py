@@ -243,7 +243,7 @@ print("RESULT", json.dumps({"y": [float(v) for v in y], **spans}))
 
 
 def test_a_new_aritys_trampoline_builds_while_numba_compiles_the_kernel(tmp_path):
-    # Decision 120: the first use of an arity on a machine builds its trampoline (g++, GIL
+    # Decision 116: the first use of an arity on a machine builds its trampoline (g++, GIL
     # released) on a thread while Numba compiles the kernel, instead of after it. A fresh process
     # with an empty cache: the build's span must start before the kernel's compile ends.
     from conftest import run_python

@@ -190,7 +190,7 @@ print("WRITTEN_BEFORE_EXIT", len(manifests()), "QUEUED", len(numba_cpu_cache._pe
 
 
 def test_the_entry_is_written_by_a_background_thread_before_the_process_ends(tmp_path):
-    """decision 121: the store does not wait for the end of the process, where it would add its
+    """decision 117: the store does not wait for the end of the process, where it would add its
     code generation to the wall time of every cold run; a thread writes it meanwhile."""
     script, cache = tmp_path / "kernel.py", tmp_path / "cache"
     script.write_text(WRITTEN_WHILE_RUNNING)

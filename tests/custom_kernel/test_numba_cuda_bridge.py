@@ -165,7 +165,7 @@ def make_scale(factor):
 
 def test_equal_kernels_compile_their_ptx_once_per_process(monkeypatch):
     # Operators make a new cuda.jit object per configuration and per trace: equal code, closure
-    # values and options reuse the PTX compiled before (decision 119). Needs no GPU: compile_ptx
+    # values and options reuse the PTX compiled before (decision 115). Needs no GPU: compile_ptx
     # runs on the host.
     compiled = []
 

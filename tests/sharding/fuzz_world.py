@@ -204,7 +204,7 @@ class World:
         from jaxcc import _batch_partition
 
         if self.inline(case["kind"]).has_scratch:
-            return False  # a workspace keeps the call off the batch partitioner (decision 124)
+            return False  # a workspace keeps the call off the batch partitioner (decision 118)
         rule = self.inline(case["kind"]).sharding
         ins, outs = rule.expand([a.shape for a in avals],
                                 [t.shape for t in out_types(family.CASES, case)])  # fmt: skip

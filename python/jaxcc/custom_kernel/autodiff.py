@@ -1,4 +1,4 @@
-"""defjvp: per-input JVP rules for primitives with several results."""
+"""defjvp: per-input JVP rules for primitives with one or several results."""
 
 from __future__ import annotations
 
@@ -40,7 +40,11 @@ def defjvp(primitive, *jvp_rules):
                 f"{primitive.name}: {len(rules)} JVP rule(s) were defined but the primitive "
                 f"was called with {len(primals)} input(s); give one rule (or None) per input"
             )
-        outputs = primitive.bind(*primals, **params)
+        result = primitive.bind(*primals, **params)
+        # A plain JAX primitive with one result (brainevent's rules take those too) binds to one
+        # array and wants one tangent back; the rules' contributions are summed the same way.
+        single = not primitive.multiple_results
+        outputs = [result] if single else result
         total = None
         for index, (rule, tangent) in enumerate(zip(rules, tangents, strict=True)):
             if rule is None or type(tangent) is ad.Zero:
@@ -55,7 +59,7 @@ def defjvp(primitive, *jvp_rules):
             )
         if total is None:
             total = [ad.Zero(jax.typeof(v).to_tangent_aval()) for v in outputs]
-        return outputs, total
+        return (result, total[0]) if single else (result, total)
 
     ad.primitive_jvps[primitive] = jvp
     return jvp

@@ -23,19 +23,24 @@ def general_batching_rule(prim, args, axes, **params):
     import jax.numpy as jnp
 
     prim = _primitive_of(prim)
-    n_outs = len(params["outs"])
+    # jaxcc's primitives declare their results in `outs`; a plain JAX primitive (brainevent's
+    # rule takes those too) may have one result, bound to one array rather than a list.
     if all(ax is None for ax in axes):
-        return prim.bind(*args, **params), [None] * n_outs
+        result = prim.bind(*args, **params)
+        return result, ([None] * len(result) if prim.multiple_results else None)
     batched = [ax is not None for ax in axes]
     sliced = [jnp.moveaxis(x, ax, 0) for x, ax in zip(args, axes, strict=True) if ax is not None]
 
     def one_element(carry, elements):
         it = iter(elements)
         call_args = [next(it) if b else x for x, b in zip(args, batched, strict=True)]
-        return carry, list(prim.bind(*call_args, **params))
+        result = prim.bind(*call_args, **params)
+        return carry, (list(result) if prim.multiple_results else result)
 
     _, results = jax.lax.scan(one_element, None, sliced)
-    return list(results), [0] * n_outs
+    if not prim.multiple_results:
+        return results, 0
+    return list(results), [0] * len(results)
 
 
 def per_element_sharded_batching_rule(prim, args, axes, **params):

@@ -10,7 +10,7 @@ symbol it defines renamed after the entry's key (so that code loaded from the ca
 with what Numba compiles in the same process, whose mangled names carry per-process counters).
 Loading it is Numba's JIT linking the machine code: no typing, no optimisation, no code
 generation. Entries are written by a background thread of the process that compiled them, while
-it does other work, and whatever is left at its end (decision 121).
+it does other work, and whatever is left at its end (decision 117).
 The manifest records the file's SHA-256 (checked before use: a damaged or altered file is deleted
 and compiled again) and the native symbol to look up.
 
@@ -92,7 +92,7 @@ def _key_function(function, seen: set) -> str:
 def function_fingerprint(function) -> str | None:
     """The fingerprint of a Python function's code, closure, defaults and the globals it names
     (as in the key above), or None when it names something that cannot be keyed. Other bridges
-    use it to recognise equal kernels made again within a process (decision 119)."""
+    use it to recognise equal kernels made again within a process (decision 115)."""
     try:
         return _key_function(function, set())
     except Unkeyable:
@@ -376,7 +376,7 @@ def store_later(root, name, inputs, library, symbol, build_seconds) -> None:
     """Queues a store. Serialising means generating the machine code once more, which the first
     call should not wait for (decision 92): a background thread does it while the process runs
     other things (XLA's compile, the kernel, the caller's own work; on another core where there
-    is one), and `flush` at exit writes what is left (decision 121)."""
+    is one), and `flush` at exit writes what is left (decision 117)."""
     with _queue_changed:
         _pending.append((root, name, inputs, library, symbol, build_seconds))
         if not _writer:

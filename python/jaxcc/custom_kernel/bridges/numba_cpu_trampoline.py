@@ -171,7 +171,7 @@ def start_building(n_in: int, n_out: int) -> None:
     """Builds (or loads) the trampoline of this arity on a thread, once per process and arity, so
     that a machine's first use of an arity compiles it while Numba compiles the kernel: the
     build is g++ in subprocesses with the GIL released, Numba's compile is Python in this
-    thread, and on a machine with two cores or more they overlap (decision 120).
+    thread, and on a machine with two cores or more they overlap (decision 116).
     `trampoline_target` then waits for that build under the launcher's lock. A failure is left
     to `trampoline_target`, which builds again and raises it in the caller's thread."""
     key = (n_in, n_out)

@@ -36,7 +36,7 @@ _lock = threading.Lock()
 # of the process, compiled executables hold their addresses. The code key is the kernel's
 # fingerprint (code, closure values, defaults, the globals it names), so a new `cuda.jit` object
 # with equal code, made per configuration and per trace as operators do, reuses the PTX compiled
-# before (decision 119); a kernel that names something unkeyable is keyed by the object itself.
+# before (decision 115); a kernel that names something unkeyable is keyed by the object itself.
 _compiled: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
 _ENTRY = re.compile(r"\.entry\s+([A-Za-z_$][\w$]*)\s*\(")
 
