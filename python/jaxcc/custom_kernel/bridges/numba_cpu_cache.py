@@ -365,20 +365,31 @@ def register_runtime_symbols() -> None:
         binding.add_symbol(py_name if py_name.startswith("_") else "NRT_" + py_name, address)
 
 
-# Entries waiting to be written, the thread writing them, and how many it is writing now.
+# Entries waiting to be written, the thread writing them, how many it is writing now, and when
+# the last one was queued (a compile just ended).
 _pending: list = []
 _queue_changed = threading.Condition()
 _writing = [0]
 _writer: list = []
+_last_queued = [0.0]
+# The writer starts once BATCH entries wait and no kernel was compiled for QUIET_SECONDS. A
+# store holds Numba's compiler lock (and llvmlite's global lock) for its code generation, so a
+# compile that starts meanwhile waits for it: a process that makes a few kernels (a notebook, one
+# operator) writes them at exit and none of its first calls waits; one that makes many (a test
+# suite, a sweep over configurations) has most of its stores written while it works.
+BATCH = 4
+QUIET_SECONDS = 0.3
 
 
 def store_later(root, name, inputs, library, symbol, build_seconds) -> None:
     """Queues a store. Serialising means generating the machine code once more, which the first
-    call should not wait for (decision 92): a background thread does it while the process runs
-    other things (XLA's compile, the kernel, the caller's own work; on another core where there
-    is one), and `flush` at exit writes what is left (decision 117)."""
+    call should not wait for (decision 92): a background thread does it once BATCH entries wait
+    and no kernel has been compiled for QUIET_SECONDS, while the process runs other things
+    (XLA's compile, the kernel, the caller's own work; on another core where there is one), and
+    `flush` at exit writes what is left (decision 117)."""
     with _queue_changed:
         _pending.append((root, name, inputs, library, symbol, build_seconds))
+        _last_queued[0] = time.monotonic()
         if not _writer:
             import atexit
 
@@ -408,8 +419,11 @@ def _written() -> None:
 def _write_in_background() -> None:
     while True:
         with _queue_changed:
-            while not _pending:
-                _queue_changed.wait()
+            while True:
+                quiet_for = time.monotonic() - _last_queued[0]
+                if len(_pending) >= BATCH and quiet_for >= QUIET_SECONDS:
+                    break
+                _queue_changed.wait(None if len(_pending) < BATCH else QUIET_SECONDS - quiet_for)
         item = _take()
         if item is not None:
             try:
