@@ -20,8 +20,9 @@ from ._loading import (
     load_cuda_file,
     load_cuda_inline,
 )
-from ._module import MAX_SCRATCH_BYTES, CompiledModule, KernelFunction
+from ._module import CompiledModule, KernelFunction
 from ._registry import registered_targets as list_registered_targets
+from ._scratch import MAX_SCRATCH_BYTES
 from ._sharding import ShardingRule
 from ._sharding_check import set_sharding_check
 from .errors import (

@@ -11,15 +11,12 @@ from ._attributes import convert_attribute
 from ._batch_partition import call as batch_call
 from ._batch_partition import leading_batch_dims
 from ._discovery import gpu_backend_present
+from ._scratch import scratch_request, scratch_type
 from ._sharding import BATCH_PATH, ShardingRule, partitioned, report_forbidden_splits
 from ._sharding_check import check_rule_less
 from .errors import CallError, DeviceError, KernelError
 
 MAX_RANK = _core.MAX_RANK  # jaxcc::kMaxDim, the rank limit of jaxcc::Tensor
-
-
-#: Largest `scratch_bytes` a call may ask for (16 GiB); above it the size is almost surely wrong.
-MAX_SCRATCH_BYTES = 1 << 34
 
 
 class KernelFunction:
@@ -162,55 +159,6 @@ class KernelFunction:
             )
         return {n: convert_attribute(self.name, n, expected[n], v) for n, v in attributes.items()}
 
-    def _scratch_request(self, attributes: dict):
-        """The call's `scratch_bytes`: an int, or a callable of the call's operands that returns
-        one (evaluated on each shard's own operands under a sharding rule, docs/usage.md)."""
-        import numpy as np
-
-        nbytes = attributes.pop("scratch_bytes", None)
-        if nbytes is None:
-            raise CallError(
-                f"{self.name}: takes a jaxcc::Scratch; pass its size in bytes as "
-                "scratch_bytes=<int> (computed from the shapes, e.g. x.size * 4), or as a "
-                "function of the operands (e.g. lambda x: x.size * 4)."
-            )
-        if callable(nbytes):
-            return nbytes
-        if isinstance(nbytes, bool) or not isinstance(nbytes, (int, np.integer)):
-            raise CallError(
-                f"{self.name}: scratch_bytes must be an int or a function of the operands that "
-                f"returns one, got {type(nbytes).__name__}."
-            )
-        self._check_scratch_bytes(int(nbytes))
-        return int(nbytes)
-
-    def _check_scratch_bytes(self, nbytes: int) -> None:
-        if not 0 <= nbytes <= MAX_SCRATCH_BYTES:
-            raise CallError(
-                f"{self.name}: scratch_bytes={nbytes} is outside [0, {MAX_SCRATCH_BYTES}] "
-                "(jaxcc.MAX_SCRATCH_BYTES, 16 GiB); a workspace that large is almost surely a "
-                "size computed wrongly. Split the work, or allocate it as an output."
-            )
-
-    def _scratch_type(self, request, xs):
-        """The hidden result that is the call's `jaxcc::Scratch`: uint8, sized at trace time and
-        placed by XLA's buffer assignment (decision 94)."""
-        import jax
-        import numpy as np
-
-        nbytes = request
-        if callable(request):
-            nbytes = request(*xs)
-            if isinstance(nbytes, bool) or not isinstance(nbytes, (int, np.integer)):
-                raise CallError(
-                    f"{self.name}: the scratch_bytes function returned "
-                    f"{type(nbytes).__name__}; it must return the workspace size in bytes as "
-                    "an int computed from the operands' shapes (e.g. lambda x: x.size * 4)."
-                )
-            nbytes = int(nbytes)
-            self._check_scratch_bytes(nbytes)
-        return jax.ShapeDtypeStruct((nbytes,), np.uint8)
-
     def __call__(self, *arrays: Any, outs: Any = None, **attributes: Any) -> Any:
         import jax
 
@@ -227,7 +175,7 @@ class KernelFunction:
                 "NVIDIA GPU and a CUDA-enabled jaxlib (pip install 'jax[cuda13]' or "
                 "'jax[cuda12]'), or load the CPU version with jaxcc.load_cpp_inline."
             )
-        scratch = self._scratch_request(attributes) if self.has_scratch else None
+        scratch = scratch_request(self.name, attributes) if self.has_scratch else None
         result_types, as_list = self._output_types(arrays, outs)
         converted = self._convert_attributes(attributes)
         if scratch is not None:
@@ -252,7 +200,7 @@ class KernelFunction:
         import jax
 
         def local(xs, types):
-            types = [*types, self._scratch_type(scratch, xs)]
+            types = [*types, scratch_type(self.name, scratch, xs)]
             shard_call = jax.ffi.ffi_call(self.target, types, vmap_method=self.vmap_method)
             return list(shard_call(*xs, **converted))[:-1]
 

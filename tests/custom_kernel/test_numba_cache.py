@@ -174,7 +174,7 @@ def test_a_second_process_takes_the_compiled_code_from_the_cache(tmp_path):
 
 WAIT_FOR_THE_WRITER = """
 import os, time
-from jaxcc.custom_kernel.bridges import numba_cpu_cache
+from jaxcc.custom_kernel.bridges import numba_cpu_cache_writer
 cache = os.environ["JAXCC_CACHE_DIR"]
 deadline = time.monotonic() + float(os.environ.get("WAIT_SECONDS", "0"))
 def manifests():
@@ -182,11 +182,9 @@ def manifests():
             and os.path.exists(os.path.join(cache, d, "manifest.json"))]
 while not manifests() and time.monotonic() < deadline:
     time.sleep(0.01)
-print("WRITTEN_BEFORE_EXIT", len(manifests()), "QUEUED", len(numba_cpu_cache._pending))
+print("WRITTEN_BEFORE_EXIT", len(manifests()), "QUEUED", len(numba_cpu_cache_writer._pending))
 """
-ONE_AT_A_TIME = (
-    "from jaxcc.custom_kernel.bridges import numba_cpu_cache\nnumba_cpu_cache.BATCH = 1\n"
-)
+ONE_AT_A_TIME = "from jaxcc.custom_kernel.bridges import numba_cpu_cache_writer as w\nw.BATCH = 1\n"
 
 
 @pytest.mark.parametrize(

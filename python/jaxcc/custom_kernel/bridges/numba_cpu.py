@@ -197,9 +197,9 @@ def _load_cached(name, inputs):
 
 
 def _store(name, inputs, library, symbol, seconds) -> None:
-    from . import numba_cpu_cache as cache
+    from .numba_cpu_cache_writer import store_later
 
-    cache.store_later(_cache_root(), name, inputs, library, symbol, seconds)
+    store_later(_cache_root(), name, inputs, library, symbol, seconds)
 
 
 def _cache_root() -> str:

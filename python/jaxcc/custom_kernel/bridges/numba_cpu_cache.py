@@ -10,7 +10,7 @@ symbol it defines renamed after the entry's key (so that code loaded from the ca
 with what Numba compiles in the same process, whose mangled names carry per-process counters).
 Loading it is Numba's JIT linking the machine code: no typing, no optimisation, no code
 generation. Entries are written by a background thread of the process that compiled them, while
-it does other work, and whatever is left at its end (decision 117).
+it does other work, and whatever is left at its end (numba_cpu_cache_writer.py, decision 117).
 The manifest records the file's SHA-256 (checked before use: a damaged or altered file is deleted
 and compiled again) and the native symbol to look up.
 
@@ -34,7 +34,6 @@ import json
 import os
 import stat
 import sys
-import threading
 import time
 import types as pytypes
 
@@ -363,105 +362,3 @@ def register_runtime_symbols() -> None:
 
     for py_name, address in _nrt_python.c_helpers.items():
         binding.add_symbol(py_name if py_name.startswith("_") else "NRT_" + py_name, address)
-
-
-# Entries waiting to be written, the thread writing them, how many it is writing now, and when
-# the last one was queued (a compile just ended).
-_pending: list = []
-_queue_changed = threading.Condition()
-_writing = [0]
-_writer: list = []
-_last_queued = [0.0]
-# The writer starts once BATCH entries wait and no kernel was compiled for QUIET_SECONDS. A
-# store holds Numba's compiler lock (and llvmlite's global lock) for its code generation, so a
-# compile that starts meanwhile waits for it: a process that makes a few kernels (a notebook, one
-# operator) writes them at exit and none of its first calls waits; one that makes many (a test
-# suite, a sweep over configurations) has most of its stores written while it works.
-BATCH = 4
-QUIET_SECONDS = 0.3
-
-
-def store_later(root, name, inputs, library, symbol, build_seconds) -> None:
-    """Queues a store. Serialising means generating the machine code once more, which the first
-    call should not wait for (decision 92): a background thread does it once BATCH entries wait
-    and no kernel has been compiled for QUIET_SECONDS, while the process runs other things
-    (XLA's compile, the kernel, the caller's own work; on another core where there is one), and
-    `flush` at exit writes what is left (decision 117)."""
-    with _queue_changed:
-        _pending.append((root, name, inputs, library, symbol, build_seconds))
-        _last_queued[0] = time.monotonic()
-        if not _writer:
-            import atexit
-
-            atexit.register(flush)
-            thread = threading.Thread(target=_write_in_background, name="jaxcc-numba-cache",
-                                      daemon=True)  # fmt: skip
-            _writer.append(thread)
-            thread.start()
-        _queue_changed.notify_all()
-
-
-def _take():
-    """The next queued store, counted as being written; None when the queue is empty."""
-    with _queue_changed:
-        if not _pending:
-            return None
-        _writing[0] += 1
-        return _pending.pop(0)
-
-
-def _written() -> None:
-    with _queue_changed:
-        _writing[0] -= 1
-        _queue_changed.notify_all()
-
-
-def _write_in_background() -> None:
-    while True:
-        with _queue_changed:
-            while True:
-                quiet_for = time.monotonic() - _last_queued[0]
-                if len(_pending) >= BATCH and quiet_for >= QUIET_SECONDS:
-                    break
-                _queue_changed.wait(None if len(_pending) < BATCH else QUIET_SECONDS - quiet_for)
-        item = _take()
-        if item is not None:
-            try:
-                _write(item)
-            finally:
-                _written()
-
-
-def _write(item) -> None:
-    """Serialises one queued library and publishes it. Under Numba's compiler lock: LLVM's
-    context is one per process and not thread-safe, and every Numba compile holds that lock, so
-    a store never interleaves with a compile (a compile waits at most for one store)."""
-    from numba.core.compiler_lock import global_compiler_lock
-
-    root, name, inputs, library, symbol, seconds = item
-    key = key_of(inputs)
-    if os.path.exists(os.path.join(_entry_dir(root, name, key), "manifest.json")):
-        return
-    try:
-        with global_compiler_lock:
-            blob, renamed = serialized(library, key, symbol)
-    except Exception:  # noqa: BLE001 - not kept; the next process compiles again
-        return
-    store(root, name, inputs, blob, renamed, seconds)
-
-
-def flush() -> None:
-    """Writes every queued entry and waits for the one the background thread is writing (at
-    exit, or when a test asks)."""
-    while True:
-        item = _take()
-        if item is not None:
-            try:
-                _write(item)
-            finally:
-                _written()
-            continue
-        with _queue_changed:
-            if not _pending and not _writing[0]:
-                return
-            _queue_changed.wait(timeout=1.0)
