@@ -4,27 +4,14 @@ fresh process without a GPU backend mapping no CUDA runtime library at all."""
 
 import os
 import re
-import shutil
 import subprocess
 
 import pytest
 from conftest import run_python
 from cuda_sources import VECTOR_ADD
+from test_cuda_build import nvcc_on_path, pytestmark  # noqa: F401 (skip rule, autouse fixture)
 
 import jaxcc
-
-pytestmark = pytest.mark.skipif(
-    shutil.which("nvcc") is None
-    and not os.path.exists("/usr/local/cuda/bin/nvcc")
-    and not os.environ.get("CUDA_HOME"),
-    reason="nvcc is not installed",
-)
-
-
-@pytest.fixture(autouse=True)
-def nvcc_on_path(monkeypatch):
-    if shutil.which("nvcc") is None and os.path.exists("/usr/local/cuda/bin/nvcc"):
-        monkeypatch.setenv("CUDA_HOME", "/usr/local/cuda")
 
 
 def dynamic_section(library: str) -> tuple[list[str], list[str]]:
@@ -54,6 +41,7 @@ def cudart_needed(module) -> list[str]:
 LOAD_AND_LIST = """
 import sys, jax, jaxcc
 from cuda_sources import VECTOR_ADD
+from test_cuda_build import nvcc_on_path, pytestmark  # noqa: F401 (skip rule, autouse fixture)
 assert not any(d.platform == "gpu" for d in jax.devices()), "meant for a process without a GPU"
 mod = jaxcc.load_cuda_inline(sys.argv[1], VECTOR_ADD, compute_capability="8.0")
 assert mod.function_names == ["vector_add"]

@@ -45,19 +45,21 @@ def store_later(root, name, inputs, library, symbol, build_seconds) -> None:
         _queue_changed.notify_all()
 
 
-def _take():
-    """The next queued store, counted as being written; None when the queue is empty."""
+def _write_next() -> bool:
+    """Writes the next queued store, counted as being written meanwhile; False when the queue
+    is empty."""
     with _queue_changed:
         if not _pending:
-            return None
+            return False
         _writing[0] += 1
-        return _pending.pop(0)
-
-
-def _written() -> None:
-    with _queue_changed:
-        _writing[0] -= 1
-        _queue_changed.notify_all()
+        item = _pending.pop(0)
+    try:
+        _write(item)
+    finally:
+        with _queue_changed:
+            _writing[0] -= 1
+            _queue_changed.notify_all()
+    return True
 
 
 def _write_in_background() -> None:
@@ -68,12 +70,7 @@ def _write_in_background() -> None:
                 if len(_pending) >= BATCH and quiet_for >= QUIET_SECONDS:
                     break
                 _queue_changed.wait(None if len(_pending) < BATCH else QUIET_SECONDS - quiet_for)
-        item = _take()
-        if item is not None:
-            try:
-                _write(item)
-            finally:
-                _written()
+        _write_next()
 
 
 def _write(item) -> None:
@@ -98,12 +95,7 @@ def flush() -> None:
     """Writes every queued entry and waits for the one the background thread is writing (at
     exit, or when a test asks)."""
     while True:
-        item = _take()
-        if item is not None:
-            try:
-                _write(item)
-            finally:
-                _written()
+        if _write_next():
             continue
         with _queue_changed:
             if not _pending and not _writing[0]:
