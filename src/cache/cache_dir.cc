@@ -7,7 +7,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <ctime>
 
 #include "cache/cache_error.h"
 #include "cache/entry_names.h"
@@ -145,8 +144,7 @@ std::optional<Entry> CacheDir::Verify(const std::string& name, std::string dir,
     // Vouch for the stamp only if nothing moved while hashing, and not within the timestamp
     // granularity of coarse file systems (a change in the same tick would keep the stamp).
     const LibraryStamp after = StampOfLibrary(entry.library_path);
-    const std::int64_t now_ns = static_cast<std::int64_t>(std::time(nullptr)) * 1000000000LL;
-    if (after == before && now_ns - after.ctime_ns >= 3 * 1000000000LL) {
+    if (after == before && TimestampSettled(after.ctime_ns)) {
       entry.library_stamp = after;
     }
     trace::Mark("library sha256");

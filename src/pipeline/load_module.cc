@@ -95,9 +95,8 @@ void RememberWarm(const LoadRequest& request, const BuildEnvironment& env,
   AddDirectoryTree(env.jaxcc_include_dir, record);
   // A path changed within the last seconds could change again within the same timestamp tick
   // unseen (the racy-timestamp problem the header digest also avoids): no record then.
-  const std::int64_t now_ns = static_cast<std::int64_t>(std::time(nullptr)) * 1000000000LL;
   for (const WatchedPath& watched : record.watched) {
-    if (now_ns - watched.stamp.mtime_ns < 3 * 1000000000LL) return;
+    if (!TimestampSettled(watched.stamp.mtime_ns)) return;
   }
   (void)WriteWarmRecord(WarmIndexPath(request.cache_dir, fingerprint), record);
 }

@@ -77,6 +77,14 @@ Status RemoveAt(int dir_fd, const char* name, const std::string& shown_path) {
 
 }  // namespace
 
+bool TimestampSettled(std::int64_t stamp_ns) {
+  // Whole seconds (std::time) would read up to a second early and refuse stamps that settled.
+  const std::int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                  std::chrono::system_clock::now().time_since_epoch())
+                                  .count();
+  return now_ns - stamp_ns >= 3'000'000'000LL;
+}
+
 FileInfo StatPath(const std::string& path) {
   FileInfo info;
   struct stat st;

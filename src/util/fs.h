@@ -27,6 +27,11 @@ struct FileInfo {
 /// stat(2); a missing path is {exists=false}, not an error.
 FileInfo StatPath(const std::string& path);
 
+/// True when a file timestamp lies at least 3 s in the past by the wall clock (nanoseconds): a
+/// change within a coarse file system's timestamp tick could follow unseen, so a stamp younger
+/// than that vouches for nothing (the racy-timestamp rule of decisions 84 and 90; its one owner).
+bool TimestampSettled(std::int64_t stamp_ns);
+
 Result<std::string> ReadFile(const std::string& path);
 
 /// Reads a file in 64 KiB chunks, handing each to `on_chunk` (for hashing without holding the

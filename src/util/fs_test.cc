@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 
 namespace jaxcc {
@@ -145,6 +146,18 @@ TEST(RandomHex, DiffersAcrossFork) {
   ::close(fds[0]);
   ::close(fds[1]);
   EXPECT_NE(parent, std::string(buffer, 16));
+}
+
+TEST(TimestampSettled, CountsFractionsOfASecond) {
+  const std::int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                  std::chrono::system_clock::now().time_since_epoch())
+                                  .count();
+  EXPECT_FALSE(TimestampSettled(now_ns));
+  EXPECT_FALSE(TimestampSettled(now_ns - 2'500'000'000LL));
+  // 3.2 s old is settled at any fraction of the current second; whole-second clocks said no in
+  // up to a fifth of the cases and made a warm hit hash its library again.
+  EXPECT_TRUE(TimestampSettled(now_ns - 3'200'000'000LL));
+  EXPECT_TRUE(TimestampSettled(0));
 }
 
 }  // namespace
