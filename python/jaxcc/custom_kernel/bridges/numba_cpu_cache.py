@@ -316,9 +316,15 @@ def store(root, name, inputs, blob: bytes, symbol: str, build_seconds: float) ->
 
 def serialized(library, key: str, symbol: str) -> tuple[bytes, str]:
     """(the file's bytes, the new name of `symbol`): the library's final module with Numba's
-    runtime functions it calls linked in and every symbol it defines renamed after `key`, as
-    machine code (what a later process loads without generating code) followed by its bitcode
-    (what Numba keeps beside it), framed by the machine code's length."""
+    runtime functions it calls linked in, `symbol` renamed after `key` and everything else made
+    internal and dropped where `symbol` does not reach it, as machine code (what a later process
+    loads without generating code) followed by its bitcode (what Numba keeps beside it), framed by
+    the machine code's length.
+
+    Internal symbols cannot collide with another entry's in the loading process, so only `symbol`
+    needs a name of its own; and the code generation, the whole cost of a store, covers only the
+    kernel: Numba's CPython and cfunc wrappers, which jaxcc never calls, were half of it
+    (decision 128)."""
     from llvmlite import binding
     from numba.core.runtime import rtsys
 
@@ -330,18 +336,37 @@ def serialized(library, key: str, symbol: str) -> tuple[bytes, str]:
         declared = {f.name for f in module.functions if f.is_declaration}
         if declared & {f.name for f in runtime.functions if not f.is_declaration}:
             module.link_in(binding.parse_bitcode(runtime.as_bitcode()))
-    new_symbol = None
-    values = [*module.functions, *module.global_variables]
-    for index, value in enumerate(v for v in values if not v.is_declaration):
-        new_name = f"jaxcc_numba_{key[:24]}_{index}"
+    new_symbol = f"jaxcc_numba_{key[:32]}"
+    found = False
+    for value in (*module.functions, *module.global_variables):
+        if value.is_declaration:
+            continue
         if value.name == symbol:
-            new_symbol = new_name
-        value.name = new_name
-    if new_symbol is None:
+            value.name, found = new_symbol, True
+        else:
+            value.linkage = "internal"
+    if not found:
         raise Unkeyable(f"{symbol} is not defined in its library")
+    _drop_unreachable(module, library.codegen._tm)
     object_code = library.codegen._tm.emit_object(module)
     bitcode = module.as_bitcode()
     return len(object_code).to_bytes(8, "little") + object_code + bitcode, new_symbol
+
+
+def _drop_unreachable(module, target_machine) -> None:
+    """LLVM's global dead-code elimination over the module: the internal functions and globals
+    that the one external symbol does not use. Left as they are where this llvmlite lacks the
+    new pass manager (older than 0.44): still correct, only a larger store."""
+    from llvmlite import binding
+
+    try:
+        passes = binding.create_new_module_pass_manager()
+        passes.add_global_dead_code_eliminate_pass()
+        builder = binding.create_pass_builder(target_machine,
+                                              binding.create_pipeline_tuning_options())  # fmt: skip
+    except AttributeError:
+        return
+    passes.run(module, builder)
 
 
 def split(blob: bytes) -> tuple[bytes, bytes]:
