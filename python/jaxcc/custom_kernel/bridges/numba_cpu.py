@@ -173,6 +173,7 @@ def _load_cached(name, inputs):
     from numba.core.runtime import rtsys
 
     from . import numba_cpu_cache as cache
+    from .numba_cpu_object import split
 
     key = cache.key_of(inputs)
     if key in _loaded:
@@ -182,7 +183,7 @@ def _load_cached(name, inputs):
         return None
     blob, symbol = found
     try:
-        object_code, bitcode = cache.split(blob)
+        object_code, bitcode = split(blob)
         context = cpu_target.target_context
         if not rtsys._init:
             cache.register_runtime_symbols()

@@ -7,7 +7,8 @@ import os
 import threading
 import time
 
-from .numba_cpu_cache import _entry_dir, key_of, serialized, store
+from .numba_cpu_cache import _entry_dir, key_of, store
+from .numba_cpu_object import serialized
 
 # Entries waiting to be written, the thread writing them, how many it is writing now, and when
 # the last one was queued (a compile just ended).
