@@ -57,6 +57,12 @@ class CallError(JaxccError, TypeError):
     """A kernel was called with the wrong number of arrays, attributes or outputs."""
 
 
+class CallValueError(CallError, ValueError):
+    """A wrong value given to a kernel wrapper (`numba_cuda_kernel`'s launch configuration, a
+    dtype its compiler lacks): a `ValueError`, as brainevent raises there, and a `CallError` as
+    before."""
+
+
 class DeviceError(JaxccError, RuntimeError):
     """A kernel was called on a platform this process has no device for (a CUDA kernel without a
     GPU backend)."""
@@ -128,6 +134,7 @@ __all__ = [
     "CacheError",
     "CacheWarning",
     "CallError",
+    "CallValueError",
     "CompileError",
     "DeviceError",
     "ExportError",
