@@ -98,6 +98,12 @@ class KernelError(JaxccError, RuntimeError):
     generator or kernel failing (the message then names the other backends)."""
 
 
+class KernelLoweringError(KernelError, CompileError):
+    """An XLACustomKernel backend's kernel generator, or its kernel, raised while the call was
+    traced (the original is `__cause__`): a `KernelError` as before, and a `CompileError`, which
+    is brainevent's `KernelCompilationError`, the class brainevent raises there."""
+
+
 class BenchmarkDataFnNotProvidedError(JaxccError, LookupError):
     """benchmark() was called on a primitive without def_benchmark_data()."""
 
@@ -143,6 +149,7 @@ __all__ = [
     "KernelError",
     "KernelFallbackExhaustedError",
     "KernelLoadError",
+    "KernelLoweringError",
     "KernelRegistrationError",
     "LoadError",
     "MissingTargetError",
