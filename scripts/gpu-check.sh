@@ -110,6 +110,7 @@ if [[ ${#FAILED[@]} -eq 0 ]]; then
 
   # --- the CPU halves (always), alongside the GPU tests when there is a GPU ----------------------
   CPU_TESTS=(tests/custom_kernel/test_triton_bridge.py tests/custom_kernel/test_numba_cuda_bridge.py
+    tests/custom_kernel/test_numba_cuda_launch_dims.py
     tests/custom_kernel/test_numba_bridge.py tests/test_cuda_readiness.py)
   # A background subshell cannot add to FAILED: its exit status says whether a step failed.
   (

@@ -35,8 +35,8 @@ SUBSET = "test_densemv_forward_no_transpose or test_densemm_forward_transpose or
 
 # One test of each other directory scripts/brainevent-on-jaxcc.sh covers: a cheap forward test of
 # an operator (one shape, bool events: a few kernels to compile; none from a file that imports
-# braintools, which CI does not install), and the _op helpers jaxcc's defjvp and
-# general_batching_rule replace, on a plain single-result primitive.
+# braintools, which CI does not install), the _op helpers jaxcc's defjvp and
+# general_batching_rule replace, on a plain single-result primitive, and two _op tests below.
 REPRESENTATIVES = (
     "_jit_scalar/binary_test.py::test_binary_jitsmv_forward_matches_reference[0.1-bool-False-False-shape0-numba]",
     "_jit_uniform/binary_test.py::test_binary_jitumv_forward_matches_reference[0.1-bool-False-False-shape0-numba]",
@@ -46,6 +46,10 @@ REPRESENTATIVES = (
     "_tcsr/binary_test.py::test_tcsr_active_nan_weight_still_propagates[bool-numba]",
     "_op/util_test.py::test_h2_defjvp_single_result_primitive",
     "_op/util_test.py::test_m1_general_batching_rule_mixed_still_works",
+    # numba_cuda_kernel's brainevent 0.3 launch form and its wrap-time refusal (decision 119), and
+    # brainevent's exception name for a backend that fails while traced (decision 120).
+    "_op/numba_cuda_ffi_test.py::TestNumbaCudaKernelLaunchValidation::test_explicit_grid_block_with_vmap_method_raises",
+    "_op/main_test.py::test_f17_kernel_generator_failure_is_wrapped_with_alternatives",
 )
 
 

@@ -57,6 +57,12 @@ class CallError(JaxccError, TypeError):
     """A kernel was called with the wrong number of arrays, attributes or outputs."""
 
 
+class CallValueError(CallError, ValueError):
+    """A wrong value given to a kernel wrapper (`numba_cuda_kernel`'s launch configuration, a
+    dtype its compiler lacks): a `ValueError`, as brainevent raises there, and a `CallError` as
+    before."""
+
+
 class DeviceError(JaxccError, RuntimeError):
     """A kernel was called on a platform this process has no device for (a CUDA kernel without a
     GPU backend)."""
@@ -90,6 +96,12 @@ class KernelError(JaxccError, RuntimeError):
     C++ exception during an eager call (`__cause__` is JAX's original error; under `jax.jit` JAX
     raises its own `JaxRuntimeError` with the same message), or an XLACustomKernel backend's
     generator or kernel failing (the message then names the other backends)."""
+
+
+class KernelLoweringError(KernelError, CompileError):
+    """An XLACustomKernel backend's kernel generator, or its kernel, raised while the call was
+    traced (the original is `__cause__`): a `KernelError` as before, and a `CompileError`, which
+    is brainevent's `KernelCompilationError`, the class brainevent raises there."""
 
 
 class BenchmarkDataFnNotProvidedError(JaxccError, LookupError):
@@ -128,6 +140,7 @@ __all__ = [
     "CacheError",
     "CacheWarning",
     "CallError",
+    "CallValueError",
     "CompileError",
     "DeviceError",
     "ExportError",
@@ -136,6 +149,7 @@ __all__ = [
     "KernelError",
     "KernelFallbackExhaustedError",
     "KernelLoadError",
+    "KernelLoweringError",
     "KernelRegistrationError",
     "LoadError",
     "MissingTargetError",

@@ -106,3 +106,30 @@ def test_a_failing_generator_is_a_kernel_error_naming_the_alternatives():
     kernel.def_numba_kernel(numba_kernel_generator)
     with pytest.raises(brainevent.KernelError, match="Other backends for cpu: numba"):
         kernel(jnp.ones(4, jnp.float32), outs=jax.ShapeDtypeStruct((4,), jnp.float32))
+
+
+def test_a_backend_failing_while_traced_is_brainevents_kernel_compilation_error():
+    # brainevent 0.3 raises KernelCompilationError when a backend's generator or its kernel
+    # raises while the call is traced, and its operators' tests catch it by that name (e.g. the
+    # numba backend of _csr's delay refusing float16): jaxcc's KernelLoweringError is both that
+    # (CompileError) and a KernelError as before (decision 120).
+    def refuses(**params):
+        raise TypeError("float32/float64 rings only")
+
+    def kernel_raises(**params):
+        def kernel(x):
+            raise ValueError("no tiles for this shape")
+
+        return kernel
+
+    for name, generator, message in (
+        ("refuses", refuses, "float32/float64"),
+        ("kernel_raises", kernel_raises, "no tiles"),
+        ("not_callable", lambda **params: 3, "returned int, not a callable"),
+    ):
+        kernel = brainevent.XLACustomKernel(unique(name))
+        kernel.def_kernel("numba", "cpu", generator)
+        with pytest.raises(brainevent.KernelCompilationError, match=message) as info:
+            kernel(jnp.ones(4, jnp.float32), outs=jax.ShapeDtypeStruct((4,), jnp.float32))
+        assert isinstance(info.value, jaxcc.KernelLoweringError)
+        assert isinstance(info.value, jaxcc.KernelError)  # what jaxcc raised there before

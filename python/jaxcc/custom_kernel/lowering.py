@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..errors import BackendError, CallError, JaxccError, KernelError
+from ..errors import BackendError, CallError, JaxccError, KernelLoweringError
 from .kernel_entry import KernelEntry
 
 # Parameters jaxcc adds to every bind; kernel generators never see them.
@@ -62,7 +62,7 @@ def run_kernel(name: str, entry: KernelEntry, args, outs, params: dict, others: 
     try:
         kernel = entry.kernel_generator(outs=outs, **params)
         if not callable(kernel):
-            raise KernelError(
+            raise KernelLoweringError(
                 f"the kernel generator returned {type(kernel).__name__}, not a callable"
             )
         if isinstance(kernel, KernelFunction):
@@ -77,7 +77,7 @@ def run_kernel(name: str, entry: KernelEntry, args, outs, params: dict, others: 
         raise
     except Exception as exc:
         detail = str(exc) if isinstance(exc, JaxccError) else f"{type(exc).__name__}: {exc}"
-        raise KernelError(
+        raise KernelLoweringError(
             f"{name}: the '{entry.backend}' kernel for {entry.platform} failed: {detail}\n"
             + switch_hint(name, entry.platform, others)
         ) from exc

@@ -17,14 +17,14 @@ import types as pytypes
 import numpy as np
 
 from ..._jax_compat import DEFAULT_VMAP_METHOD
-from ...errors import CallError
+from ...errors import CallError, CallValueError
 from .gpu_common import (
     c_buffer,
-    launch_dims,
     oldest_gpu_cc,
     parse_cc,
     require_gpu_backend,
 )
+from .gpu_common import launch_dims as launch_dims_of
 from .launcher import preload
 from .numba_cuda_launcher import PRELOAD_SYMBOL, function_name, launcher_module
 from .outputs import output_types
@@ -67,7 +67,7 @@ def _specs(arrays, outs) -> tuple[tuple[str, int], ...]:
         for i, item in enumerate(items):
             dtype = np.dtype(item.dtype)
             if dtype.kind not in "biufc" or dtype.name == "bfloat16":
-                raise CallError(
+                raise CallValueError(
                     f"numba_cuda_kernel: {what} {i} has dtype {dtype}, which numba lacks; cast it "
                     "(for example to float32) before the call"
                 )
@@ -148,12 +148,96 @@ def _buffers(kernel, specs, cc, options) -> tuple[int, int]:
     return found[0].ctypes.data, found[1].ctypes.data
 
 
+# The tile of threads per block that a launch of `launch_dims` threads takes along each axis, by
+# the number of axes (brainevent 0.3's choice, so an operator ported from it launches the same
+# blocks): 1-D launches take `threads_per_block`, 2-D 16x16 tiles, 3-D 8x8x4 tiles.
+_TILES = {2: (16, 16), 3: (8, 8, 4)}
+# vmap methods under which XLA hands the kernel each buffer with an extra batch axis; the PTX is
+# compiled for the unbatched ranks, so such a launch would read its parameters wrongly.
+_BATCHED_VMAP_METHODS = ("expand_dims", "broadcast_all", "legacy_vectorized")
+
+
+def launch_config(launch_dims, threads_per_block: int = 256):
+    """(grid, block), each padded to 3 ints, for a launch of at least `launch_dims` threads (an int
+    or 1 to 3 non-negative ints, one per axis): blocks of `threads_per_block` threads for 1-D,
+    16x16 for 2-D and 8x8x4 for 3-D, each shrunk to the extent where that is smaller, and as many
+    blocks as cover the extent (none along an empty axis). Bad values raise CallValueError."""
+    items = tuple(launch_dims) if isinstance(launch_dims, (tuple, list)) else (launch_dims,)
+    if not 1 <= len(items) <= 3 or not all(
+        isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 0 for v in items
+    ):
+        raise CallValueError(
+            f"{_WHO}: launch_dims must be a non-negative int or a tuple of 1 to 3 of them (the "
+            f"threads to launch along each axis), got {launch_dims!r}"
+        )
+    if (
+        not isinstance(threads_per_block, (int, np.integer))
+        or isinstance(threads_per_block, bool)
+        or not 1 <= threads_per_block <= 1024
+    ):
+        raise CallValueError(
+            f"{_WHO}: threads_per_block must be an int from 1 to 1024 (CUDA's limit), got "
+            f"{threads_per_block!r}"
+        )
+    dims = tuple(int(v) for v in items)
+    tile = _TILES.get(len(dims), (int(threads_per_block),))
+    block = tuple(max(1, min(t, d)) for t, d in zip(tile, dims, strict=True))
+    grid = tuple(-(-d // b) for d, b in zip(dims, block, strict=True))
+    pad = (1,) * (3 - len(dims))
+    grid, block = grid + pad, block + pad
+    if any(g > limit for g, limit in zip(grid, (2**31 - 1, 65535, 65535), strict=True)):
+        raise CallValueError(
+            f"{_WHO}: launch_dims {dims} needs a grid of {grid} blocks, beyond CUDA's limits (x < "
+            "2**31, y and z <= 65535); fold the extra work into the first axis"
+        )
+    return grid, block
+
+
+def _launch(grid, block, launch_dims, threads_per_block, vmap_method):
+    """The (grid, block, vmap_method for ffi_call) of a wrap: explicit or from launch_dims."""
+    explicit = grid is not None or block is not None
+    if explicit and launch_dims is not None:
+        raise CallValueError(
+            f"{_WHO}: give either grid= and block= or launch_dims=, not both (launch_dims= "
+            "derives the grid and block itself)"
+        )
+    if not explicit and launch_dims is None:
+        raise CallValueError(
+            f"{_WHO}: no launch configuration; give grid= and block= (blocks, threads per block) "
+            "or launch_dims= (the threads to launch; grid and block are derived)"
+        )
+    if explicit and (grid is None or block is None):
+        raise CallValueError(
+            f"{_WHO}: grid= and block= go together, got grid={grid!r}, block={block!r}; give "
+            "both, or launch_dims= alone"
+        )
+    if launch_dims is not None:
+        grid3, block3 = launch_config(launch_dims, threads_per_block)
+        # Under vmap each batch element gets the launch `launch_dims` describes: the kernel is
+        # compiled for the unbatched buffers, so every method that would hand it batched ones is
+        # run as XLA's sequential map, one launch per element (brainevent launches per slice too).
+        if vmap_method in _BATCHED_VMAP_METHODS:
+            vmap_method = DEFAULT_VMAP_METHOD
+        return grid3, block3, vmap_method
+    if vmap_method in _BATCHED_VMAP_METHODS:
+        raise CallValueError(
+            f"{_WHO}: vmap_method={vmap_method!r} with an explicit grid would launch that one grid "
+            "over buffers with an extra batch axis the kernel was not compiled for; give "
+            "launch_dims= instead of grid= and block= (each batch element then gets its own "
+            "launch), or leave vmap_method unset (one launch per element)"
+        )
+    grid3, block3 = launch_dims_of(grid, "grid", _WHO), launch_dims_of(block, "block", _WHO)
+    return grid3, block3, vmap_method
+
+
 def numba_cuda_kernel(
     kernel,
     outs,
     *,
-    grid,
-    block,
+    grid=None,
+    block=None,
+    launch_dims=None,
+    threads_per_block: int = 256,
     shared_mem: int = 0,
     vmap_method=None,
     input_output_aliases=None,
@@ -161,18 +245,25 @@ def numba_cuda_kernel(
 ):
     """Wraps a Numba-CUDA kernel `kernel(*inputs, *outputs)` (a `numba.cuda.jit` function, or
     the plain Python function) as a function of the inputs that returns the outputs described by
-    `outs`, launched with `grid` blocks of `block` threads on XLA's stream.
+    `outs`, launched on XLA's stream with `grid` blocks of `block` threads, or with the grid and
+    block `launch_config(launch_dims, threads_per_block)` derives (brainevent 0.3's form).
 
+    A launch of zero threads (a 0 in `launch_dims`) runs nothing and returns zero outputs. Under
+    `jax.vmap` a `launch_dims` kernel is launched once per batch element whatever `vmap_method`
+    says; an explicit grid refuses the methods that would hand it batched buffers. A bfloat16
+    output, which numba lacks, is refused here, a bfloat16 input when the call is traced (both
+    CallValueError, also a ValueError).
     The kernel's `@cuda.jit` options (fastmath, lineinfo, debug, opt, forceinline, launch_bounds,
     max_registers) apply as they would under Numba; `link=` is refused with a CallError.
     Usable on its own or returned from a kernel generator given to `def_numba_cuda_kernel`.
     `compute_capability` ("8.0") fixes the PTX target; by default the oldest GPU JAX sees.
     """
     import jax
+    import jax.numpy as jnp
 
+    grid3, block3, vmap_method = _launch(grid, block, launch_dims, threads_per_block, vmap_method)
     if not callable(kernel):
         raise CallError(f"numba_cuda_kernel: kernel must be a function, got {type(kernel)}")
-    grid3, block3 = launch_dims(grid, "grid", _WHO), launch_dims(block, "block", _WHO)
     if block3[0] * block3[1] * block3[2] > 1024 or block3[2] > 64:
         raise CallError(
             f"{_WHO}: block {block3} exceeds CUDA's limits (at most 1024 threads, z <= 64)"
@@ -180,12 +271,24 @@ def numba_cuda_kernel(
     if not isinstance(shared_mem, (int, np.integer)) or shared_mem < 0:
         raise CallError(f"numba_cuda_kernel: shared_mem must be an int >= 0, got {shared_mem!r}")
     single, result_types = output_types(outs, _WHO)
+    for i, result in enumerate(result_types):
+        if np.dtype(result.dtype).name == "bfloat16":
+            raise CallValueError(
+                f"{_WHO}: output {i} is bfloat16, which numba cannot compile a kernel for; "
+                "declare it float32 (or float16) and cast the result: out.astype(jnp.bfloat16)"
+            )
     options = jit_options(kernel)
     max_registers = dict(options).get("max_registers", 0)
     arch = None if compute_capability is None else parse_cc(compute_capability, _WHO)
+    empty = 0 in grid3
 
     def call(*ins):
         specs = _specs(ins, result_types)
+        if empty:
+            # No thread runs, so nothing is written: the outputs are zeros (as on brainevent),
+            # and there is nothing to compile or launch.
+            results = [jnp.zeros(r.shape, r.dtype) for r in result_types]
+            return results[0] if single else results
         cc = arch or oldest_gpu_cc(_WHO)
         ptx, name = _buffers(kernel, specs, cc, options)
         module = launcher_module(len(ins), len(result_types), f"{cc[0]}.{cc[1]}")
