@@ -18,6 +18,7 @@
 #include "pipeline/run_build.h"
 #include "pipeline/sharding_rules.h"
 #include "pipeline/warm_index.h"
+#include "pipeline/wrapper_pch.h"
 #include "toolchain/cuda_arch_resolve.h"
 #include "toolchain/host_compiler.h"
 #include "toolchain/ninja.h"
@@ -267,6 +268,15 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& request, const BuildEnvi
   std::vector<UnitObject> units;
   if (private_build_dir) {
     units = ReuseObjects(objects, env, files, toolchain_version, *header_digest, build_dir, graph);
+    // After the object keys: the prelude changes how the wrapper is parsed, not what it compiles
+    // to, so a wrapper object is shared whether or not it was built with one.
+    for (build::CompileStep& step : graph.compiles) {
+      if (step.source != kWrapperSource) continue;
+      std::vector<std::string> pch =
+          WrapperPchFlags(request.cache_dir, step.command, compiler->version, toolchain_version,
+                          *header_digest, env.build_timeout_seconds);
+      step.command.insert(step.command.end(), pch.begin(), pch.end());
+    }
   }
   auto outcome = RunBuildIn(build_dir, request, env, graph, std::move(files), *ninja);
   if (outcome.ok() && private_build_dir) {

@@ -1,0 +1,98 @@
+#include "pipeline/wrapper_pch.h"
+
+#include <sys/stat.h>
+
+#include <cstdio>
+
+#include "cache/file_lock.h"
+#include "cache/ownership.h"
+#include "codegen/ffi_wrapper.h"
+#include "util/fs.h"
+#include "util/sha256.h"
+#include "util/subprocess.h"
+
+namespace jaxcc::pipeline {
+namespace {
+
+constexpr char kPrelude[] = "wrapper_prelude.h";
+// Left when GCC could not build the prelude with these flags, so later builds do not try again
+// (the fingerprint changes with the compiler, the flags or the headers; cache clear removes it).
+constexpr char kFailed[] = "wrapper_prelude.failed";
+
+std::string Fingerprint(const std::vector<std::string>& command, const std::string& toolchain,
+                        const std::string& header_digest) {
+  Sha256Builder hash;
+  hash.UpdateField("jaxcc-wrapper-pch-1");
+  hash.UpdateField(JAXCC_VERSION);
+  hash.UpdateField(codegen::WrapperPrelude());
+  hash.UpdateField(toolchain);
+  hash.UpdateField(header_digest);
+  hash.UpdateField(std::to_string(command.size()));
+  for (const std::string& arg : command) hash.UpdateField(arg);
+  return hash.FinishHex().substr(0, 32);
+}
+
+bool Trusted(const std::string& path) {
+  return cache::CheckPrivatePath(path, "precompiled wrapper prelude", "").ok();
+}
+
+bool Usable(const std::string& dir) {
+  std::string gch = JoinPath(dir, std::string(kPrelude) + ".gch");
+  return StatPath(gch).exists && StatPath(JoinPath(dir, kPrelude)).exists && Trusted(dir) &&
+         Trusted(gch) && Trusted(JoinPath(dir, kPrelude));
+}
+
+// Under the lock: the header, then GCC's PCH of it written to a temporary name and renamed, so a
+// reader sees a whole .gch or none.
+bool Build(const std::string& dir, const std::vector<std::string>& command, double timeout) {
+  if (!MakeDirs(dir, 0755).ok()) return false;
+  std::string header = JoinPath(dir, kPrelude);
+  if (!WriteFileAtomic(header, codegen::WrapperPrelude()).ok()) return false;
+  std::string gch = header + ".gch";
+  std::string temp = gch + ".tmp-" + RandomHex(12);
+  std::vector<std::string> argv = command;
+  for (const char* arg : {"-x", "c++-header", header.c_str(), "-o", temp.c_str()}) {
+    argv.push_back(arg);
+  }
+  ProcessOptions options;
+  options.timeout_seconds = timeout;
+  auto run = RunProcess(argv, options);
+  // The trust check refuses a file others can write, whatever the umask made of it.
+  if (!run.ok() || run->exit_code != 0 || ::chmod(temp.c_str(), 0644) != 0 ||
+      std::rename(temp.c_str(), gch.c_str()) != 0) {
+    std::remove(temp.c_str());
+    if (run.ok() && !run->timed_out) (void)WriteFile(JoinPath(dir, kFailed), run->output);
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool IsGccVersion(const std::string& version) {
+  if (version.find("clang") != std::string::npos) return false;
+  return version.rfind("g++", 0) == 0 || version.rfind("c++", 0) == 0 ||
+         version.find("(GCC)") != std::string::npos;
+}
+
+std::vector<std::string> WrapperPchFlags(const std::string& cache_dir,
+                                         const std::vector<std::string>& wrapper_command,
+                                         const std::string& compiler_version,
+                                         const std::string& toolchain_version,
+                                         const std::string& header_digest, double timeout_seconds) {
+  if (!IsGccVersion(compiler_version) || cache_dir.empty()) return {};
+  std::string dir = JoinPath(JoinPath(cache_dir, ".pch"),
+                             Fingerprint(wrapper_command, toolchain_version, header_digest));
+  const std::vector<std::string> flags = {"-isystem", dir, "-include", kPrelude};
+  if (Usable(dir)) return flags;
+  if (StatPath(JoinPath(dir, kFailed)).exists) return {};
+  if (!MakeDirs(JoinPath(cache_dir, ".pch"), 0755).ok()) return {};
+  auto lock = cache::FileLock::Acquire(dir + ".lock", timeout_seconds + 60);
+  if (!lock.ok()) return {};
+  if (Usable(dir)) return flags;  // another process built it while this one waited
+  if (StatPath(JoinPath(dir, kFailed)).exists) return {};
+  if (!Build(dir, wrapper_command, timeout_seconds) || !Usable(dir)) return {};
+  return flags;
+}
+
+}  // namespace jaxcc::pipeline
