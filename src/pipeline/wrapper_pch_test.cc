@@ -133,6 +133,22 @@ TEST_F(WrapperPchTest, NoneForClangOrWhenGccCannotBuildIt) {
   EXPECT_TRUE(Flags(broken).empty());
 }
 
+TEST_F(WrapperPchTest, ADamagedPrecompiledHeaderIsBuiltAgainNeverRead) {
+  std::vector<std::string> flags = Flags(Command());
+  ASSERT_EQ(flags.size(), 4u);
+  std::string gch = JoinPath(flags[1], "wrapper_prelude.h.gch");
+  auto bytes = ReadFile(gch);
+  ASSERT_TRUE(bytes.ok());
+  std::string damaged = *bytes;
+  damaged[damaged.size() / 2] ^= 0x5A;
+  ASSERT_TRUE(WriteFile(gch, damaged).ok());
+  FileInfo before = StatPath(gch);
+  EXPECT_EQ(Flags(Command()), flags);
+  FileInfo after = StatPath(gch);
+  EXPECT_NE(after.inode, before.inode);  // replaced by a fresh build (temporary name, rename)
+  EXPECT_TRUE(*ReadFile(gch) != damaged);
+}
+
 TEST_F(WrapperPchTest, AFileOthersCanWriteIsNotUsed) {
   std::vector<std::string> flags = Flags(Command());
   ASSERT_EQ(flags.size(), 4u);
