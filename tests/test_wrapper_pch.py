@@ -1,6 +1,10 @@
 """The generated wrappers' headers are precompiled once per cache, compiler and flags, and every
 wrapper compile reads that (decision 124; docs/cache.md, "Precompiled wrapper prelude")."""
 
+import os
+import subprocess
+import sys
+
 import jax.numpy as jnp
 import pytest
 
@@ -67,3 +71,31 @@ def test_each_wrapper_level_has_its_own_prelude(fresh_cache, unique_name, level,
         optimization_level=level,
     )
     assert len(preludes(fresh_cache)) == 1
+
+
+LOAD = r"""
+import sys
+import jax.numpy as jnp
+import jaxcc
+mod = jaxcc.load_cpp_inline(sys.argv[1], sys.argv[2], ["scale"])
+print(float(mod.scale(jnp.ones(2, dtype=jnp.float32), factor=3.0)[1]))
+"""
+
+
+def test_two_processes_building_at_once_share_one_prelude(fresh_cache, unique_name):
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", LOAD, f"{unique_name}_{i}", SOURCE.replace("OFFSET", f"{i}.0f")],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=dict(os.environ),
+        )  # fmt: skip
+        for i in range(2)
+    ]
+    outs = [p.communicate(timeout=300) for p in procs]
+    for i, (p, (out, err)) in enumerate(zip(procs, outs, strict=True)):
+        assert p.returncode == 0, err
+        assert float(out.strip().splitlines()[-1]) == 3.0 + i
+    assert len(preludes(fresh_cache)) == 1
+    assert not list((fresh_cache / ".pch").glob("*/*.tmp-*"))
