@@ -1,5 +1,6 @@
-"""The generated wrappers' headers are precompiled once per cache, compiler and flags, and every
-wrapper compile reads that (decision 124; docs/cache.md, "Precompiled wrapper prelude")."""
+"""The generated wrappers' headers are precompiled once per cache, compiler and flags (by the
+cache's second build, beside it), and every later wrapper compile reads that (decision 124;
+docs/cache.md, "Precompiled wrapper prelude")."""
 
 import os
 import subprocess
@@ -32,16 +33,23 @@ def build(name, offset, capfd):
     return capfd.readouterr().err
 
 
-def test_every_wrapper_compile_reads_one_precompiled_prelude(fresh_cache, unique_name, capfd):
+def test_the_prelude_is_made_by_a_second_build_and_read_from_the_third(
+    fresh_cache, unique_name, capfd
+):
+    # A cache's first build (often its only one) neither waits for nor makes a prelude.
     first = build(unique_name + "_a", 0, capfd)
+    assert "-include wrapper_prelude.h" not in first
+    assert not preludes(fresh_cache)
+    # A cache that has compiled before makes it beside the build, which does not wait for it.
+    second = build(unique_name + "_b", 1, capfd)
+    assert "-include wrapper_prelude.h" not in second
     assert len(preludes(fresh_cache)) == 1
     prelude = preludes(fresh_cache)[0]
     stamp = prelude.stat()
-    assert "-include wrapper_prelude.h" in first, first
-    # A second module of another signature-equal source: a new wrapper compile, the same
-    # prelude, not rebuilt.
-    second = build(unique_name + "_b", 1, capfd)
-    assert "ffi_wrapper.cc" in second and "-include wrapper_prelude.h" in second, second
+    # Every wrapper compile after that reads it; it is not built again.
+    for i, offset in enumerate((2, 3)):
+        later = build(f"{unique_name}_c{i}", offset, capfd)
+        assert "ffi_wrapper.cc" in later and "-include wrapper_prelude.h" in later, later
     assert preludes(fresh_cache) == [prelude]
     assert prelude.stat().st_mtime_ns == stamp.st_mtime_ns
     assert prelude.stat().st_ino == stamp.st_ino
@@ -49,14 +57,17 @@ def test_every_wrapper_compile_reads_one_precompiled_prelude(fresh_cache, unique
 
 def test_a_build_without_a_usable_prelude_still_builds(fresh_cache, unique_name, capfd):
     build(unique_name + "_a", 0, capfd)
-    # A damaged precompiled header: GCC refuses it and parses the headers itself.
+    build(unique_name + "_b", 1, capfd)
+    # A damaged precompiled header: not read (its SHA-256 differs), made again beside the build.
     for gch in preludes(fresh_cache):
         gch.write_bytes(b"not a precompiled header")
-    build(unique_name + "_b", 3, capfd)
+    assert "-include wrapper_prelude.h" not in build(unique_name + "_c", 3, capfd)
+    assert "-include wrapper_prelude.h" in build(unique_name + "_d", 4, capfd)
 
 
 def test_clear_cache_removes_the_precompiled_prelude(fresh_cache, unique_name, capfd):
-    build(unique_name, 0, capfd)
+    build(unique_name + "_a", 0, capfd)
+    build(unique_name + "_b", 1, capfd)
     assert preludes(fresh_cache)
     jaxcc.clear_cache()
     assert not (fresh_cache / ".pch").exists()
@@ -64,12 +75,13 @@ def test_clear_cache_removes_the_precompiled_prelude(fresh_cache, unique_name, c
 
 @pytest.mark.parametrize("level", [0, 3])
 def test_each_wrapper_level_has_its_own_prelude(fresh_cache, unique_name, level, capfd):
-    jaxcc.load_cpp_inline(
-        f"{unique_name}_{level}",
-        SOURCE.replace("OFFSET", "0.0f"),
-        ["scale"],
-        optimization_level=level,
-    )
+    for offset in (0, 1):
+        jaxcc.load_cpp_inline(
+            f"{unique_name}_{level}_{offset}",
+            SOURCE.replace("OFFSET", f"{offset}.0f"),
+            ["scale"],
+            optimization_level=level,
+        )
     assert len(preludes(fresh_cache)) == 1
 
 
@@ -82,7 +94,8 @@ print(float(mod.scale(jnp.ones(2, dtype=jnp.float32), factor=3.0)[1]))
 """
 
 
-def test_two_processes_building_at_once_share_one_prelude(fresh_cache, unique_name):
+def test_two_processes_building_at_once_share_one_prelude(fresh_cache, unique_name, capfd):
+    build(unique_name, 0, capfd)  # the cache has compiled before: the next builds make it
     procs = [
         subprocess.Popen(
             [sys.executable, "-c", LOAD, f"{unique_name}_{i}", SOURCE.replace("OFFSET", f"{i}.0f")],

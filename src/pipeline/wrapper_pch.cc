@@ -86,24 +86,40 @@ bool IsGccVersion(const std::string& version) {
          version.find("(GCC)") != std::string::npos;
 }
 
+namespace {
+
+std::string PchDir(const std::string& cache_dir, const std::vector<std::string>& command,
+                   const std::string& toolchain_version, const std::string& header_digest) {
+  return JoinPath(JoinPath(cache_dir, ".pch"),
+                  Fingerprint(command, toolchain_version, header_digest));
+}
+
+}  // namespace
+
 std::vector<std::string> WrapperPchFlags(const std::string& cache_dir,
                                          const std::vector<std::string>& wrapper_command,
                                          const std::string& compiler_version,
                                          const std::string& toolchain_version,
-                                         const std::string& header_digest, double timeout_seconds) {
+                                         const std::string& header_digest) {
   if (!IsGccVersion(compiler_version) || cache_dir.empty()) return {};
-  std::string dir = JoinPath(JoinPath(cache_dir, ".pch"),
-                             Fingerprint(wrapper_command, toolchain_version, header_digest));
-  const std::vector<std::string> flags = {"-isystem", dir, "-include", kPrelude};
-  if (Usable(dir)) return flags;
-  if (StatPath(JoinPath(dir, kFailed)).exists) return {};
-  if (!MakeDirs(JoinPath(cache_dir, ".pch"), 0755).ok()) return {};
+  std::string dir = PchDir(cache_dir, wrapper_command, toolchain_version, header_digest);
+  if (!Usable(dir)) return {};
+  return {"-isystem", dir, "-include", kPrelude};
+}
+
+bool BuildWrapperPch(const std::string& cache_dir, const std::vector<std::string>& wrapper_command,
+                     const std::string& compiler_version, const std::string& toolchain_version,
+                     const std::string& header_digest, double timeout_seconds) {
+  if (!IsGccVersion(compiler_version) || cache_dir.empty()) return false;
+  std::string dir = PchDir(cache_dir, wrapper_command, toolchain_version, header_digest);
+  if (Usable(dir)) return true;
+  if (StatPath(JoinPath(dir, kFailed)).exists) return false;
+  if (!MakeDirs(JoinPath(cache_dir, ".pch"), 0755).ok()) return false;
   auto lock = cache::FileLock::Acquire(dir + ".lock", timeout_seconds + 60);
-  if (!lock.ok()) return {};
-  if (Usable(dir)) return flags;  // another process built it while this one waited
-  if (StatPath(JoinPath(dir, kFailed)).exists) return {};
-  if (!Build(dir, wrapper_command, timeout_seconds) || !Usable(dir)) return {};
-  return flags;
+  if (!lock.ok()) return false;
+  if (Usable(dir)) return true;  // another process built it while this one waited
+  if (StatPath(JoinPath(dir, kFailed)).exists) return false;
+  return Build(dir, wrapper_command, timeout_seconds) && Usable(dir);
 }
 
 }  // namespace jaxcc::pipeline
