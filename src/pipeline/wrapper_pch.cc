@@ -56,6 +56,12 @@ bool Usable(const std::string& dir) {
 // reader sees a whole .gch or none.
 bool Build(const std::string& dir, const std::vector<std::string>& command, double timeout) {
   if (!MakeDirs(dir, 0755).ok()) return false;
+  // Temporary files of a builder that died before its rename (killed with its load): under the
+  // lock no live builder writes here, and a compiler the dead one left running writes on into
+  // the removed file.
+  for (const std::string& name : ListDir(dir)) {
+    if (name.find(".tmp-") != std::string::npos) std::remove(JoinPath(dir, name).c_str());
+  }
   std::string header = JoinPath(dir, kPrelude);
   if (!WriteFileAtomic(header, codegen::WrapperPrelude()).ok()) return false;
   std::string gch = header + ".gch";

@@ -157,6 +157,19 @@ TEST_F(WrapperPchTest, ADamagedPrecompiledHeaderIsBuiltAgainNeverRead) {
   EXPECT_TRUE(*ReadFile(gch) != damaged);
 }
 
+TEST_F(WrapperPchTest, ABuilderThatDiedLeavesNoTemporaryFileBehindTheNextBuild) {
+  std::vector<std::string> flags = Flags(Command());
+  ASSERT_EQ(flags.size(), 4u);
+  std::string gch = JoinPath(flags[1], "wrapper_prelude.h.gch");
+  // What a builder killed before its rename leaves: a temporary file and no intact .gch.
+  ASSERT_TRUE(WriteFile(gch + ".tmp-deadbeef0000", "half a header").ok());
+  ASSERT_TRUE(WriteFile(gch, "damaged").ok());
+  EXPECT_EQ(Flags(Command()), flags);
+  for (const std::string& name : ListDir(flags[1])) {
+    EXPECT_EQ(name.find(".tmp-"), std::string::npos) << name;
+  }
+}
+
 TEST_F(WrapperPchTest, AFileOthersCanWriteIsNotUsed) {
   std::vector<std::string> flags = Flags(Command());
   ASSERT_EQ(flags.size(), 4u);
