@@ -11,7 +11,10 @@ cold   every file of the set built from an empty cache, `--jobs` loads at a time
        (scripts/brainevent_corpus.py). jaxcc: load_cuda_file; brainevent: its load_cuda_file.
        Both build SASS for the architecture plus its PTX at -O3 (the same -gencode pairs).
        Each side in a fresh process, after `import jax` and its own import; `--cold-rounds`
-       repeats the pair into new empty caches with the order alternating, median ratio.
+       repeats the pair into new empty caches with the order alternating, median ratio. Each
+       cold row also gives the compilers' CPU seconds (user + sys of every process the loader
+       ran), which a loaded machine disturbs far less than wall time. `--no-pch-too` adds a
+       third side: jaxcc without its precompiled wrapper prelude (decision 122).
 warm   loading every module of the set again in ONE fresh process, sequentially, after
        `import jax` and the tool's import (all cache hits): the total, medians over `--rounds`
        processes with the two sides interleaved. `--warm-all CACHE` also times jaxcc loading all
@@ -29,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import pathlib
 import statistics
 import subprocess
@@ -41,7 +45,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 # Loads `files` (corpus paths) with one tool; prints a JSON object.
 PROBE = textwrap.dedent(
     """
-    import json, sys, time, pathlib, concurrent.futures
+    import json, resource, sys, time, pathlib, concurrent.futures
     import jax
     sys.path.insert(0, sys.argv[1])
     import brainevent_corpus as corpus
@@ -51,10 +55,15 @@ PROBE = textwrap.dedent(
     preload = len(sys.argv) > 8 and sys.argv[8] == "1"
     root = corpus.brainevent_dir()
     include = str(root / "include")
-    if side == "jaxcc":
+    if side.startswith("jaxcc"):
         import jaxcc
         jaxcc.set_cache_dir(cache)
         load = jaxcc.load_cuda_file
+        if side == "jaxcc-no-pch":
+            # A file where the precompiled wrapper prelude's folder would go: none can be made,
+            # and every wrapper parses its headers, as before decision 122.
+            pathlib.Path(cache).mkdir(parents=True, exist_ok=True)
+            (pathlib.Path(cache) / ".pch").touch()
     else:
         import brainevent
         brainevent.set_cache_dir(cache)
@@ -110,8 +119,11 @@ PROBE = textwrap.dedent(
             per_module[rel] = time.perf_counter() - t
     total = time.perf_counter() - t0
     cublas = [rel for rel in files if corpus.links_cublas(rel)]
-    print(json.dumps({"seconds": total, "stages": stages, "per_module": per_module,
-                      "cublas": cublas, "preload_s": preload_s}))
+    # The compilers' CPU time: ninja waits for them and this process for ninja.
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    print(json.dumps({"seconds": total, "compiler_cpu_s": usage.ru_utime + usage.ru_stime,
+                      "stages": stages, "per_module": per_module, "cublas": cublas,
+                      "preload_s": preload_s}))
     """
 )
 
@@ -152,6 +164,11 @@ def main() -> None:
     parser.add_argument("--cache-root", help="where the two sides' caches live (default: temp)")
     parser.add_argument("--warm-all", help="jaxcc cache filled by scripts/brainevent-corpus.sh")
     parser.add_argument("--warm-all-only", action="store_true", help="only the --warm-all rows")
+    parser.add_argument(
+        "--no-pch-too",
+        action="store_true",
+        help="cold rounds also build with jaxcc without its precompiled wrapper prelude",
+    )
     args = parser.parse_args()
 
     sys.path.insert(0, str(ROOT / "scripts"))
@@ -179,25 +196,37 @@ def main() -> None:
         # Round r builds into empty caches of its own, the sides in alternating order (a load
         # change during a round weighs on both sides alike over the rounds); the last round's
         # caches are the warm rows'.
-        cold = {"jaxcc": [], "brainevent": []}
+        sides = ["jaxcc", "brainevent"] + (["jaxcc-no-pch"] if args.no_pch_too else [])
+        cold = {side: [] for side in sides}
+        cpu = {side: [] for side in sides}
         ratios = []
         for r in range(args.cold_rounds):
-            order = ("jaxcc", "brainevent") if r % 2 == 0 else ("brainevent", "jaxcc")
+            order = sides[r % len(sides) :] + sides[: r % len(sides)]
             seconds = {}
             for side in order:
                 where = str(cache_root / f"cold{r}" / side)
-                caches[side] = where
-                seconds[side] = probe(args.python, side, where, archs, args.jobs, files)["seconds"]
+                if side in caches:
+                    caches[side] = where
+                out = probe(args.python, side, where, archs, args.jobs, files)
+                seconds[side] = out["seconds"]
                 cold[side].append(seconds[side])
+                cpu[side].append(out["compiler_cpu_s"])
             ratios.append(seconds["jaxcc"] / seconds["brainevent"])
             print(
-                f"cold round {r + 1}: jaxcc {seconds['jaxcc']:.1f} s, brainevent "
-                f"{seconds['brainevent']:.1f} s, ratio {ratios[-1]:.2f}",
+                f"cold round {r + 1} (load {os.getloadavg()[0]:.1f}): "
+                + ", ".join(
+                    f"{side} {seconds[side]:.1f} s ({cpu[side][-1]:.1f} s compiler CPU)"
+                    for side in sides
+                )
+                + f", ratio {ratios[-1]:.2f}",
                 flush=True,
             )
         result["cold_s"] = {side: statistics.median(v) for side, v in cold.items()}
+        result["cold_compiler_cpu_s"] = {side: statistics.median(v) for side, v in cpu.items()}
         result["cold_ratios"] = ratios
         print(f"cold jaxcc / brainevent: {statistics.median(ratios):.2f} (median of rounds)")
+        for side, v in cpu.items():
+            print(f"compiler CPU, {side}: {statistics.median(v):.1f} s (median of rounds)")
 
     warm = {"jaxcc": [], "brainevent": []}
     for _ in range(args.rounds):

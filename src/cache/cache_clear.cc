@@ -129,8 +129,12 @@ Result<int> CacheDir::Clear(const std::optional<std::string>& name) const {
     if (*outcome == EntryRemoval::kRemoved) ++removed;
   }
   RemoveOrphans(name, /*failed_builds_too=*/true);
-  // Shared wrapper objects belong to no module: clearing everything clears them too.
-  if (!name) (void)RemoveTree(JoinPath(root_, ".objects"));
+  // Shared wrapper objects and precompiled wrapper preludes belong to no module: clearing
+  // everything clears them too.
+  if (!name) {
+    (void)RemoveTree(JoinPath(root_, ".objects"));
+    (void)RemoveTree(JoinPath(root_, ".pch"));
+  }
   return removed;
 }
 

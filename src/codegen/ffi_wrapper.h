@@ -20,6 +20,10 @@ struct WrapperOptions {
 /// Exported symbol of a function's handler.
 std::string HandlerSymbol(const std::string& function_name);
 
+/// The includes every generated wrapper unit starts with, in order: the text of the precompiled
+/// prelude the pipeline builds once per compiler, flags and header set (decision 122).
+std::string WrapperPrelude();
+
 std::string GenerateFfiWrapper(const std::vector<argspec::FunctionSpec>& specs,
                                const WrapperOptions& options);
 

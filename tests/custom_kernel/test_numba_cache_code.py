@@ -1,6 +1,6 @@
 """What a Numba cache entry holds: the machine code Numba's own compile generated, its global
-symbols renamed after the entry's key (decision 129); where that code is not there, the kernel's
-code generated once more, alone (decision 128)."""
+symbols renamed after the entry's key (decision 126); where that code is not there, the kernel's
+code generated once more, alone (decision 125)."""
 
 import json
 import re
@@ -90,7 +90,7 @@ def test_an_entry_keeps_the_code_numba_generated_under_names_of_its_own(
 
 
 def test_without_numba_s_object_the_kernel_alone_is_generated(fresh_cache, monkeypatch):
-    """The fallback (decision 128): the kernel under its key's name, everything else internal,
+    """The fallback (decision 125): the kernel under its key's name, everything else internal,
     Numba's CPython and cfunc wrappers dropped."""
     monkeypatch.setattr(numba_cpu_object, "_needs_runtime", lambda library: True)
     compile_double(3.0)

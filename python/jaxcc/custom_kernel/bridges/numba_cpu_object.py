@@ -6,14 +6,14 @@ without generating code, followed by the bitcode Numba keeps beside it, framed b
 length. Numba's mangled names carry per-process counters, so the entry's global symbols are
 renamed after its key: otherwise they would clash in the loading process.
 
-The code comes from Numba's own compile where it can (decision 129): Numba compiles every nopython
+The code comes from Numba's own compile where it can (decision 126): Numba compiles every nopython
 library with object caching on, so its JIT hands back the object it linked in memory. An ELF
 object names its symbols through offsets into a string table, so renaming them is a copy of the
 table with the new names appended, the symbols pointed at those, the copy placed at the end of the
 file and its section header moved there: old offsets stay valid (section names may share the
 table) and relocations name symbols by index, so nothing else moves. Where that object is not
 there (or the kernel calls Numba runtime functions its library does not define), the module is
-generated once more, the kernel alone (decision 128).
+generated once more, the kernel alone (decision 125).
 """
 
 from __future__ import annotations
@@ -97,7 +97,7 @@ def _generated(library, key: str, symbol: str) -> tuple[bytes, str]:
     Internal symbols cannot collide with another entry's in the loading process, so only `symbol`
     needs a name of its own; and the code generation, the whole cost of a store, covers only the
     kernel: Numba's CPython and cfunc wrappers, which jaxcc never calls, were half of it
-    (decision 128)."""
+    (decision 125)."""
     from llvmlite import binding
     from numba.core.runtime import rtsys
 
