@@ -155,15 +155,15 @@ def test_numba_compile_runs_with_the_cyclic_collector_paused_and_restores_it():
     # Decision 107: collections inside Numba's compile (a full one costs ~0.1 s with JAX loaded)
     # are what a new kernel paid on top of brainevent. The collector is restored afterwards, also
     # when the compile fails, and left off when the caller had turned it off.
-    from numba.core import dispatcher
+    from numba.core import compiler
 
     collections, in_compile = [], []
-    original = dispatcher.Dispatcher.compile
+    original = compiler.compile_extra  # every Numba compile, through a dispatcher or not
 
-    def compile_watched(self, sig):
+    def compile_watched(*args, **kwargs):
         in_compile.append(True)
         try:
-            return original(self, sig)
+            return original(*args, **kwargs)
         finally:
             in_compile.pop()
 
@@ -181,7 +181,7 @@ def test_numba_compile_runs_with_the_cyclic_collector_paused_and_restores_it():
 
     x = jnp.arange(8, dtype=jnp.float32)
     spec = jax.ShapeDtypeStruct(x.shape, x.dtype)
-    dispatcher.Dispatcher.compile = compile_watched
+    compiler.compile_extra = compile_watched
     gc.callbacks.append(watch)
     try:
         threshold = gc.get_threshold()
@@ -192,7 +192,7 @@ def test_numba_compile_runs_with_the_cyclic_collector_paused_and_restores_it():
             gc.set_threshold(*threshold)
     finally:
         gc.callbacks.remove(watch)
-        dispatcher.Dispatcher.compile = original
+        compiler.compile_extra = original
     np.testing.assert_allclose(np.asarray(y), np.arange(8) * 1.5)
     assert collections == []
     assert gc.isenabled()
@@ -215,7 +215,7 @@ def test_numba_compile_runs_with_the_cyclic_collector_paused_and_restores_it():
 OVERLAP_PROBE = """
 import time, json
 import jax, jax.numpy as jnp, numba
-from numba.core import dispatcher
+from numba.core import compiler
 import jaxcc
 from jaxcc import _load
 
@@ -228,7 +228,7 @@ def timed(name, original):
         finally:
             spans[name].append((start, time.perf_counter()))
     return wrapper
-dispatcher.Dispatcher.compile = timed("compile", dispatcher.Dispatcher.compile)
+compiler.compile_extra = timed("compile", compiler.compile_extra)
 _load.load = timed("build", _load.load)
 
 @numba.njit

@@ -52,14 +52,6 @@ def test_closure_values_are_part_of_the_key():
     np.testing.assert_allclose(run(make(5.0), X), np.arange(8) * 5 + 1)
 
 
-def test_equal_kernels_compile_once_per_process():
-    first, again = make(7.0), make(7.0)  # what an operator does per configuration
-    np.testing.assert_allclose(run(first, X), np.arange(8) * 7 + 1)
-    np.testing.assert_allclose(run(again, X), np.arange(8) * 7 + 1)
-    assert len(first.overloads) == 1
-    assert len(again.overloads) == 0  # its code came from the first one's compile
-
-
 def make_returning(scale):
     @numba.njit
     def returns_first(x, out):
@@ -123,6 +115,13 @@ def test_entry_builds_every_dtype_and_rank():
 
 KERNEL_MODULE = """
 import sys
+import numba.core.compiler as compiler
+compiled = []
+_compile_extra = compiler.compile_extra
+def counting(typingctx, targetctx, func, *args, **kwargs):
+    compiled.append(func.__name__)
+    return _compile_extra(typingctx, targetctx, func, *args, **kwargs)
+compiler.compile_extra = counting
 import jax, jax.numpy as jnp, numba, numpy as np
 import jaxcc
 
@@ -135,7 +134,7 @@ def shift(x, out):
 
 x = jnp.arange(4, dtype=jnp.float32)
 y = jax.jit(jaxcc.numba_kernel(shift, jax.ShapeDtypeStruct(x.shape, x.dtype)))(x)
-print("RESULT", np.asarray(y).tolist(), "COMPILED", len(shift.overloads))
+print("RESULT", np.asarray(y).tolist(), "COMPILED", compiled.count("shift"))
 """
 
 

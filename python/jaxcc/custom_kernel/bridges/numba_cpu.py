@@ -12,9 +12,7 @@ slower, for comparison and debugging.
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
-import gc
 import os
 import threading
 import time
@@ -23,6 +21,7 @@ import numpy as np
 
 from ..._jax_compat import DEFAULT_VMAP_METHOD
 from ...errors import CallError, DeviceError
+from .numba_cpu_compile import collector_paused, compile_kernel
 from .numba_cpu_trampoline import start_building, trampoline_target
 from .outputs import output_types
 
@@ -68,53 +67,6 @@ def _array_types(specs) -> tuple:
     return tuple(numba.types.Array(numba.from_dtype(np.dtype(d)), r, "C") for d, r in specs)
 
 
-def _same_array_type(wanted, given) -> bool:
-    """An overload compiled for `given` takes the entry's `wanted` array unchanged: every array
-    layout has the same data model, so only dtype and rank must agree."""
-    return (
-        getattr(given, "ndim", None) == wanted.ndim
-        and getattr(given, "dtype", None) == wanted.dtype
-    )
-
-
-@contextlib.contextmanager
-def _collector_paused():
-    """Numba's compile allocates tens of thousands of short-lived container objects; with the
-    cyclic collector on, they run many young-generation collections, and every tenth of those
-    may start a full collection of the whole heap (JAX's and Numba's modules: ~0.1 s on the
-    2-core machine) inside the compile. Paused, the churn counts as one young collection when it
-    resumes, so a sweep of new kernels triggers far fewer full collections (decision 107).
-    Restored only when this call paused it; callers hold `_lock`, so calls do not interleave."""
-    paused = gc.isenabled()
-    if paused:
-        gc.disable()
-    try:
-        yield
-    finally:
-        if paused:
-            gc.enable()
-
-
-def _compile_kernel(kernel, arg_types):
-    """(Numba's compile result for these argument types, the types it was compiled for)."""
-    if kernel._can_compile:
-        kernel.compile(arg_types)
-        return kernel.overloads[arg_types], arg_types
-    # Explicit signatures (`@njit("void(f4[:], f4[:])")`) disable compiling: use the overload
-    # whose arrays match in dtype and rank.
-    for signature, result in kernel.overloads.items():
-        if len(signature) == len(arg_types) and all(
-            _same_array_type(w, g) for w, g in zip(arg_types, signature, strict=True)
-        ):
-            return result, signature
-    declared = ", ".join(str(s) for s in kernel.overloads) or "none"
-    raise CallError(
-        f"numba_kernel {kernel.__name__}: no compiled signature takes "
-        f"({', '.join(str(t) for t in arg_types)}) and the kernel was given explicit signatures "
-        f"({declared}); add one, or decorate it with plain @numba.njit"
-    )
-
-
 def _kernel_native(kernel, arg_types):
     """(object keeping the code alive, native address, return type) of `kernel` compiled for
     `arg_types`: from jaxcc's cache when this kernel was compiled before, else compiled by Numba
@@ -136,8 +88,8 @@ def _kernel_native(kernel, arg_types):
             _compiled[key] = (*found, numba.types.none)
             return _compiled[key]
     start = time.perf_counter()
-    with _collector_paused():
-        result, compiled_for = _compile_kernel(kernel, arg_types)
+    with collector_paused():
+        result, compiled_for = compile_kernel(kernel, arg_types)
     symbol = result.fndesc.llvm_func_name
     address = result.library.get_pointer_to_function(symbol)
     if inputs is not None:
@@ -227,7 +179,7 @@ def _shared_entry(arg_types, return_type):
         _shared_entries[key] = stored
         return stored
     start = time.perf_counter()
-    with _collector_paused():
+    with collector_paused():
         entry = make_entry(arg_types, return_type)
     if persist:
         _store(name, inputs, entry._library, entry.native_name, time.perf_counter() - start)
