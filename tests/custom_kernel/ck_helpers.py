@@ -1,11 +1,15 @@
 """Kernels shared by the XLACustomKernel tests: `mul(x, y) = x * y` (float32, any shape) in C++
-(jaxcc) and in Numba, plus a deliberately different backend to see which one ran."""
+(jaxcc) and in Numba, plus a deliberately different backend to see which one ran; the scaled
+Numba kernel the Numba bridge's cache and compile tests make per configuration; whether JAX
+sees a GPU."""
 
 import functools
 import uuid
 
 import jax
+import jax.numpy as jnp
 import numba
+import numpy as np
 
 import jaxcc
 
@@ -68,3 +72,32 @@ def make_mul(prefix="mul", *, vectorized=False, offset_backend=False, distinct_n
 
 def call(kernel, x, y, **kwargs):
     return kernel(x, y, outs=jax.ShapeDtypeStruct(x.shape, x.dtype), **kwargs)
+
+
+def has_jax_gpu() -> bool:
+    try:
+        return bool(jax.devices("gpu"))
+    except RuntimeError:
+        return False
+
+
+def make_scaled(scale):
+    """A new `@numba.njit` kernel per call, as operator code makes one per configuration:
+    `out = x * scale + 1`, the scale a closure value."""
+
+    @numba.njit
+    def scaled(x, out):
+        for i in range(out.size):
+            out[i] = x[i] * scale + 1
+
+    return scaled
+
+
+def run_numba(kernel, x):
+    """`kernel(x, out)` through `jaxcc.numba_kernel` under `jax.jit`, as a NumPy array."""
+    return np.asarray(
+        jax.jit(jaxcc.numba_kernel(kernel, jax.ShapeDtypeStruct(x.shape, x.dtype)))(x)
+    )
+
+
+X8 = jnp.arange(8, dtype=jnp.float32)

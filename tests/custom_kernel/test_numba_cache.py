@@ -16,6 +16,7 @@ import jax.numpy as jnp
 import numba
 import numpy as np
 import pytest
+from ck_helpers import X8, make_scaled, run_numba
 
 import jaxcc
 from jaxcc.custom_kernel.bridges import numba_cpu, numba_cpu_cache
@@ -27,29 +28,11 @@ def on_the_cpu():
         yield
 
 
-def make(scale):
-    @numba.njit
-    def scaled(x, out):
-        for i in range(out.size):
-            out[i] = x[i] * scale + 1
-
-    return scaled
-
-
-def run(kernel, x):
-    return np.asarray(
-        jax.jit(jaxcc.numba_kernel(kernel, jax.ShapeDtypeStruct(x.shape, x.dtype)))(x)
-    )
-
-
-X = jnp.arange(8, dtype=jnp.float32)
-
-
 def test_closure_values_are_part_of_the_key():
     # Same bytecode, other closure value: other code. A key without the closure would reuse the
     # first kernel's machine code and return x * 3 + 1 for both.
-    np.testing.assert_allclose(run(make(3.0), X), np.arange(8) * 3 + 1)
-    np.testing.assert_allclose(run(make(5.0), X), np.arange(8) * 5 + 1)
+    np.testing.assert_allclose(run_numba(make_scaled(3.0), X8), np.arange(8) * 3 + 1)
+    np.testing.assert_allclose(run_numba(make_scaled(5.0), X8), np.arange(8) * 5 + 1)
 
 
 def make_returning(scale):
@@ -64,13 +47,13 @@ def make_returning(scale):
 
 def test_direct_calls_and_the_shared_entry():
     x = jnp.arange(5, dtype=jnp.float32)
-    fn, impl = numba_cpu.entry_address(make(11.0), [x], [x])
+    fn, impl = numba_cpu.entry_address(make_scaled(11.0), [x], [x])
     assert fn == 0 and impl != 0  # returns nothing, few fields: called directly
     a, b = make_returning(2.0), make_returning(3.0)
     fn_a, impl_a = numba_cpu.entry_address(a, [x], [x])
     fn_b, impl_b = numba_cpu.entry_address(b, [x], [x])
     assert fn_a == fn_b != 0 and impl_a != impl_b  # one entry for both kernels' types
-    np.testing.assert_allclose(run(b, x), np.arange(5) * 3)
+    np.testing.assert_allclose(run_numba(b, x), np.arange(5) * 3)
 
 
 @numba.njit
@@ -333,15 +316,15 @@ def test_unkeyable_globals_are_compiled_but_never_cached(fresh_cache):
 
 
 def test_the_key_follows_code_options_and_types():
-    base = numba_cpu_cache.key_inputs("kernel", ("a",), make(1.0))
+    base = numba_cpu_cache.key_inputs("kernel", ("a",), make_scaled(1.0))
 
     def key(kernel, types=("a",)):
         return numba_cpu_cache.key_of(numba_cpu_cache.key_inputs("kernel", types, kernel))
 
-    assert key(make(1.0)) == numba_cpu_cache.key_of(base)
-    assert key(make(2.0)) != numba_cpu_cache.key_of(base)
-    assert key(make(1.0), ("b",)) != numba_cpu_cache.key_of(base)
-    fast = numba.njit(fastmath=True)(make(1.0).py_func)
+    assert key(make_scaled(1.0)) == numba_cpu_cache.key_of(base)
+    assert key(make_scaled(2.0)) != numba_cpu_cache.key_of(base)
+    assert key(make_scaled(1.0), ("b",)) != numba_cpu_cache.key_of(base)
+    fast = numba.njit(fastmath=True)(make_scaled(1.0).py_func)
     assert key(fast) != numba_cpu_cache.key_of(base)
     assert set(base["environment"]) >= {"numba", "llvmlite", "jaxcc", "cpu", "cpu_features"}
 
@@ -372,7 +355,7 @@ def test_batching_rules_accept_the_xlacustomkernel_itself():
     # general_batching_rule inside their own vmap rules.
     from jaxcc.custom_kernel.batching import general_batching_rule
 
-    kernel = make(2.0)
+    kernel = make_scaled(2.0)
     op = jaxcc.XLACustomKernel("batching_takes_the_kernel")
     op.def_numba_kernel(lambda outs, **kw: jaxcc.numba_kernel(kernel, outs))
     op.def_batching_rule(lambda args, axes, **kw: general_batching_rule(op, args, axes, **kw))

@@ -10,7 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from ck_helpers import call, make_mul
+from ck_helpers import call, has_jax_gpu, make_mul
 
 import jaxcc
 from jaxcc.custom_kernel.bridges import numba_cuda as ncb
@@ -23,13 +23,6 @@ if not hasattr(cuda, "compile_ptx"):
 
 X = jnp.linspace(-1, 1, 1000, dtype=jnp.float32)
 Y = jnp.linspace(2, 3, 1000, dtype=jnp.float32)
-
-
-def has_jax_gpu() -> bool:
-    try:
-        return bool(jax.devices("gpu"))
-    except RuntimeError:
-        return False
 
 
 @cuda.jit

@@ -10,6 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from ck_helpers import has_jax_gpu
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -22,13 +23,6 @@ if not hasattr(cuda, "compile_ptx"):
     pytest.skip("numba-cuda is not installed", allow_module_level=True)
 
 OUT = jax.ShapeDtypeStruct((8,), jnp.float32)
-
-
-def has_jax_gpu() -> bool:
-    try:
-        return bool(jax.devices("gpu"))
-    except RuntimeError:
-        return False
 
 
 @cuda.jit

@@ -13,7 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from ck_helpers import call, make_mul
+from ck_helpers import call, has_jax_gpu, make_mul
 
 import jaxcc
 from jaxcc.custom_kernel.bridges import triton as tb
@@ -32,13 +32,6 @@ N = 1000
 X = jnp.linspace(-1, 1, N, dtype=jnp.float32)
 Y = jnp.linspace(2, 3, N, dtype=jnp.float32)
 OUT = jax.ShapeDtypeStruct((N,), jnp.float32)
-
-
-def has_jax_gpu() -> bool:
-    try:
-        return bool(jax.devices("gpu"))
-    except RuntimeError:
-        return False
 
 
 @triton.jit

@@ -5,9 +5,9 @@ Two kinds of entries, both ordinary cache entries (`<cache>/<name>-<24 hex>/mani
   numba_kernel_<function>  a kernel's native code for one tuple of argument types
   numba_entry              the bridge's shared entry point for one tuple of argument types
 Each holds one file, `<name>.<12 hex of its SHA-256>.numba`: the machine code and LLVM bitcode
-of Numba's final, optimised module, with Numba's runtime functions it calls linked in and every
-symbol it defines renamed after the entry's key (so that code loaded from the cache never clashes
-with what Numba compiles in the same process, whose mangled names carry per-process counters).
+of Numba's final, optimised module, its global symbols renamed after the entry's key (so that code
+loaded from the cache never clashes with what Numba compiles in the same process, whose mangled
+names carry per-process counters); numba_cpu_object.py writes and reads that file.
 Loading it is Numba's JIT linking the machine code: no typing, no optimisation, no code
 generation. Entries are written by a background thread of the process that compiled them, while
 it does other work, and whatever is left at its end (numba_cpu_cache_writer.py, decision 117).

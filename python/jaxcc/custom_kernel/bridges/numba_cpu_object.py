@@ -102,14 +102,10 @@ def _generated(library, key: str, symbol: str) -> tuple[bytes, str]:
     from numba.core.runtime import rtsys
 
     module = binding.parse_bitcode(library._final_module.as_bitcode())
-    if rtsys._init:
-        # NRT_incref/NRT_decref and friends are LLVM functions Numba compiles once per process;
-        # linked in, a later process need not compile them before loading this code.
-        runtime = rtsys.library._final_module
-        declared = {f.name for f in module.functions if f.is_declaration}
-        if declared & {f.name for f in runtime.functions if not f.is_declaration}:
-            module.link_in(binding.parse_bitcode(runtime.as_bitcode()))
-    new_symbol = f"jaxcc_numba_{key[:32]}"
+    if _needs_runtime(library):
+        # Linked in, a later process need not compile the runtime before loading this code.
+        module.link_in(binding.parse_bitcode(rtsys.library._final_module.as_bitcode()))
+    new_symbol = _new_name(key, symbol, symbol)
     found = False
     for value in (*module.functions, *module.global_variables):
         if value.is_declaration:
