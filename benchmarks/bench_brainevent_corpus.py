@@ -13,8 +13,7 @@ cold   every file of the set built from an empty cache, `--jobs` loads at a time
        Each side in a fresh process, after `import jax` and its own import; `--cold-rounds`
        repeats the pair into new empty caches with the order alternating, median ratio. Each
        cold row also gives the compilers' CPU seconds (user + sys of every process the loader
-       ran), which a loaded machine disturbs far less than wall time. `--no-pch-too` adds a
-       third side: jaxcc without its precompiled wrapper prelude (decision 122).
+       ran), which a loaded machine disturbs far less than wall time.
 warm   loading every module of the set again in ONE fresh process, sequentially, after
        `import jax` and the tool's import (all cache hits): the total, medians over `--rounds`
        processes with the two sides interleaved. `--warm-all CACHE` also times jaxcc loading all
@@ -59,11 +58,6 @@ PROBE = textwrap.dedent(
         import jaxcc
         jaxcc.set_cache_dir(cache)
         load = jaxcc.load_cuda_file
-        if side == "jaxcc-no-pch":
-            # A file where the precompiled wrapper prelude's folder would go: none can be made,
-            # and every wrapper parses its headers, as before decision 122.
-            pathlib.Path(cache).mkdir(parents=True, exist_ok=True)
-            (pathlib.Path(cache) / ".pch").touch()
     else:
         import brainevent
         brainevent.set_cache_dir(cache)
@@ -164,11 +158,6 @@ def main() -> None:
     parser.add_argument("--cache-root", help="where the two sides' caches live (default: temp)")
     parser.add_argument("--warm-all", help="jaxcc cache filled by scripts/brainevent-corpus.sh")
     parser.add_argument("--warm-all-only", action="store_true", help="only the --warm-all rows")
-    parser.add_argument(
-        "--no-pch-too",
-        action="store_true",
-        help="cold rounds also build with jaxcc without its precompiled wrapper prelude",
-    )
     args = parser.parse_args()
 
     sys.path.insert(0, str(ROOT / "scripts"))
@@ -196,7 +185,7 @@ def main() -> None:
         # Round r builds into empty caches of its own, the sides in alternating order (a load
         # change during a round weighs on both sides alike over the rounds); the last round's
         # caches are the warm rows'.
-        sides = ["jaxcc", "brainevent"] + (["jaxcc-no-pch"] if args.no_pch_too else [])
+        sides = ["jaxcc", "brainevent"]
         cold = {side: [] for side in sides}
         cpu = {side: [] for side in sides}
         ratios = []

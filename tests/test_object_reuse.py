@@ -50,6 +50,9 @@ def compiled_units(log):
     return units
 
 
+ALL_UNITS = ["ffi_frame_runtime.cc", "ffi_wrapper.cc", "kernel_0.cc", "kernel_1.cc", "kernel_2.cc"]
+
+
 def make_dir(tmp_path):
     src = tmp_path / "mod"
     src.mkdir()
@@ -82,20 +85,42 @@ def test_editing_one_file_recompiles_only_that_unit(
     src = make_dir(tmp_path)
     first = load(src, unique_name)
     check(first)
-    assert compiled_units(log) == ["ffi_wrapper.cc", "kernel_0.cc", "kernel_1.cc", "kernel_2.cc"]
+    assert compiled_units(log) == ALL_UNITS
     assert first.objects_reused == 0
 
     (src / "b.cc").write_text(FILES["b.cc"].replace("2.0f", "3.0f"))
     edited = load(src, unique_name)
     assert not edited.cache_hit
-    assert compiled_units(log) == ["kernel_1.cc"]  # b.cc only; a, c and the wrapper are linked
-    assert edited.objects_reused == 3 and edited.wrapper_reused
+    # b.cc only; a, c, the wrapper and the frame runtime are linked
+    assert compiled_units(log) == ["kernel_1.cc"]
+    assert edited.objects_reused == 4 and edited.wrapper_reused
     check(edited, scale=3.0)
 
     # Back to the first text: the whole module is a cache hit again, nothing compiles.
     (src / "b.cc").write_text(FILES["b.cc"])
     assert load(src, unique_name).cache_hit
     assert compiled_units(log) == []
+
+
+def test_another_module_compiles_its_own_units_and_links_the_frame_runtime(
+    fresh_cache, unique_name, tmp_path, monkeypatch
+):
+    # The frame runtime's text and command are the same for every module of a platform
+    # (decision 128): a cache compiles it once, then every module links that object.
+    log = logging_compiler(tmp_path, monkeypatch)
+    src = make_dir(tmp_path)
+    load(src, unique_name)
+    assert "ffi_frame_runtime.cc" in compiled_units(log)
+    other = jaxcc.load_cpp_inline(
+        unique_name + "_other",
+        "void neg(const jaxcc::Tensor& x, jaxcc::Tensor& out) {\n"
+        "  for (int64_t i = 0; i < x.numel(); ++i) out.data_ptr<float>()[i] = -x.data_ptr<float>()[i];\n"
+        "}\n",
+        functions={"neg": None},
+    )
+    assert compiled_units(log) == ["ffi_wrapper.cc", "kernel_0.cc"]
+    assert other.objects_reused == 1
+    np.testing.assert_array_equal(other.neg(jnp.arange(3, dtype=jnp.float32)), -np.arange(3))
 
 
 def test_a_header_edit_recompiles_the_units_that_include_it(
@@ -129,7 +154,7 @@ def test_a_damaged_object_is_compiled_again_never_linked(
         obj.write_bytes(bytes(data))
     (src / "b.cc").write_text(FILES["b.cc"].replace("2.0f", "4.0f"))
     mod = load(src, unique_name)
-    assert compiled_units(log) == ["ffi_wrapper.cc", "kernel_0.cc", "kernel_1.cc", "kernel_2.cc"]
+    assert compiled_units(log) == ALL_UNITS
     assert mod.objects_reused == 0
     check(mod, scale=4.0)
 
@@ -140,7 +165,7 @@ def test_force_rebuild_and_clear_cache(fresh_cache, unique_name, tmp_path, monke
     load(src, unique_name)
     compiled_units(log)
     forced = load(src, unique_name, force_rebuild=True)
-    assert len(compiled_units(log)) == 4 and forced.objects_reused == 0
+    assert compiled_units(log) == ALL_UNITS and forced.objects_reused == 0
     assert any((fresh_cache / ".objects").glob("*.o"))
     jaxcc.clear_cache()
     assert not (fresh_cache / ".objects").exists()
@@ -174,8 +199,10 @@ def test_a_cuda_directory_rebuilds_only_the_edited_file_in_the_cache(
     second = jaxcc.load_cuda_dir(str(src), target_prefix=unique_name + "_v2", **kwargs)
     compiled = nvcc_compiles()
     assert len(compiled) == 1 and "kernel_1.cu" in compiled[0], compiled  # mul.cu only
-    assert not second.cache_hit and second.objects_reused == 3  # add.cu, sub.cu, the wrapper
+    # add.cu, sub.cu, the wrapper, the frame runtime
+    assert not second.cache_hit and second.objects_reused == 4
     # The shared header is in every unit's recorded dependencies.
     (src / "common.cuh").write_text("#pragma once\n#define CUDA_DIR_BLOCK 256\n")
     third = jaxcc.load_cuda_dir(str(src), target_prefix=unique_name + "_v3", **kwargs)
-    assert len(nvcc_compiles()) == 3 and third.objects_reused == 1  # only the wrapper
+    # only the wrapper and the frame runtime
+    assert len(nvcc_compiles()) == 3 and third.objects_reused == 2

@@ -43,12 +43,14 @@ def objects_dir(cache):
 def test_an_edited_body_links_the_previous_wrapper_object(fresh_cache, unique_name):
     first = load(unique_name, 0)
     assert first == {"hit": False, "reused": False, "units": 0, "out": [0.0, 2.0, 4.0, 6.0]}
-    # Every unit's object is stored (kernel unit and wrapper): object, header list, digest.
+    # Every unit's object is stored (kernel unit, wrapper, frame runtime): object, header list,
+    # digest.
     stored = sorted(p.suffix for p in objects_dir(fresh_cache).iterdir())
-    assert stored == [".deps", ".deps", ".o", ".o", ".sha256", ".sha256"]
+    assert stored == [".deps"] * 3 + [".o"] * 3 + [".sha256"] * 3
 
-    edited = load(unique_name, 10)  # only the body changed: same signature, same wrapper
-    assert edited == {"hit": False, "reused": True, "units": 1, "out": [10.0, 12.0, 14.0, 16.0]}
+    # Only the body changed: same signature, same wrapper (and the same frame runtime).
+    edited = load(unique_name, 10)
+    assert edited == {"hit": False, "reused": True, "units": 2, "out": [10.0, 12.0, 14.0, 16.0]}
     assert load(unique_name, 10)["hit"] is True
 
     forced = load(unique_name, 10, force=True)  # force_rebuild compiles everything
@@ -59,8 +61,8 @@ def test_a_changed_signature_compiles_a_new_wrapper(fresh_cache, unique_name):
     load(unique_name, 0)
     changed = load(unique_name, 0, attr_type="double")  # the attribute's type is in the wrapper
     assert changed["reused"] is False and changed["out"] == [0.0, 2.0, 4.0, 6.0]
-    # Two kernel units (the bridge's attribute type changed too) and two wrappers.
-    assert len(list(objects_dir(fresh_cache).glob("*.o"))) == 4
+    # Two kernel units (the bridge's attribute type changed too), two wrappers, one frame runtime.
+    assert len(list(objects_dir(fresh_cache).glob("*.o"))) == 5
 
 
 def test_a_damaged_wrapper_object_is_compiled_again_never_linked(fresh_cache, unique_name):

@@ -129,8 +129,8 @@ Result<int> CacheDir::Clear(const std::optional<std::string>& name) const {
     if (*outcome == EntryRemoval::kRemoved) ++removed;
   }
   RemoveOrphans(name, /*failed_builds_too=*/true);
-  // Shared wrapper objects and precompiled wrapper preludes belong to no module: clearing
-  // everything clears them too.
+  // Shared objects belong to no module: clearing everything clears them too, and the
+  // precompiled wrapper preludes jaxcc made before decision 128.
   if (!name) {
     (void)RemoveTree(JoinPath(root_, ".objects"));
     (void)RemoveTree(JoinPath(root_, ".pch"));

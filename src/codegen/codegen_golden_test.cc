@@ -77,29 +77,34 @@ TEST(CodegenGolden, CudaWrapperBindsStreamAndGraphTrait) {
   options.module_name = "golden";
   options.platform = "cuda";
   std::string text = GenerateFfiWrapper({ScaleBy()}, options);
-  // The spec asks HandleFrame for XLA's stream and reports the command-buffer trait.
-  EXPECT_NE(text.find("kAttrs_scale_by, true, XLA_FFI_HANDLER_TRAITS_COMMAND_BUFFER_COMPATIBLE}"),
+  // The spec asks the decoder for XLA's stream and reports the command-buffer trait.
+  EXPECT_NE(text.find("kAttrs_scale_by, true, ::jaxcc::detail::kFrameCommandBufferCompatible}"),
             std::string::npos);
   ExpectGolden("cuda_wrapper.golden.cc", text);
   options.allow_cuda_graph = false;
-  EXPECT_EQ(GenerateFfiWrapper({ScaleBy()}, options).find("COMMAND_BUFFER_COMPATIBLE"),
+  EXPECT_EQ(GenerateFfiWrapper({ScaleBy()}, options).find("CommandBufferCompatible"),
             std::string::npos);
 }
 
-TEST(CodegenGolden, CudaWrapperRunsOnTheStreamsDeviceAndChecksTheLaunch) {
+TEST(CodegenGolden, CudaRuntimeRunsOnTheStreamsDeviceAndChecksTheLaunch) {
+  // The CUDA frame runtime wraps each body that takes a stream in CudaCallScope (the stream's
+  // device current, a launch error the function left raised with its name); the CPU one has no
+  // CUDA at all, and neither wrapper mentions it.
+  std::string cuda = FrameRuntimeSource("cuda");
+  EXPECT_NE(cuda.find("#include \"jaxcc/detail/cuda_call.h\""), std::string::npos);
+  EXPECT_NE(cuda.find("return RunFrameWith<CudaCallScope>(frame, spec, body, instantiate, slots);"),
+            std::string::npos);
+  std::string cpu = FrameRuntimeSource("cpu");
+  EXPECT_NE(cpu.find("return RunFrameWith<NoCallScope>("), std::string::npos);
+  EXPECT_EQ(cpu.find("cuda"), std::string::npos);
+  ExpectGolden("cuda_frame_runtime.golden.cc", cuda);
   WrapperOptions options;
   options.platform = "cuda";
   std::string text = GenerateFfiWrapper({ScaleBy()}, options);
-  size_t scope = text.find("::jaxcc::detail::CudaCallScope cuda_call(call.stream, \"scale_by\");");
-  size_t call = text.find("jaxcc_bridge_scale_by(call.args, call.rets, reinterpret_cast");
-  size_t check = text.find("cuda_call.Check();");
-  ASSERT_NE(scope, std::string::npos);
-  ASSERT_NE(check, std::string::npos);
-  EXPECT_LT(scope, call);
-  EXPECT_LT(call, check);
-  EXPECT_NE(text.find("#include \"jaxcc/detail/cuda_call.h\""), std::string::npos);
-  EXPECT_EQ(text.find("#error"), std::string::npos);
-  // CPU wrappers have no CUDA at all.
+  EXPECT_NE(text.find("jaxcc_bridge_scale_by(call.args, call.rets, "
+                      "reinterpret_cast<std::int64_t>(call.stream), call.attr<float>(0));"),
+            std::string::npos);
+  EXPECT_EQ(text.find("Cuda"), std::string::npos);
   EXPECT_EQ(GenerateFfiWrapper({ScaleBy()}, WrapperOptions{}).find("cuda"), std::string::npos);
 }
 
@@ -107,28 +112,34 @@ TEST(CodegenGolden, CpuWrapperPassesZeroForStream) {
   WrapperOptions options;
   std::string text = GenerateFfiWrapper({ScaleBy()}, options);
   EXPECT_NE(text.find("kAttrs_scale_by, false, 0}"), std::string::npos);
-  EXPECT_NE(text.find("jaxcc_bridge_scale_by(call.args, call.rets, 0, "
-                      "call.template attr<float>(0))"),
+  EXPECT_NE(text.find("jaxcc_bridge_scale_by(call.args, call.rets, 0, call.attr<float>(0))"),
             std::string::npos);
 }
 
-TEST(CodegenGolden, WrapperNeedsOnlyTheFfiCApi) {
-  // The typed C++ API (ffi.h) took most of a cold build; generated wrappers use the C API only.
+TEST(CodegenGolden, OnlyTheFrameRuntimeReadsXlasHeader) {
+  // The typed C++ API (ffi.h) took most of a cold build, and the C API's header with jaxcc's
+  // decoder most of what was left: each module's wrapper includes frame_entry.h alone, and the
+  // runtime, whose text is the same for every module, reads c_api.h (decision 128).
   for (const char* platform : {"cpu", "cuda"}) {
     WrapperOptions options;
     options.platform = platform;
     std::string text = GenerateFfiWrapper({ScaleBy(), Mixed(), NoInputs()}, options);
-    EXPECT_EQ(text.find("xla/ffi/api/ffi.h"), std::string::npos) << platform;
-    EXPECT_NE(text.find("#include \"xla/ffi/api/c_api.h\""), std::string::npos) << platform;
+    EXPECT_EQ(text.find("xla/ffi/api/"), std::string::npos) << platform;
+    EXPECT_NE(text.find("#include \"jaxcc/detail/frame_entry.h\""), std::string::npos);
+    EXPECT_EQ(text.find("jaxcc/tensor.h"), std::string::npos) << platform;
+    std::string runtime = FrameRuntimeSource(platform);
+    EXPECT_EQ(runtime.find("xla/ffi/api/ffi.h"), std::string::npos) << platform;
+    EXPECT_NE(runtime.find("#include \"jaxcc/detail/ffi_frame.h\""), std::string::npos);
   }
+  EXPECT_EQ(FrameRuntimeSource("cpu"), FrameRuntimeSource("cpu"));
 }
 
 TEST(CodegenGolden, AttributesRecordTheirPlaceInXlasSortedOrder) {
   // Mixed declares flag, half, count; XLA passes them sorted: count, flag, half.
   std::string text = GenerateFfiWrapper({Mixed()}, WrapperOptions{});
-  EXPECT_NE(text.find("{\"flag\", XLA_FFI_DataType_PRED, 1}"), std::string::npos);
-  EXPECT_NE(text.find("{\"half\", XLA_FFI_DataType_U16, 2}"), std::string::npos);
-  EXPECT_NE(text.find("{\"count\", XLA_FFI_DataType_U64, 0}"), std::string::npos);
+  EXPECT_NE(text.find("{\"flag\", ::jaxcc::detail::FrameScalar::kPred, 1}"), std::string::npos);
+  EXPECT_NE(text.find("{\"half\", ::jaxcc::detail::FrameScalar::kU16, 2}"), std::string::npos);
+  EXPECT_NE(text.find("{\"count\", ::jaxcc::detail::FrameScalar::kU64, 0}"), std::string::npos);
 }
 
 TEST(CodegenGolden, KernelUnitKeepsUserLinesAndOrder) {
@@ -164,8 +175,10 @@ TEST(CodegenGolden, PoolStateAndAsyncAreAskedForOnlyWhereUsed) {
   EXPECT_NE(wrapper.find("kAttrs_whole, false, 0, true, &kState_whole, false}"), std::string::npos);
   EXPECT_NE(wrapper.find("kAttrs_later, false, 0, false, nullptr, true}"), std::string::npos);
   EXPECT_NE(wrapper.find("kAttrs_scale_by, false, 0}"), std::string::npos);  // unchanged
-  EXPECT_NE(wrapper.find("jaxcc_state_new_whole(call.template attr<std::int64_t>(0))"),
+  EXPECT_NE(wrapper.find("jaxcc_state_new_whole(call.attr<std::int64_t>(0))"), std::string::npos);
+  EXPECT_NE(wrapper.find("RunFrame(frame, kSpec_whole, &Body_whole, &State_whole, "),
             std::string::npos);
+  EXPECT_NE(wrapper.find("RunFrame(frame, kSpec_later, &Body_later, nullptr, "), std::string::npos);
   std::string unit = GenerateKernelUnit("<golden>", "", {WholeMachine(), async_spec});
   ExpectGolden("whole_machine_kernel_unit.golden.cc", unit);
   EXPECT_NE(unit.find("::ops::whole(args[0], rets[0], *context.pool, "
@@ -185,7 +198,7 @@ TEST(CodegenGolden, ScratchIsTheHiddenLastResultAndKeepsTheGraphTrait) {
   std::string wrapper = GenerateFfiWrapper({spec}, options);
   EXPECT_NE(wrapper.find("kRets_scale_by[] = {\"out\", \"work\"}"), std::string::npos);
   EXPECT_NE(wrapper.find("{\"scale_by\", 1, 2, 1,"), std::string::npos);
-  EXPECT_NE(wrapper.find("XLA_FFI_HANDLER_TRAITS_COMMAND_BUFFER_COMPATIBLE}"), std::string::npos);
+  EXPECT_NE(wrapper.find("::jaxcc::detail::kFrameCommandBufferCompatible}"), std::string::npos);
   std::string unit = GenerateKernelUnit("<g>", "", {spec});
   EXPECT_NE(unit.find("::jaxcc::Scratch{rets[1].data_ptr(), rets[1].nbytes()}"), std::string::npos);
 }
@@ -202,9 +215,9 @@ TEST(CodegenGolden, ScratchAllocatorDropsTheGraphTrait) {
                          "::jaxcc::detail::FrameScratch::kDevice}"),
             std::string::npos)
       << wrapper;
-  EXPECT_EQ(wrapper.find("COMMAND_BUFFER_COMPATIBLE"), std::string::npos);
+  EXPECT_EQ(wrapper.find("CommandBufferCompatible"), std::string::npos);
   // The same function without the allocator keeps the trait.
-  EXPECT_NE(GenerateFfiWrapper({ScaleBy()}, options).find("COMMAND_BUFFER_COMPATIBLE"),
+  EXPECT_NE(GenerateFfiWrapper({ScaleBy()}, options).find("CommandBufferCompatible"),
             std::string::npos);
   options.platform = "cpu";
   EXPECT_NE(GenerateFfiWrapper({spec}, options).find("::jaxcc::detail::FrameScratch::kHost}"),

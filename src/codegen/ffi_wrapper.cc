@@ -17,31 +17,31 @@ const char* FrameDataType(argspec::AttrType type) {
   using argspec::AttrType;
   switch (type) {
     case AttrType::kBool:
-      return "XLA_FFI_DataType_PRED";
+      return "::jaxcc::detail::FrameScalar::kPred";
     case AttrType::kInt8:
-      return "XLA_FFI_DataType_S8";
+      return "::jaxcc::detail::FrameScalar::kS8";
     case AttrType::kInt16:
-      return "XLA_FFI_DataType_S16";
+      return "::jaxcc::detail::FrameScalar::kS16";
     case AttrType::kInt32:
-      return "XLA_FFI_DataType_S32";
+      return "::jaxcc::detail::FrameScalar::kS32";
     case AttrType::kInt64:
-      return "XLA_FFI_DataType_S64";
+      return "::jaxcc::detail::FrameScalar::kS64";
     case AttrType::kUInt8:
-      return "XLA_FFI_DataType_U8";
+      return "::jaxcc::detail::FrameScalar::kU8";
     case AttrType::kUInt16:
     case AttrType::kFloat16:
     case AttrType::kBFloat16:
-      return "XLA_FFI_DataType_U16";
+      return "::jaxcc::detail::FrameScalar::kU16";
     case AttrType::kUInt32:
-      return "XLA_FFI_DataType_U32";
+      return "::jaxcc::detail::FrameScalar::kU32";
     case AttrType::kUInt64:
-      return "XLA_FFI_DataType_U64";
+      return "::jaxcc::detail::FrameScalar::kU64";
     case AttrType::kFloat32:
-      return "XLA_FFI_DataType_F32";
+      return "::jaxcc::detail::FrameScalar::kF32";
     case AttrType::kFloat64:
-      return "XLA_FFI_DataType_F64";
+      return "::jaxcc::detail::FrameScalar::kF64";
   }
-  return "XLA_FFI_DataType_INVALID";
+  return "::jaxcc::detail::FrameScalar::kInvalid";
 }
 
 std::vector<const Param*> ParamsOf(const FunctionSpec& spec, ParamKind kind) {
@@ -94,9 +94,10 @@ std::string GenerateHandler(const FunctionSpec& spec, const WrapperOptions& opti
           AttrArray(attrs, "kAttrs_" + f);
   // State: XLA's type id for it (registered on first need) and the kernel unit's deleter.
   if (spec.has_state()) {
-    text += "XLA_FFI_TypeId jaxcc_state_type_" + f + " = XLA_FFI_UNKNOWN_TYPE_ID;\n";
-    text += "constexpr XLA_FFI_TypeInfo kStateInfo_" + f +
-            " = {XLA_FFI_TypeInfo_STRUCT_SIZE, nullptr, &::jaxcc_generated::jaxcc_state_delete_" +
+    text += "::jaxcc::detail::FrameTypeId jaxcc_state_type_" + f + " = {0};\n";
+    text += "constexpr ::jaxcc::detail::FrameTypeInfo kStateInfo_" + f +
+            " = {sizeof(::jaxcc::detail::FrameTypeInfo), nullptr, "
+            "&::jaxcc_generated::jaxcc_state_delete_" +
             f + "};\n";
     text += "constexpr ::jaxcc::detail::FrameStateType kState_" + f + " = {&jaxcc_state_type_" + f +
             ", &kStateInfo_" + f + "};\n";
@@ -109,7 +110,7 @@ std::string GenerateHandler(const FunctionSpec& spec, const WrapperOptions& opti
           ", " +
           // XLA forbids its allocator in command buffers: run-time scratch costs the trait.
           (cuda && options.allow_cuda_graph && !spec.has_scratch_alloc()
-               ? "XLA_FFI_HANDLER_TRAITS_COMMAND_BUFFER_COMPATIBLE"
+               ? "::jaxcc::detail::kFrameCommandBufferCompatible"
                : "0");
   // Only a function that takes them asks XLA for its pool, state, Future or allocator
   // (decisions 94, 105).
@@ -121,39 +122,35 @@ std::string GenerateHandler(const FunctionSpec& spec, const WrapperOptions& opti
   if (spec.has_scratch_alloc()) {
     text += std::string(", ::jaxcc::detail::FrameScratch::") + (cuda ? "kDevice" : "kHost");
   }
-  text += "};\n}  // namespace\n\n";
-
   std::string bridge_args = "call.args, call.rets, ";
   bridge_args += bind_stream ? "reinterpret_cast<std::int64_t>(call.stream)" : "0";
-  if (spec.has_context()) bridge_args += ", call.context";
+  if (spec.has_context()) bridge_args += ", *call.context";
   std::string attr_values;
   for (size_t i = 0; i < attrs.size(); ++i) {
-    attr_values += std::string(i ? ", " : "") + "call.template attr<" +
+    attr_values += std::string(i ? ", " : "") + "call.attr<" +
                    std::string(argspec::AttrTypeCppName(*attrs[i]->attr_type)) + ">(" +
                    std::to_string(i) + ")";
   }
   if (!attr_values.empty()) bridge_args += ", " + attr_values;
+  // The body the decoder runs (inside CUDA's call scope for a function with a stream: the
+  // stream's device current, a launch error it left raised with its name).
+  text += "};\nvoid Body_" + f + "(const ::jaxcc::detail::FrameView& call) {\n";
+  text += "  ::jaxcc_generated::jaxcc_bridge_" + f + "(" + bridge_args + ");\n}\n";
+  if (spec.has_state()) {
+    text += "void* State_" + f + "(const ::jaxcc::detail::FrameView& call) {\n";
+    if (attrs.empty()) text += "  (void)call;\n";
+    text += "  return ::jaxcc_generated::jaxcc_state_new_" + f + "(" + attr_values + ");\n}\n";
+  }
+  text += "}  // namespace\n\n";
   text += "extern \"C\" __attribute__((visibility(\"default\"))) XLA_FFI_Error* " +
           HandlerSymbol(f) + "(XLA_FFI_CallFrame* frame) {\n";
-  text += "  return ::jaxcc::detail::HandleFrame<" + AtLeastOne(args.size()) + ", " +
-          AtLeastOne(rets.size()) + ", " + AtLeastOne(attrs.size()) + ">(frame, kSpec_" + f +
-          ", [](auto& call) {\n";
-  // CUDA: the device of XLA's stream is current during the call, and an error the function left
-  // (a failed launch nobody checked) is raised with its name instead of being swallowed.
-  if (bind_stream) {
-    text +=
-        "    ::jaxcc::detail::CudaCallScope cuda_call(call.stream, " + CStringLiteral(f) + ");\n";
-  }
-  text += "    ::jaxcc_generated::jaxcc_bridge_" + f + "(" + bridge_args + ");\n";
-  if (bind_stream) text += "    cuda_call.Check();\n";
-  text += "  }";
-  if (spec.has_state()) {
-    text +=
-        ", [](auto& call) -> void* {\n    (void)call;\n    return "
-        "::jaxcc_generated::jaxcc_state_new_" +
-        f + "(" + attr_values + ");\n  }";
-  }
-  text += ");\n}\n\n";
+  // Left uninitialised: the decoder builds each Tensor in place.
+  text += "  ::jaxcc::detail::FrameTensorSlot args[" + AtLeastOne(args.size()) + "], rets[" +
+          AtLeastOne(rets.size()) + "];\n";
+  text += "  const void* attrs[" + AtLeastOne(attrs.size()) + "];\n";
+  text += "  return ::jaxcc::detail::RunFrame(frame, kSpec_" + f + ", &Body_" + f + ", " +
+          (spec.has_state() ? "&State_" + f : std::string("nullptr")) +
+          ", {args, rets, attrs});\n}\n\n";
   return text;
 }
 
@@ -161,26 +158,34 @@ std::string GenerateHandler(const FunctionSpec& spec, const WrapperOptions& opti
 
 std::string HandlerSymbol(const std::string& function_name) { return "jaxcc_ffi_" + function_name; }
 
-std::string WrapperPrelude() {
-  return "#include <cstdint>\n\n"
-         "#include \"xla/ffi/api/c_api.h\"\n"
-         "#include \"jaxcc/tensor.h\"\n"
-         "#include \"jaxcc/detail/ffi_frame.h\"\n";
-}
-
 std::string GenerateFfiWrapper(const std::vector<FunctionSpec>& specs,
                                const WrapperOptions& options) {
-  const bool cuda = options.platform == "cuda";
   std::string text = "// Generated by jaxcc: XLA FFI handlers of module " + options.module_name +
                      " (" + options.platform + ").\n";
-  text += WrapperPrelude();
-  if (cuda) text += "#include \"jaxcc/detail/cuda_call.h\"\n";
+  text += "#include <cstdint>\n\n#include \"jaxcc/detail/frame_entry.h\"\n";
   text += "\nnamespace jaxcc_generated {\n";
   for (const FunctionSpec& spec : specs) {
     text += BridgeDeclaration(spec) + ";\n" + StateFactoryDeclarations(spec);
   }
   text += "}  // namespace jaxcc_generated\n\n";
   for (const FunctionSpec& spec : specs) text += GenerateHandler(spec, options);
+  return text;
+}
+
+std::string FrameRuntimeSource(const std::string& platform) {
+  const bool cuda = platform == "cuda";
+  std::string text = "// Generated by jaxcc: the frame decoder every handler of a module calls (" +
+                     platform +
+                     ").\n// The same text for every module of the platform: the object cache "
+                     "compiles it once per cache.\n";
+  text += "#include \"jaxcc/detail/ffi_frame.h\"\n";
+  if (cuda) text += "#include \"jaxcc/detail/cuda_call.h\"\n";
+  text +=
+      "\nXLA_FFI_Error* jaxcc::detail::RunFrame(XLA_FFI_CallFrame* frame, const FrameSpec& spec,\n"
+      "                                       FrameBody body, FrameInstantiate instantiate,\n"
+      "                                       FrameSlots slots) noexcept {\n";
+  text += std::string("  return RunFrameWith<") + (cuda ? "CudaCallScope" : "NoCallScope") +
+          ">(frame, spec, body, instantiate, slots);\n}\n";
   return text;
 }
 

@@ -1,5 +1,8 @@
-// The XLA FFI translation unit: one typed handler per entry point, compiled apart from the
-// user's code so the heavy XLA FFI headers never meet the user's translation unit (or nvcc).
+// The XLA FFI translation units of a module: the wrapper (one handler per entry point, a
+// descriptor and a body that calls the kernel unit's bridge) and the frame runtime (the decoder
+// every handler calls, the same text for every module of a platform). Both are compiled apart
+// from the user's code, so XLA's FFI header never meets the user's translation unit (or nvcc),
+// and only the runtime reads it (decision 128).
 #pragma once
 
 #include <string>
@@ -20,11 +23,12 @@ struct WrapperOptions {
 /// Exported symbol of a function's handler.
 std::string HandlerSymbol(const std::string& function_name);
 
-/// The includes every generated wrapper unit starts with, in order: the text of the precompiled
-/// prelude the pipeline builds once per compiler, flags and header set (decision 122).
-std::string WrapperPrelude();
-
+/// The wrapper unit: includes only jaxcc/detail/frame_entry.h.
 std::string GenerateFfiWrapper(const std::vector<argspec::FunctionSpec>& specs,
                                const WrapperOptions& options);
+
+/// The frame runtime unit of `platform` ("cpu" or "cuda"): defines RunFrame from ffi_frame.h.
+/// Its text depends on nothing else, so every module's copy shares one cached object.
+std::string FrameRuntimeSource(const std::string& platform);
 
 }  // namespace jaxcc::codegen

@@ -1,4 +1,4 @@
-// jaxcc/detail/ffi_frame.h, the C-API call-frame decoding every generated handler uses, against a
+// jaxcc/detail/ffi_frame.h, the C-API call-frame decoder every generated handler calls, against a
 // fake XLA_FFI_Api (only Error_Create and Stream_Get) and hand-built call frames: the checks XLA's
 // typed binding made, metadata, sorted attributes, the stream, and errors identical to
 // ffi_bridge.h's.
@@ -81,37 +81,48 @@ struct FakeCall {
 // The user's order: count before alpha; XLA's sorted order puts alpha first.
 constexpr const char* kArgNames[] = {"x"};
 constexpr const char* kRetNames[] = {"y"};
-constexpr FrameAttr kAttrs[] = {{"count", XLA_FFI_DataType_U64, 1},
-                                {"alpha", XLA_FFI_DataType_F32, 0}};
+constexpr FrameAttr kAttrs[] = {{"count", FrameScalar::kU64, 1}, {"alpha", FrameScalar::kF32, 0}};
 constexpr FrameSpec kSpec = {"scale", 1, 1, 2, kArgNames, kRetNames, kAttrs, false, 0};
 
-std::unique_ptr<XLA_FFI_Error> RunFrame(FakeCall& call, const FrameSpec& spec, bool* ran = nullptr,
-                                        void (*body)(FrameCall<1, 1, 2>&) = nullptr) {
-  static void (*current)(FrameCall<1, 1, 2>&);
+std::unique_ptr<XLA_FFI_Error> Decode(FakeCall& call, const FrameSpec& spec, bool* ran = nullptr,
+                                      void (*body)(const FrameView&) = nullptr) {
+  static void (*current)(const FrameView&);
   static bool* current_ran;
   current = body;
   current_ran = ran;
-  return std::unique_ptr<XLA_FFI_Error>(
-      HandleFrame<1, 1, 2>(&call.frame, spec, [](FrameCall<1, 1, 2>& decoded) {
+  FrameRoom<1, 1, 2> room;
+  return std::unique_ptr<XLA_FFI_Error>(RunFrameWith<NoCallScope>(
+      &call.frame, spec,
+      [](const FrameView& decoded) {
         if (current_ran) *current_ran = true;
         if (current) current(decoded);
-      }));
+      },
+      nullptr, room.slots()));
 }
 
 TEST(FfiFrameTest, DecodesBuffersAndAttributesInTheUsersOrder) {
   FakeCall call;
-  static FrameCall<1, 1, 2> seen;
+  static Tensor arg, ret;
+  static std::uint64_t count;
+  static float alpha;
+  static void* stream = reinterpret_cast<void*>(1);
   bool ran = false;
-  auto error = RunFrame(call, kSpec, &ran, [](FrameCall<1, 1, 2>& c) { seen = c; });
+  auto error = Decode(call, kSpec, &ran, [](const FrameView& c) {
+    arg = c.args[0];
+    ret = c.rets[0];
+    count = c.attr<std::uint64_t>(0);
+    alpha = c.attr<float>(1);
+    stream = c.stream;
+  });
   ASSERT_EQ(error, nullptr) << error->message;
   EXPECT_TRUE(ran);
-  EXPECT_EQ(seen.args[0].data_ptr(), call.data);
-  EXPECT_EQ(seen.rets[0].data_ptr(), call.out);
-  EXPECT_EQ(seen.args[0].ndim(), 2);
-  EXPECT_EQ(seen.args[0].size(1), 3);
-  EXPECT_EQ(seen.attr<std::uint64_t>(0), 7u);
-  EXPECT_EQ(seen.attr<float>(1), 1.5f);
-  EXPECT_EQ(seen.stream, nullptr);
+  EXPECT_EQ(arg.data_ptr(), call.data);
+  EXPECT_EQ(ret.data_ptr(), call.out);
+  EXPECT_EQ(arg.ndim(), 2);
+  EXPECT_EQ(arg.size(1), 3);
+  EXPECT_EQ(count, 7u);
+  EXPECT_EQ(alpha, 1.5f);
+  EXPECT_EQ(stream, nullptr);
 }
 
 TEST(FfiFrameTest, DecodesTheStreamWhenAsked) {
@@ -119,7 +130,7 @@ TEST(FfiFrameTest, DecodesTheStreamWhenAsked) {
   FrameSpec spec = kSpec;
   spec.stream = true;
   static void* stream;
-  auto error = RunFrame(call, spec, nullptr, [](FrameCall<1, 1, 2>& c) { stream = c.stream; });
+  auto error = Decode(call, spec, nullptr, [](const FrameView& c) { stream = c.stream; });
   ASSERT_EQ(error, nullptr);
   EXPECT_EQ(stream, reinterpret_cast<void*>(0x5eed));
 }
@@ -134,9 +145,9 @@ TEST(FfiFrameTest, AnswersTheMetadataQueryWithoutRunning) {
   extension.metadata = &metadata;
   call.frame.extension_start = &extension.extension_base;
   FrameSpec spec = kSpec;
-  spec.traits = XLA_FFI_HANDLER_TRAITS_COMMAND_BUFFER_COMPATIBLE;
+  spec.traits = kFrameCommandBufferCompatible;
   bool ran = false;
-  ASSERT_EQ(RunFrame(call, spec, &ran), nullptr);
+  ASSERT_EQ(Decode(call, spec, &ran), nullptr);
   EXPECT_FALSE(ran);
   EXPECT_EQ(metadata.api_version.major_version, XLA_FFI_API_MAJOR);
   EXPECT_EQ(metadata.api_version.minor_version, XLA_FFI_API_MINOR);
@@ -170,7 +181,7 @@ TEST(FfiFrameTest, RefusesFramesThatDoNotFitTheSignature) {
     FakeCall call;
     test.damage(call);
     bool ran = false;
-    auto error = RunFrame(call, kSpec, &ran);
+    auto error = Decode(call, kSpec, &ran);
     ASSERT_NE(error, nullptr) << test.message;
     EXPECT_FALSE(ran);
     EXPECT_EQ(error->code, XLA_FFI_Error_Code_INVALID_ARGUMENT);
@@ -182,7 +193,7 @@ TEST(FfiFrameTest, BufferErrorsMatchTensorFromBuffer) {
   FakeCall call;
   call.in_buffer.dtype = XLA_FFI_DataType_F8E4M3FN;
   bool ran = false;
-  auto error = RunFrame(call, kSpec, &ran);
+  auto error = Decode(call, kSpec, &ran);
   ASSERT_NE(error, nullptr);
   EXPECT_FALSE(ran);
   EXPECT_EQ(error->code, XLA_FFI_Error_Code_INVALID_ARGUMENT);
@@ -196,7 +207,7 @@ TEST(FfiFrameTest, BufferErrorsMatchTensorFromBuffer) {
   std::vector<std::int64_t> dims(kMaxDim + 1, 1);
   deep.out_buffer.rank = kMaxDim + 1;
   deep.out_buffer.dims = dims.data();
-  error = RunFrame(deep, kSpec);
+  error = Decode(deep, kSpec);
   ASSERT_NE(error, nullptr);
   EXPECT_EQ(
       error->message.rfind("scale: parameter 'y' has rank 9, above the jaxcc::Tensor limit", 0), 0u)
@@ -205,16 +216,14 @@ TEST(FfiFrameTest, BufferErrorsMatchTensorFromBuffer) {
 
 TEST(FfiFrameTest, KernelExceptionsAreClassifiedLikeTheTypedBridge) {
   FakeCall call;
-  auto error =
-      RunFrame(call, kSpec, nullptr, [](FrameCall<1, 1, 2>&) { throw CheckError("n < 0"); });
+  auto error = Decode(call, kSpec, nullptr, [](const FrameView&) { throw CheckError("n < 0"); });
   ASSERT_NE(error, nullptr);
   EXPECT_EQ(error->code, XLA_FFI_Error_Code_INVALID_ARGUMENT);
   EXPECT_EQ(error->message, "scale: n < 0");
-  error =
-      RunFrame(call, kSpec, nullptr, [](FrameCall<1, 1, 2>&) { throw std::runtime_error("boom"); });
+  error = Decode(call, kSpec, nullptr, [](const FrameView&) { throw std::runtime_error("boom"); });
   EXPECT_EQ(error->code, XLA_FFI_Error_Code_INTERNAL);
   EXPECT_EQ(error->message, "scale: boom");
-  error = RunFrame(call, kSpec, nullptr, [](FrameCall<1, 1, 2>&) { throw 42; });
+  error = Decode(call, kSpec, nullptr, [](const FrameView&) { throw 42; });
   EXPECT_EQ(error->code, XLA_FFI_Error_Code_UNKNOWN);
   EXPECT_EQ(error->message, "scale: non-standard C++ exception");
 }

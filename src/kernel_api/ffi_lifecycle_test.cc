@@ -141,7 +141,7 @@ void JoinThreads() {
 
 constexpr const char* kArgNames[] = {"x"};
 constexpr const char* kRetNames[] = {"y"};
-constexpr FrameAttr kAttrs[] = {{"n", XLA_FFI_DataType_S64, 0}};
+constexpr FrameAttr kAttrs[] = {{"n", FrameScalar::kS64, 0}};
 
 constexpr FrameSpec kPlain = {"plain", 1, 1, 1, kArgNames, kRetNames, kAttrs, false, 0};
 constexpr FrameSpec kPool = {"pooled", 1, 1, 1, kArgNames, kRetNames, kAttrs, false, 0, true};
@@ -149,6 +149,13 @@ constexpr FrameSpec kAsync = {"later", 1,     1, 1,     kArgNames, kRetNames,
                               kAttrs,  false, 0, false, nullptr,   true};
 
 std::unique_ptr<XLA_FFI_Error> Own(XLA_FFI_Error* e) { return std::unique_ptr<XLA_FFI_Error>(e); }
+
+// What a generated handler does: room for the decoded call on its stack, then the decoder.
+XLA_FFI_Error* Handle(XLA_FFI_CallFrame* frame, const FrameSpec& spec, FrameBody body,
+                      FrameInstantiate instantiate = nullptr) {
+  FrameRoom<1, 1, 1> room;
+  return RunFrameWith<NoCallScope>(frame, spec, body, instantiate, room.slots());
+}
 
 TEST(FfiLifecycle, OnlyAFunctionWithAPoolParameterGetsOne) {
   for (const FrameSpec* spec : {&kPlain, &kPool}) {
@@ -159,11 +166,11 @@ TEST(FfiLifecycle, OnlyAFunctionWithAPoolParameterGetsOne) {
     static int64_t* out_threads;
     out_seen = &seen;
     out_threads = &threads;
-    ASSERT_EQ(Own(HandleFrame<1, 1, 1>(&f.frame, *spec,
+    ASSERT_EQ(Own(Handle(&f.frame, *spec,
                                        [](auto& call) {
-                                         *out_seen = call.context.pool;
-                                         if (call.context.pool)
-                                           *out_threads = call.context.pool->num_threads();
+                                         *out_seen = call.context->pool;
+                                         if (call.context->pool)
+                                           *out_threads = call.context->pool->num_threads();
                                        })),
               nullptr);
     if (spec == &kPool) {
@@ -181,8 +188,8 @@ TEST(FfiLifecycle, AsyncHandlerReturnsBeforeItsKernelEnds) {
   released = false;
   timed_out = false;
   Frame f;
-  auto error = Own(HandleFrame<1, 1, 1>(&f.frame, kAsync, [](auto& call) {
-    // Waits for the test to release it, which happens only after HandleFrame returned.
+  auto error = Own(Handle(&f.frame, kAsync, [](auto& call) {
+    // Waits for the test to release it, which happens only after the handler returned.
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
     while (!released.load()) {
       if (std::chrono::steady_clock::now() > deadline) {
@@ -206,7 +213,7 @@ TEST(FfiLifecycle, AsyncHandlerReturnsBeforeItsKernelEnds) {
 
 TEST(FfiLifecycle, AsyncKernelErrorsFailTheFutureWithTheFunctionsName) {
   Frame f;
-  ASSERT_EQ(Own(HandleFrame<1, 1, 1>(&f.frame, kAsync,
+  ASSERT_EQ(Own(Handle(&f.frame, kAsync,
                                      [](auto&) { throw std::invalid_argument("too small"); })),
             nullptr);
   JoinThreads();
@@ -219,7 +226,7 @@ TEST(FfiLifecycle, AsyncRunsInPlaceWhenThePoolRefusesTheTask) {
   Fake::refuse_schedule = true;
   Frame f;
   ASSERT_EQ(
-      Own(HandleFrame<1, 1, 1>(&f.frame, kAsync,
+      Own(Handle(&f.frame, kAsync,
                                [](auto& call) { call.rets[0].template data_ptr<float>()[1] = 3; })),
       nullptr);
   Fake::refuse_schedule = false;
@@ -229,12 +236,12 @@ TEST(FfiLifecycle, AsyncRunsInPlaceWhenThePoolRefusesTheTask) {
 }
 
 // A state type: the kernel unit's factory and deleter, as generated.
-XLA_FFI_TypeId g_type = XLA_FFI_UNKNOWN_TYPE_ID;
+FrameTypeId g_type = {0};
 void DeleteInt(void* p) noexcept {
   ++Fake::deleted;
   delete static_cast<std::int64_t*>(p);
 }
-constexpr XLA_FFI_TypeInfo kInfo = {XLA_FFI_TypeInfo_STRUCT_SIZE, nullptr, &DeleteInt};
+constexpr FrameTypeInfo kInfo = {sizeof(FrameTypeInfo), nullptr, &DeleteInt};
 constexpr FrameStateType kStateType = {&g_type, &kInfo};
 constexpr FrameSpec kStateful = {"stateful", 1,     1, 1,     kArgNames,  kRetNames,
                                  kAttrs,     false, 0, false, &kStateType};
@@ -242,11 +249,11 @@ constexpr FrameSpec kStateful = {"stateful", 1,     1, 1,     kArgNames,  kRetNa
 XLA_FFI_Error* RunStateful(Frame& f, bool throw_in_factory = false) {
   static bool throws;
   throws = throw_in_factory;
-  return HandleFrame<1, 1, 1>(
+  return Handle(
       &f.frame, kStateful,
       [](auto& call) {
         call.rets[0].template data_ptr<float>()[0] =
-            static_cast<float>(*static_cast<std::int64_t*>(call.context.state));
+            static_cast<float>(*static_cast<std::int64_t*>(call.context->state));
       },
       [](auto& call) -> void* {
         if (throws) throw std::invalid_argument("n must be even");
@@ -307,7 +314,7 @@ TEST(FfiLifecycle, ExecutionWithoutStateIsAnError) {
 
 TEST(FfiLifecycle, StatelessFunctionsRefuseTheInstantiateStage) {
   Frame instantiate(XLA_FFI_ExecutionStage_INSTANTIATE);
-  auto error = Own(HandleFrame<1, 1, 1>(&instantiate.frame, kPlain, [](auto&) {}));
+  auto error = Own(Handle(&instantiate.frame, kPlain, [](auto&) {}));
   ASSERT_NE(error, nullptr);
   EXPECT_NE(error->message.find("Wrong execution stage"), std::string::npos);
 }

@@ -107,10 +107,17 @@ struct Frame {
 
 constexpr const char* kArgNames[] = {"x"};
 constexpr const char* kRetNames[] = {"y"};
-constexpr FrameAttr kAttrs[] = {{"n", XLA_FFI_DataType_S64, 0}};
+constexpr FrameAttr kAttrs[] = {{"n", FrameScalar::kS64, 0}};
 constexpr FrameSpec kPlain = {"plain", 1, 1, 1, kArgNames, kRetNames, kAttrs, false, 0};
 
 std::unique_ptr<XLA_FFI_Error> Own(XLA_FFI_Error* e) { return std::unique_ptr<XLA_FFI_Error>(e); }
+
+// What a generated handler does: room for the decoded call on its stack, then the decoder.
+XLA_FFI_Error* Handle(XLA_FFI_CallFrame* frame, const FrameSpec& spec, FrameBody body,
+                      FrameInstantiate instantiate = nullptr) {
+  FrameRoom<1, 1, 1> room;
+  return RunFrameWith<NoCallScope>(frame, spec, body, instantiate, room.slots());
+}
 
 // Decision 105: a CUDA function's jaxcc::ScratchAllocator takes XLA's device memory and gives
 // every block back when the call returns, also when the function failed.
@@ -132,9 +139,9 @@ TEST(FfiScratch, DeviceScratchIsFreedWhenTheCallReturns) {
   Device::freed.clear();
   Frame f;
   static size_t live_inside;
-  ASSERT_EQ(Own(HandleFrame<1, 1, 1>(&f.frame, kDeviceScratch,
+  ASSERT_EQ(Own(Handle(&f.frame, kDeviceScratch,
                                      [](auto& call) {
-                                       ScratchAllocator& a = *call.context.allocator;
+                                       ScratchAllocator& a = *call.context->allocator;
                                        float* p = a.allocate_array<float>(100);
                                        void* q = a.allocate(4096, 256);
                                        EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
@@ -151,9 +158,9 @@ TEST(FfiScratch, DeviceScratchIsFreedWhenTheCallReturns) {
 TEST(FfiScratch, RefusedDeviceScratchIsAnErrorNamingTheFunctionAndTheSize) {
   Device::freed.clear();
   Frame f;
-  auto error = Own(HandleFrame<1, 1, 1>(&f.frame, kDeviceScratch, [](auto& call) {
-    call.context.allocator->allocate(1000);
-    call.context.allocator->allocate(Device::limit + 1, 64);
+  auto error = Own(Handle(&f.frame, kDeviceScratch, [](auto& call) {
+    call.context->allocator->allocate(1000);
+    call.context->allocator->allocate(Device::limit + 1, 64);
   }));
   ASSERT_NE(error, nullptr);
   EXPECT_EQ(error->code, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED);
@@ -162,8 +169,8 @@ TEST(FfiScratch, RefusedDeviceScratchIsAnErrorNamingTheFunctionAndTheSize) {
             "XLA's allocator: fake device is full");
   EXPECT_TRUE(Device::live.empty());  // the first block was still given back
   EXPECT_EQ(Device::freed, (std::vector<std::size_t>{1000}));
-  auto cap = Own(HandleFrame<1, 1, 1>(&f.frame, kDeviceScratch, [](auto& call) {
-    call.context.allocator->allocate(kMaxScratchBytes + 1);
+  auto cap = Own(Handle(&f.frame, kDeviceScratch, [](auto& call) {
+    call.context->allocator->allocate(kMaxScratchBytes + 1);
   }));
   ASSERT_NE(cap, nullptr);
   EXPECT_NE(cap->message.find("dev: jaxcc::ScratchAllocator: 17179869185 bytes asked for, above "
@@ -176,8 +183,8 @@ TEST(FfiScratch, OnlyAFunctionWithAnAllocatorParameterGetsOne) {
   Frame f;
   static ScratchAllocator* seen;
   seen = reinterpret_cast<ScratchAllocator*>(1);
-  ASSERT_EQ(Own(HandleFrame<1, 1, 1>(&f.frame, kPlain,
-                                     [](auto& call) { seen = call.context.allocator; })),
+  ASSERT_EQ(Own(Handle(&f.frame, kPlain,
+                                     [](auto& call) { seen = call.context->allocator; })),
             nullptr);
   EXPECT_EQ(seen, nullptr);
 }

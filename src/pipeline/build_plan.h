@@ -15,11 +15,14 @@ namespace jaxcc::pipeline {
 
 /// The generated FFI wrapper unit's file name in every build directory.
 inline constexpr char kWrapperSource[] = "ffi_wrapper.cc";
+/// The frame runtime unit's (codegen::FrameRuntimeSource): one object per cache and platform.
+inline constexpr char kFrameRuntimeSource[] = "ffi_frame_runtime.cc";
 
 struct BuildPlan {
   build::BuildGraph graph;
   std::vector<std::string> user_flags;     ///< flags of the user's translation units
   std::vector<std::string> wrapper_flags;  ///< flags of the FFI wrapper translation unit
+  std::vector<std::string> runtime_flags;  ///< flags of the frame runtime translation unit
   std::vector<std::string> cuda_flags;     ///< flags of nvcc translation units (CUDA only)
 };
 
@@ -32,12 +35,14 @@ struct CudaToolchain {
 /// Flags and the build graph: everything the cache key needs, and cheap (no code generation).
 /// `cuda` is required for platform "cuda" and ignored otherwise. For CUDA, sources whose label
 /// ends in .cc/.cpp/.cxx go to the host compiler (with the CUDA headers on the include path),
-/// every other source to nvcc; the FFI wrapper always goes to the host compiler.
+/// every other source to nvcc; the FFI wrapper and the frame runtime always go to the host
+/// compiler.
 BuildPlan MakeBuildPlan(const LoadRequest& request, const BuildEnvironment& env,
                         const toolchain::HostCompiler& compiler,
                         const CudaToolchain* cuda = nullptr);
 
-/// The generated translation units (file name, text), one per source plus the FFI wrapper, named
+/// The generated translation units (file name, text), one per source plus the FFI wrapper and the
+/// frame runtime, named
 /// as MakeBuildPlan's graph expects. Only needed on a cache miss.
 std::vector<std::pair<std::string, std::string>> GenerateSources(
     const LoadRequest& request, const std::vector<argspec::FunctionSpec>& specs);

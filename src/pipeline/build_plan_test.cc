@@ -34,10 +34,16 @@ TEST(BuildPlanTest, UserCodeFollowsTheRequestedLevelTheWrapperIsBuiltLight) {
   EXPECT_TRUE(Has(plan.user_flags, "-O3"));
   EXPECT_TRUE(Has(plan.wrapper_flags, "-O1"));
   EXPECT_FALSE(Has(plan.wrapper_flags, "-O3"));
-  // The wrapper's flags reach its compile command (and so the cache key).
-  const build::CompileStep& wrapper = plan.graph.compiles.back();
+  // The wrapper's flags reach its compile command (and so the cache key); the frame runtime's
+  // command is the same whatever the user's level above zero, so every module shares its object.
+  const build::CompileStep& wrapper = plan.graph.compiles[plan.graph.compiles.size() - 2];
   EXPECT_EQ(wrapper.source, "ffi_wrapper.cc");
   EXPECT_TRUE(Has(wrapper.command, "-O1"));
+  const build::CompileStep& runtime = plan.graph.compiles.back();
+  EXPECT_EQ(runtime.source, "ffi_frame_runtime.cc");
+  EXPECT_TRUE(Has(runtime.command, "-O1"));
+  EXPECT_EQ(MakeBuildPlan(CpuRequest(1), Env(), FakeCompiler()).graph.compiles.back().command,
+            runtime.command);
 }
 
 TEST(BuildPlanTest, LevelZeroKeepsEverythingUnoptimisedForDebugging) {
@@ -45,6 +51,7 @@ TEST(BuildPlanTest, LevelZeroKeepsEverythingUnoptimisedForDebugging) {
   EXPECT_TRUE(Has(plan.user_flags, "-O0"));
   EXPECT_TRUE(Has(plan.wrapper_flags, "-O0"));
   EXPECT_FALSE(Has(plan.wrapper_flags, "-O1"));
+  EXPECT_TRUE(Has(plan.runtime_flags, "-O0"));
 }
 
 // Index of `flag` followed by `value` in `flags`, or -1.

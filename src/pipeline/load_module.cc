@@ -3,7 +3,6 @@
 #include <cstdlib>
 #include <ctime>
 #include <optional>
-#include <thread>
 #include <utility>
 
 #include "argspec/arg_spec.h"
@@ -20,7 +19,6 @@
 #include "pipeline/run_build.h"
 #include "pipeline/sharding_rules.h"
 #include "pipeline/warm_index.h"
-#include "pipeline/wrapper_pch.h"
 #include "toolchain/cuda_arch_resolve.h"
 #include "toolchain/host_compiler.h"
 #include "toolchain/ninja.h"
@@ -29,25 +27,6 @@
 
 namespace jaxcc::pipeline {
 namespace {
-
-// A thread that is joined when it goes out of scope: the prelude's build (decision 122) runs
-// beside a module's build and must end before the load returns, whichever way it returns.
-class JoinedThread {
- public:
-  JoinedThread() = default;
-  JoinedThread(const JoinedThread&) = delete;
-  JoinedThread& operator=(const JoinedThread&) = delete;
-  ~JoinedThread() {
-    if (thread_.joinable()) thread_.join();
-  }
-  template <typename F>
-  void Start(F&& work) {
-    if (!thread_.joinable()) thread_ = std::thread(std::forward<F>(work));
-  }
-
- private:
-  std::thread thread_;
-};
 
 using argspec::FunctionSpec;
 
@@ -287,28 +266,8 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& request, const BuildEnvi
   std::string toolchain_version = compiler->path + " " + compiler->version;
   if (cuda) toolchain_version += "\n" + cuda->nvcc.path + " " + cuda->nvcc.version;
   std::vector<UnitObject> units;
-  JoinedThread pch_builder;  // joined on every way out of this function
   if (private_build_dir) {
     units = ReuseObjects(objects, env, files, toolchain_version, *header_digest, build_dir, graph);
-    // After the object keys: the prelude changes how the wrapper is parsed, not what it compiles
-    // to, so a wrapper object is shared whether or not it was built with one.
-    for (build::CompileStep& step : graph.compiles) {
-      if (step.source != kWrapperSource) continue;
-      std::vector<std::string> pch = WrapperPchFlags(
-          request.cache_dir, step.command, compiler->version, toolchain_version, *header_digest);
-      if (!pch.empty()) {
-        step.command.insert(step.command.end(), pch.begin(), pch.end());
-      } else if (!ListDir(JoinPath(request.cache_dir, ".objects")).empty()) {
-        // A cache that has compiled before will compile again: make the prelude beside this
-        // build (never before it, so no build waits for it), for the wrappers after this one.
-        // A cache's first build, often its only one, pays nothing.
-        pch_builder.Start([cache_dir = request.cache_dir, command = step.command,
-                           version = compiler->version, toolchain = toolchain_version,
-                           digest = *header_digest, timeout = env.build_timeout_seconds] {
-          (void)BuildWrapperPch(cache_dir, command, version, toolchain, digest, timeout);
-        });
-      }
-    }
   }
   auto outcome = RunBuildIn(build_dir, request, env, graph, std::move(files), *ninja);
   if (outcome.ok() && private_build_dir) {

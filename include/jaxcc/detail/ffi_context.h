@@ -15,6 +15,7 @@
 
 #include "jaxcc/detail/call_context.h"
 #include "jaxcc/detail/ffi_common.h"
+#include "jaxcc/detail/frame_entry.h"
 #include "xla/ffi/api/c_api.h"
 
 namespace jaxcc::detail {
@@ -68,13 +69,6 @@ class XlaThreadPool final : public ThreadPool {
   const XLA_FFI_Api* api_;
   XLA_FFI_ExecutionContext* ctx_;
   mutable int64_t threads_ = 0;
-};
-
-/// Where a function's run-time scratch (`jaxcc::ScratchAllocator&`) comes from (decision 105).
-enum class FrameScratch : unsigned char {
-  kNone,    ///< the function takes no allocator
-  kHost,    ///< CPU: aligned host memory (XLA:CPU lends no device allocator)
-  kDevice,  ///< CUDA: XLA_FFI_DeviceMemory_Allocate on the call's device
 };
 
 // XLA renamed the call that reads an error's message: FFI API 0.3 (jaxlib 0.10) has
@@ -192,12 +186,16 @@ class FrameScratchAllocator final : public ScratchAllocator {
   std::vector<Block> blocks_;
 };
 
-/// What the wrapper knows of one function's state type: the XLA type id (registered once per
-/// process, on first need) and the deleter from the kernel unit.
-struct FrameStateType {
-  XLA_FFI_TypeId* id;            ///< a per-function variable of the wrapper, 0 until registered
-  const XLA_FFI_TypeInfo* info;  ///< deleter: jaxcc_state_delete_<f> of the kernel unit
-};
+// The wrapper spells XLA's type id and type info without XLA's header (frame_entry.h); they are
+// the same structs.
+static_assert(sizeof(FrameTypeId) == sizeof(XLA_FFI_TypeId) &&
+              offsetof(FrameTypeId, type_id) == offsetof(XLA_FFI_TypeId, type_id));
+static_assert(sizeof(FrameTypeInfo) == XLA_FFI_TypeInfo_STRUCT_SIZE &&
+              offsetof(FrameTypeInfo, deleter) == offsetof(XLA_FFI_TypeInfo, deleter));
+
+inline XLA_FFI_TypeId* XlaTypeId(const FrameStateType& type) noexcept {
+  return reinterpret_cast<XLA_FFI_TypeId*>(type.id);
+}
 
 /// Registers the state type with XLA the first time it is needed (the metadata query at handler
 /// registration, or the instantiate stage). The name is unique per loaded library and function.
@@ -212,8 +210,8 @@ inline XLA_FFI_Error* EnsureStateType(const XLA_FFI_Api* api, const char* functi
   args.struct_size = XLA_FFI_Type_Register_Args_STRUCT_SIZE;
   args.extension_start = nullptr;
   args.name = XLA_FFI_ByteSpan{name, std::char_traits<char>::length(name)};
-  args.type_id = type.id;
-  args.type_info = type.info;
+  args.type_id = XlaTypeId(type);
+  args.type_info = reinterpret_cast<const XLA_FFI_TypeInfo*>(type.info);
   return api->XLA_FFI_Type_Register(&args);
 }
 
@@ -226,7 +224,7 @@ inline XLA_FFI_Error* SetFrameState(XLA_FFI_CallFrame* frame, const FrameStateTy
   args.extension_start = nullptr;
   args.ctx = frame->ctx;
   args.stage = XLA_FFI_ExecutionStage_INSTANTIATE;
-  args.type_id = type.id;
+  args.type_id = XlaTypeId(type);
   args.state = state;
   XLA_FFI_Error* error = frame->api->XLA_FFI_State_Set(&args);
   if (error != nullptr) type.info->deleter(state);
@@ -241,7 +239,7 @@ inline XLA_FFI_Error* GetFrameState(XLA_FFI_CallFrame* frame, const FrameStateTy
   args.extension_start = nullptr;
   args.ctx = frame->ctx;
   args.stage = XLA_FFI_ExecutionStage_INSTANTIATE;
-  args.type_id = type.id;
+  args.type_id = XlaTypeId(type);
   args.state = nullptr;
   XLA_FFI_Error* error = frame->api->XLA_FFI_State_Get(&args);
   *state = args.state;

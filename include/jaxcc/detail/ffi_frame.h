@@ -1,16 +1,19 @@
-// Generated handlers on XLA's FFI C API: decoding a call frame from a per-function descriptor.
+// The frame decoder behind every generated handler, on XLA's FFI C API.
 //
-// Included only by generated ffi_wrapper.cc files. It needs only `xla/ffi/api/c_api.h` (plain C
-// structs), not the typed C++ API of `ffi.h`, whose templates took most of a cold build (issue
-// 14): the wrapper unit now compiles in a fraction of the time. What XLA's typed binding did per
-// handler is done here once, from a FrameSpec: the call frame's struct size, the metadata query
-// (API version, command-buffer trait), the execution stage, the number and kind of arguments,
-// results and attributes, attribute names and scalar types, the platform stream. Buffers become
-// Tensors with the same checks and messages as ffi_bridge.h (both use ffi_common.h).
+// Included by a module's frame runtime unit (codegen::FrameRuntimeSource), which defines
+// frame_entry.h's RunFrame with RunFrameWith, and by tests; generated wrappers include only
+// frame_entry.h. It needs only `xla/ffi/api/c_api.h` (plain C structs), not the typed C++ API of
+// `ffi.h`, whose templates took most of a cold build (issue 14). What XLA's typed binding did
+// per handler is done here once, from a FrameSpec: the call frame's struct size, the metadata
+// query (API version, command-buffer trait), the execution stage, the number and kind of
+// arguments, results and attributes, attribute names and scalar types, the platform stream.
+// Buffers become Tensors with the same checks and messages as ffi_bridge.h (both use
+// ffi_common.h).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <new>
 #include <string>
 #include <type_traits>
@@ -18,64 +21,30 @@
 #include "jaxcc/detail/call_context.h"
 #include "jaxcc/detail/ffi_common.h"
 #include "jaxcc/detail/ffi_context.h"
+#include "jaxcc/detail/frame_entry.h"
 #include "jaxcc/tensor.h"
 #include "xla/ffi/api/c_api.h"
 
 namespace jaxcc::detail {
 
-/// One scalar attribute of a function, in the bridge's (the user's) order.
-struct FrameAttr {
-  const char* name;
-  XLA_FFI_DataType dtype;  ///< the scalar type XLA must pass (bool: PRED, float16 bits: U16)
-  int sorted_index;        ///< its place among the function's attributes sorted by name
-};
-
-/// What one generated handler expects of its call frame.
-struct FrameSpec {
-  const char* function;
-  int num_args;
-  int num_rets;
-  int num_attrs;
-  const char* const* arg_names;  ///< num_args parameter names (for messages)
-  const char* const* ret_names;  ///< num_rets
-  const FrameAttr* attrs;        ///< num_attrs, bridge order
-  bool stream;                   ///< decode the platform stream (CUDA)
-  XLA_FFI_Handler_Traits traits;
-  // What the function takes beyond buffers and attributes (its jaxcc::ThreadPool&,
-  // jaxcc::State<T>&, jaxcc::Async parameters); the handler asks XLA only for these.
-  bool pool = false;                                 ///< XLA's intra-op thread pool
-  const FrameStateType* state = nullptr;             ///< per-call-site state, built at instantiate
-  bool async = false;                                ///< run on the pool, return an FFI Future
-  FrameScratch scratch_alloc = FrameScratch::kNone;  ///< run-time scratch (ScratchAllocator&)
-};
-
-/// Room for N tensors that the handler builds in place from the frame's buffers. A plain
-/// `Tensor[N]` member would zero every Tensor's shape and strides first and then copy over them
-/// (about 150 bytes each, a measurable part of a small call). Tensor is trivially copyable and
-/// destructible, so the union needs no constructor of its members and copies as bytes.
-template <int N>
-union TensorSlots {
-  static_assert(std::is_trivially_copyable_v<Tensor> && std::is_trivially_destructible_v<Tensor>);
-  TensorSlots() {}  // leaves `items` unconstructed on purpose
-  Tensor items[N];
-  operator Tensor*() { return items; }
-  Tensor& operator[](int i) { return items[i]; }
-};
-
-/// The decoded call, handed to the bridge. Sized by the generated handler (at least 1 each).
-template <int kArgs, int kRets, int kAttrs>
-struct FrameCall {
-  TensorSlots<kArgs> args;
-  TensorSlots<kRets> rets;
-  const void* attrs[kAttrs];
-  void* stream = nullptr;
-  CallContext context;
-
-  template <typename T>
-  T attr(int index) const {
-    return *static_cast<const T*>(attrs[index]);
-  }
-};
+// frame_entry.h mirrors these of XLA's header and of jaxcc::Tensor for the wrappers that include
+// only it; every mirror is checked here, where both sides are visible.
+static_assert(static_cast<int>(FrameScalar::kInvalid) == XLA_FFI_DataType_INVALID &&
+              static_cast<int>(FrameScalar::kPred) == XLA_FFI_DataType_PRED &&
+              static_cast<int>(FrameScalar::kS8) == XLA_FFI_DataType_S8 &&
+              static_cast<int>(FrameScalar::kS16) == XLA_FFI_DataType_S16 &&
+              static_cast<int>(FrameScalar::kS32) == XLA_FFI_DataType_S32 &&
+              static_cast<int>(FrameScalar::kS64) == XLA_FFI_DataType_S64 &&
+              static_cast<int>(FrameScalar::kU8) == XLA_FFI_DataType_U8 &&
+              static_cast<int>(FrameScalar::kU16) == XLA_FFI_DataType_U16 &&
+              static_cast<int>(FrameScalar::kU32) == XLA_FFI_DataType_U32 &&
+              static_cast<int>(FrameScalar::kU64) == XLA_FFI_DataType_U64 &&
+              static_cast<int>(FrameScalar::kF32) == XLA_FFI_DataType_F32 &&
+              static_cast<int>(FrameScalar::kF64) == XLA_FFI_DataType_F64);
+static_assert(kFrameCommandBufferCompatible == XLA_FFI_HANDLER_TRAITS_COMMAND_BUFFER_COMPATIBLE);
+static_assert(sizeof(Tensor) == kFrameTensorBytes && alignof(Tensor) <= alignof(FrameTensorSlot));
+static_assert(std::is_trivially_copyable_v<Tensor> && std::is_trivially_destructible_v<Tensor>,
+              "the decoder builds Tensors in raw slots and copies them as bytes");
 
 JAXCC_BRIDGE_COLD inline XLA_FFI_Error* FrameError(const XLA_FFI_Api* api, int code,
                                                    const std::string& message) noexcept {
@@ -113,7 +82,7 @@ JAXCC_BRIDGE_COLD inline XLA_FFI_Error* PopulateFrameMetadata(XLA_FFI_CallFrame*
     if (XLA_FFI_Error* error = EnsureStateType(frame->api, spec.function, *spec.state)) {
       return error;
     }
-    extension->metadata->state_type_id = *spec.state->id;
+    extension->metadata->state_type_id = *XlaTypeId(*spec.state);
   }
   return nullptr;
 }
@@ -174,9 +143,9 @@ JAXCC_BRIDGE_COLD inline XLA_FFI_Error* FrameMismatch(XLA_FFI_CallFrame* frame,
                                      std::string(attr.name) + "'");
       }
       auto* scalar = static_cast<const XLA_FFI_Scalar*>(frame->attrs.attrs[attr.sorted_index]);
-      if (scalar->dtype != attr.dtype) {
-        return InvalidFrame(
-            api, "Wrong scalar data type: expected " + XlaTypeNameOfCode(attr.dtype) + " but got " +
+      if (static_cast<int>(scalar->dtype) != static_cast<int>(attr.dtype)) {
+        return InvalidFrame(api, "Wrong scalar data type: expected " +
+                                     XlaTypeNameOfCode(static_cast<int>(attr.dtype)) + " but got " +
                      XlaTypeNameOfCode(scalar->dtype) + " for attribute '" + attr.name + "'");
       }
     }
@@ -194,8 +163,9 @@ JAXCC_BRIDGE_HOT_INLINE bool FrameAttrsFit(const XLA_FFI_CallFrame* frame,
     const FrameAttr& attr = spec.attrs[i];
     const XLA_FFI_ByteSpan* name = frame->attrs.names[attr.sorted_index];
     if (frame->attrs.types[attr.sorted_index] != XLA_FFI_AttrType_SCALAR) return false;
-    if (static_cast<const XLA_FFI_Scalar*>(frame->attrs.attrs[attr.sorted_index])->dtype !=
-        attr.dtype) {
+    if (static_cast<int>(
+            static_cast<const XLA_FFI_Scalar*>(frame->attrs.attrs[attr.sorted_index])->dtype) !=
+        static_cast<int>(attr.dtype)) {
       return false;
     }
     for (size_t c = 0; c < name->len; ++c) {
@@ -233,21 +203,46 @@ JAXCC_BRIDGE_HOT_INLINE void TensorFromFrameBuffer(const void* raw, const char* 
   new (where) Tensor(buffer->data, buffer->dims, static_cast<int>(buffer->rank), dtype);
 }
 
-/// The decoded call of an asynchronous function, owned by the pool task that runs it.
-template <typename Call, typename Body>
-struct AsyncFrameCall {
-  Call call;
-  Body body;
+/// The decoded call of an asynchronous function, owned by the pool task that runs it: the view's
+/// tensors and attribute pointers are copied behind it (the handler's slots die when it returns;
+/// the attribute values live in XLA's frame, which outlives the call).
+struct AsyncFrameJob {
+  FrameView view;
+  CallContext context;
+  FrameBody body;
   const XLA_FFI_Api* api;
   XLA_FFI_Future* future;
   const char* function;
 
+  static AsyncFrameJob* Copy(const FrameSpec& spec, const FrameView& view, FrameBody body,
+                             const XLA_FFI_Api* api, XLA_FFI_Future* future) noexcept {
+    const std::size_t tensors = static_cast<std::size_t>(spec.num_args + spec.num_rets);
+    const std::size_t bytes = sizeof(AsyncFrameJob) + tensors * sizeof(Tensor) +
+                              static_cast<std::size_t>(spec.num_attrs) * sizeof(const void*);
+    void* raw = ::operator new(bytes, std::nothrow);
+    if (raw == nullptr) return nullptr;
+    auto* job = new (raw) AsyncFrameJob{view, *view.context, body, api, future, spec.function};
+    auto* tensor_room = reinterpret_cast<Tensor*>(job + 1);
+    std::memcpy(static_cast<void*>(tensor_room), view.args, spec.num_args * sizeof(Tensor));
+    std::memcpy(static_cast<void*>(tensor_room + spec.num_args), view.rets,
+                spec.num_rets * sizeof(Tensor));
+    auto* attr_room = reinterpret_cast<const void**>(tensor_room + tensors);
+    if (spec.num_attrs > 0) {
+      std::memcpy(static_cast<void*>(attr_room), view.attrs, spec.num_attrs * sizeof(void*));
+    }
+    job->view.args = tensor_room;
+    job->view.rets = tensor_room + spec.num_args;
+    job->view.attrs = attr_room;
+    job->view.context = &job->context;
+    return job;
+  }
+
   static void Run(void* data) noexcept {
-    auto* self = static_cast<AsyncFrameCall*>(data);
+    auto* self = static_cast<AsyncFrameJob*>(data);
     const XLA_FFI_Api* api = self->api;
     XLA_FFI_Error* error = nullptr;
     try {
-      self->body(self->call);
+      self->body(self->view);
     } catch (...) {
       ExceptionReport report = ReportCurrentException(self->function);
       error = FrameError(api, report.code, report.message);
@@ -270,50 +265,59 @@ struct AsyncFrameCall {
     // Completing a Future fails only on an XLA/FFI version mismatch, which registration rules
     // out; nothing is left to report to, so the error is dropped rather than leaked.
     if (signal != nullptr) DestroyFrameError(api, signal);
-    delete self;
+    self->~AsyncFrameJob();
+    ::operator delete(data);
   }
 };
 
-/// Starts `body(call)` on XLA's thread pool and hands XLA a Future that completes when it
+/// Starts `body(view)` on XLA's thread pool and hands XLA a Future that completes when it
 /// returns (runs it in place when the pool refuses the task; the Future is then complete).
-template <typename Call, typename Body>
-JAXCC_BRIDGE_COLD XLA_FFI_Error* StartAsyncFrame(XLA_FFI_CallFrame* frame, const FrameSpec& spec,
-                                                 const Call& call, Body body) noexcept {
+JAXCC_BRIDGE_COLD inline XLA_FFI_Error* StartAsyncFrame(XLA_FFI_CallFrame* frame,
+                                                        const FrameSpec& spec,
+                                                        const FrameView& view,
+                                                        FrameBody body) noexcept {
   const XLA_FFI_Api* api = frame->api;
   XLA_FFI_Future_Create_Args create;
   create.struct_size = XLA_FFI_Future_Create_Args_STRUCT_SIZE;
   create.extension_start = nullptr;
   create.future = nullptr;
   if (XLA_FFI_Error* error = api->XLA_FFI_Future_Create(&create)) return error;
-  auto* job =
-      new (std::nothrow) AsyncFrameCall<Call, Body>{call, body, api, create.future, spec.function};
+  AsyncFrameJob* job = AsyncFrameJob::Copy(spec, view, body, api, create.future);
   if (job == nullptr) {
     return FrameError(api, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED,
                       std::string(spec.function) + ": out of host memory");
   }
   frame->future = create.future;
   XlaThreadPool pool(api, frame->ctx);
-  if (!pool.schedule(&AsyncFrameCall<Call, Body>::Run, job)) AsyncFrameCall<Call, Body>::Run(job);
+  if (!pool.schedule(&AsyncFrameJob::Run, job)) AsyncFrameJob::Run(job);
   return nullptr;
+}
+
+/// Points `slots.attrs` at the attributes' values, in the bridge's order.
+JAXCC_BRIDGE_HOT_INLINE void DecodeFrameAttrs(const XLA_FFI_CallFrame* frame, const FrameSpec& spec,
+                                              const void** attrs) noexcept {
+  for (int i = 0; i < spec.num_attrs; ++i) {
+    attrs[i] =
+        static_cast<const XLA_FFI_Scalar*>(frame->attrs.attrs[spec.attrs[i].sorted_index])->value;
+  }
 }
 
 /// The instantiate stage of a function with state: its attributes are decoded and the
 /// kernel unit's factory builds the State<T> that XLA keeps for the call site.
-template <int kArgs, int kRets, int kAttrs, typename Instantiate>
-JAXCC_BRIDGE_COLD XLA_FFI_Error* InstantiateFrame(XLA_FFI_CallFrame* frame, const FrameSpec& spec,
-                                                  Instantiate instantiate) noexcept {
+JAXCC_BRIDGE_COLD inline XLA_FFI_Error* InstantiateFrame(XLA_FFI_CallFrame* frame,
+                                                         const FrameSpec& spec,
+                                                         FrameInstantiate instantiate,
+                                                         FrameSlots slots) noexcept {
   if (!FrameAttrsFit(frame, spec)) return FrameMismatch(frame, spec);
   if (XLA_FFI_Error* error = EnsureStateType(frame->api, spec.function, *spec.state)) {
     return error;
   }
-  FrameCall<kArgs, kRets, kAttrs> call;
-  for (int i = 0; i < spec.num_attrs; ++i) {
-    call.attrs[i] =
-        static_cast<const XLA_FFI_Scalar*>(frame->attrs.attrs[spec.attrs[i].sorted_index])->value;
-  }
+  DecodeFrameAttrs(frame, spec, slots.attrs);
+  CallContext context;
+  const FrameView view{nullptr, nullptr, slots.attrs, nullptr, &context};
   void* state = nullptr;
   try {
-    state = instantiate(call);
+    state = instantiate(view);
   } catch (...) {
     ExceptionReport report = ReportCurrentException(spec.function);
     return FrameError(frame->api, report.code,
@@ -324,23 +328,31 @@ JAXCC_BRIDGE_COLD XLA_FFI_Error* InstantiateFrame(XLA_FFI_CallFrame* frame, cons
   return SetFrameState(frame, *spec.state, state);
 }
 
-/// No state: the instantiate stage is never registered for the function.
-struct NoInstantiate {
-  template <typename Call>
-  void* operator()(Call&) const {
-    return nullptr;
-  }
+/// What runs around each call of a body: nothing on the CPU; cuda_call.h's CudaCallScope for
+/// CUDA functions that take a stream (the stream's device made current, a launch error the
+/// function left raised with its name).
+struct NoCallScope {
+  NoCallScope(void*, const char*) noexcept {}
+  void Check() const noexcept {}
 };
 
-/// One generated handler: checks the frame against `spec`, decodes it into a FrameCall and runs
-/// `body` (which calls the bridge); every exception becomes an XLA error naming the function.
-/// The lifecycle XLA drives through it: the metadata query at registration (traits, state type),
-/// the instantiate stage (functions with state: `instantiate` builds it), then each execution
-/// (pool, state and Future as the function asks).
-template <int kArgs, int kRets, int kAttrs, typename Body, typename Instantiate = NoInstantiate>
-JAXCC_BRIDGE_HOT_INLINE XLA_FFI_Error* HandleFrame(XLA_FFI_CallFrame* frame, const FrameSpec& spec,
-                                                   Body body,
-                                                   Instantiate instantiate = {}) noexcept {
+template <typename CallScope>
+JAXCC_BRIDGE_HOT_INLINE void RunFrameBody(const FrameSpec& spec, FrameBody body,
+                                          const FrameView& view) {
+  if (spec.stream) {
+    CallScope scope(view.stream, spec.function);
+    body(view);
+    scope.Check();
+  } else {
+    body(view);
+  }
+}
+
+/// RunFrame (frame_entry.h), for one call scope. A module's frame runtime unit defines RunFrame
+/// with it; nothing else calls it but tests.
+template <typename CallScope>
+XLA_FFI_Error* RunFrameWith(XLA_FFI_CallFrame* frame, const FrameSpec& spec, FrameBody body,
+                            FrameInstantiate instantiate, FrameSlots slots) noexcept {
   if (JAXCC_BRIDGE_UNLIKELY(frame->struct_size < XLA_FFI_CallFrame_STRUCT_SIZE)) {
     return InvalidFrame(frame->api, "Unexpected XLA_FFI_CallFrame struct size");
   }
@@ -349,10 +361,13 @@ JAXCC_BRIDGE_HOT_INLINE XLA_FFI_Error* HandleFrame(XLA_FFI_CallFrame* frame, con
     return PopulateFrameMetadata(frame, spec);
   }
   if (spec.state != nullptr && frame->stage == XLA_FFI_ExecutionStage_INSTANTIATE) {
-    return InstantiateFrame<kArgs, kRets, kAttrs>(frame, spec, instantiate);
+    return InstantiateFrame(frame, spec, instantiate, slots);
   }
   if (JAXCC_BRIDGE_UNLIKELY(!FrameFits(frame, spec))) return FrameMismatch(frame, spec);
-  FrameCall<kArgs, kRets, kAttrs> call;
+  auto* args = reinterpret_cast<Tensor*>(slots.args);
+  auto* rets = reinterpret_cast<Tensor*>(slots.rets);
+  CallContext context;
+  FrameView view{args, rets, slots.attrs, nullptr, &context};
   if (spec.stream) {
     XLA_FFI_Stream_Get_Args get;
     get.struct_size = XLA_FFI_Stream_Get_Args_STRUCT_SIZE;
@@ -360,39 +375,46 @@ JAXCC_BRIDGE_HOT_INLINE XLA_FFI_Error* HandleFrame(XLA_FFI_CallFrame* frame, con
     get.ctx = frame->ctx;
     get.stream = nullptr;
     if (XLA_FFI_Error* error = frame->api->XLA_FFI_Stream_Get(&get)) return error;
-    call.stream = get.stream;
+    view.stream = get.stream;
   }
   if (spec.state != nullptr) {
-    if (XLA_FFI_Error* error = GetFrameState(frame, *spec.state, &call.context.state)) {
+    if (XLA_FFI_Error* error = GetFrameState(frame, *spec.state, &context.state)) {
       return error;
     }
   }
-  for (int i = 0; i < spec.num_attrs; ++i) {
-    call.attrs[i] =
-        static_cast<const XLA_FFI_Scalar*>(frame->attrs.attrs[spec.attrs[i].sorted_index])->value;
-  }
+  DecodeFrameAttrs(frame, spec, slots.attrs);
   XlaThreadPool pool(frame->api, frame->ctx);
-  if (spec.pool) call.context.pool = &pool;
+  if (spec.pool) context.pool = &pool;
   try {
     for (int i = 0; i < spec.num_args; ++i) {
-      TensorFromFrameBuffer(frame->args.args[i], spec.arg_names[i], &call.args[i]);
+      TensorFromFrameBuffer(frame->args.args[i], spec.arg_names[i], &args[i]);
     }
     for (int i = 0; i < spec.num_rets; ++i) {
-      TensorFromFrameBuffer(frame->rets.rets[i], spec.ret_names[i], &call.rets[i]);
+      TensorFromFrameBuffer(frame->rets.rets[i], spec.ret_names[i], &rets[i]);
     }
-    if (spec.async) return StartAsyncFrame(frame, spec, call, body);
+    if (spec.async) return StartAsyncFrame(frame, spec, view, body);
     if (spec.scratch_alloc != FrameScratch::kNone) {
       FrameScratchAllocator allocator(frame->api, frame->ctx, spec.scratch_alloc);
-      call.context.allocator = &allocator;
-      body(call);
+      context.allocator = &allocator;
+      RunFrameBody<CallScope>(spec, body, view);
       return nullptr;  // the allocator frees its blocks here, after the function returned
     }
-    body(call);
+    RunFrameBody<CallScope>(spec, body, view);
     return nullptr;
   } catch (...) {
     ExceptionReport report = ReportCurrentException(spec.function);
     return FrameError(frame->api, report.code, report.message);
   }
 }
+
+/// Room for a decoded call of A arguments, R results and T attributes, for code that calls
+/// RunFrameWith itself (tests); generated handlers declare their own arrays.
+template <int A, int R, int T>
+struct FrameRoom {
+  FrameTensorSlot args[A];
+  FrameTensorSlot rets[R];
+  const void* attrs[T];
+  FrameSlots slots() { return {args, rets, attrs}; }
+};
 
 }  // namespace jaxcc::detail
