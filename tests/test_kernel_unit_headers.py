@@ -1,5 +1,6 @@
-"""Kernel units parse <complex> only where the source may use it, and never <sstream>
-(decision 108): both kinds of source still build and run, with the same check messages."""
+"""Kernel units parse <complex> only where the source may use it, never <sstream>, and the
+iostreams only where the source names a stream (decisions 108, 129): every kind of source still
+builds and runs, with the same check messages."""
 
 import jax
 import jax.numpy as jnp
@@ -8,8 +9,9 @@ import pytest
 
 import jaxcc
 
-# Names no complex type: its kernel unit only declares std::complex and streams check messages
-# through jaxcc's own buffer, manipulators included.
+# Names no complex type but streams (std::hex, a Point with its operator<<): its kernel unit only
+# declares std::complex and streams check messages through jaxcc's own buffer, manipulators
+# included.
 LEAN = """
 #include "brainevent/common.h"
 struct Point { int x, y; };
@@ -40,6 +42,56 @@ void copy_any(const BE::Tensor x, BE::Tensor y) {
   });
 }
 """
+
+
+# Names no stream: its kernel unit parses no <ostream>, and the check message is jaxcc's own text
+# of each value (jaxcc/detail/check_text.h), the same a stream gives.
+STREAMLESS = """
+#include "brainevent/common.h"
+// @BE checked_sum
+void checked_sum(const BE::Tensor x, BE::Tensor y) {
+  const int8_t letter = 'q';
+  const char* none = nullptr;
+  JAXCC_CHECK(x.numel() < 4) << "n=" << x.numel() << " f=" << 0.1f << " d=" << 1e-7 << " big="
+                             << 123456789.0 << " b=" << (x.numel() > 0) << " c=" << 'z'
+                             << " i8=" << letter << " u=" << 42u << " s=" << std::string("str")
+                             << " t=" << x.dtype() << " " << none << "dropped";
+  BE_DISPATCH_FLOATING(x.dtype(), T, {
+    for (int64_t i = 0; i < x.numel(); ++i) y.data_ptr<T>()[i] = x.data_ptr<const T>()[i] + 1;
+  });
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def streamless():
+    return jaxcc.load_cpp_inline("unit_headers_streamless", STREAMLESS)
+
+
+def test_a_source_naming_no_stream_gets_the_same_check_text(streamless):
+    x = jnp.arange(3, dtype=jnp.float32)
+    np.testing.assert_array_equal(streamless.checked_sum(x), x + 1)
+    with pytest.raises(Exception) as failure:
+        jax.block_until_ready(streamless.checked_sum(jnp.ones(5, jnp.float32)))
+    message = str(failure.value)
+    assert (
+        ": x.numel() < 4: n=5 f=0.1 d=1e-07 big=1.23457e+08 b=1 c=z i8=q u=42 s=str t=float32 "
+        in message
+    ), message
+    assert "dropped" not in message  # a null C string ends it, as a stream's badbit does
+
+
+def test_streaming_a_type_without_jaxccs_text_asks_for_ostream(unique_name):
+    source = """
+#include <string>
+struct Point { int x, y; };
+template <class Out> Out& print(Out& out, const Point& p) { return out; }
+void checked(const jaxcc::Tensor& x, jaxcc::Tensor& y) {
+  JAXCC_CHECK(x.numel() > 0) << Point{1, 2};
+}
+"""
+    with pytest.raises(jaxcc.errors.CompileError, match=r"Add `#include <ostream>` at the top"):
+        jaxcc.load_cpp_inline(unique_name, source, ["checked"])
 
 
 @pytest.fixture(scope="module")

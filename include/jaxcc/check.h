@@ -4,12 +4,20 @@
 
 #include <cstddef>
 #include <cstdio>
-#include <ios>
-#include <ostream>
 #include <stdexcept>
-#include <streambuf>
 #include <string>
 
+// JAXCC_DETAIL_NO_OSTREAM: the kernel unit's source names no stream (codegen/source_use.h), so
+// the check message is formatted by check_text.h and the iostreams are not parsed (decision 129).
+#if defined(JAXCC_DETAIL_NO_OSTREAM)
+#include <iosfwd>
+#else
+#include <ios>
+#include <ostream>
+#include <streambuf>
+#endif
+
+#include "jaxcc/detail/check_text.h"
 #include "jaxcc/dtype.h"
 #include "jaxcc/macros.h"
 
@@ -58,6 +66,42 @@ namespace detail {
 /// Throws CheckError(message). Out of line from the callers' point of view so that the hot
 /// accessors in tensor.h stay small.
 [[noreturn]] inline void ThrowCheckError(const std::string& message) { throw CheckError(message); }
+
+#if defined(JAXCC_DETAIL_NO_OSTREAM)
+
+/// The message of a failed JAXCC_CHECK, in a unit without the iostreams: numbers, bool,
+/// characters, strings, pointers and DType get the text a std::ostream would give them
+/// (check_text.h); anything else is a compile error that says to include <ostream>. Built only
+/// after the condition has failed, so the streamed operands cost nothing on the success path.
+/// A class of its own name: kernel units of one library may be compiled either way, and two
+/// definitions of one inline class would be merged by the linker.
+class CheckTextMessage {
+ public:
+  CheckTextMessage(const char* file, int line, const char* condition)
+      : file_(file), line_(line), condition_(condition) {}
+
+  template <class T>
+  CheckTextMessage& operator<<(const T& value) {
+    AppendCheckText(message_, value);
+    return *this;
+  }
+
+  /// "CHECK failed at file:line: condition: message" (": message" only when one was streamed).
+  std::string str() const {
+    std::string text =
+        "CHECK failed at " + std::string(file_) + ":" + std::to_string(line_) + ": " + condition_;
+    if (!message_.text.empty()) text += ": " + message_.text;
+    return text;
+  }
+
+ private:
+  const char* file_;
+  int line_;
+  const char* condition_;
+  CheckText message_;
+};
+
+#else
 
 /// What std::ostringstream does for CheckMessage, without <sstream>: every kernel unit includes
 /// this header, and <sstream> (with the <istream> it pulls) is parsed once per architecture and
@@ -122,11 +166,20 @@ class CheckMessage {
   std::ostream stream_{&buffer_};
 };
 
+#endif  // JAXCC_DETAIL_NO_OSTREAM
+
+#if defined(JAXCC_DETAIL_NO_OSTREAM)
+#define JAXCC_DETAIL_CHECK_MESSAGE CheckTextMessage
+#else
+#define JAXCC_DETAIL_CHECK_MESSAGE CheckMessage
+#endif
+
 /// Throws once the whole `<<` chain has been evaluated. Throwing here rather than from a
 /// destructor means an exception raised while formatting the message simply propagates and
 /// two exceptions can never be in flight at once.
 struct CheckThrower {
-  [[noreturn]] void operator&(const CheckMessage& message) const {
+  template <class Message>
+  [[noreturn]] void operator&(const Message& message) const {
     throw CheckError(message.str());
   }
 };
@@ -162,7 +215,10 @@ struct DeviceCheckFailure {
 ///
 /// Host code (including nvcc's host side): when `condition` is false, throws jaxcc::CheckError
 /// with "CHECK failed at <file>:<line>: <condition>: <message>". Any type with an ostream
-/// `operator<<` can be streamed. The message operands are evaluated only when the check fails.
+/// `operator<<` can be streamed; in a source that names no stream (no <ostream>, std::cout,
+/// std::endl, operator<<, ...; decision 129) numbers, bool, characters, strings, pointers and
+/// jaxcc::DType are written with the same text and anything else asks for `#include <ostream>`.
+/// The message operands are evaluated only when the check fails.
 ///
 /// Device code (__CUDA_ARCH__): a failed check printf()s file, line and condition and execution
 /// CONTINUES — the message operands are not printed, and the calling thread must itself return
@@ -181,5 +237,5 @@ struct DeviceCheckFailure {
   JAXCC_PREDICT_TRUE(condition)       \
   ? (void)0                           \
   : ::jaxcc::detail::CheckThrower() & \
-          ::jaxcc::detail::CheckMessage(__FILE__, __LINE__, #condition)
+          ::jaxcc::detail::JAXCC_DETAIL_CHECK_MESSAGE(__FILE__, __LINE__, #condition)
 #endif

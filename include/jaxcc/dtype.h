@@ -3,7 +3,11 @@
 
 #include <cstddef>
 #include <cstdint>
+#if defined(JAXCC_DETAIL_NO_OSTREAM)
+#include <iosfwd>
+#else
 #include <ostream>
+#endif
 
 #include "jaxcc/macros.h"
 
@@ -99,7 +103,16 @@ JAXCC_HOST_DEVICE constexpr const char* dtype_name(DType dtype) noexcept {
   return "unknown";
 }
 
-/// Streams dtype_name(dtype), so `JAXCC_CHECK(...) << x.dtype()` reads naturally.
+/// Streams dtype_name(dtype), so `JAXCC_CHECK(...) << x.dtype()` reads naturally. In a unit
+/// without the iostreams (JAXCC_DETAIL_NO_OSTREAM) it is a template, instantiated only where a
+/// stream is complete: a header of the user's that includes <ostream> can still use it.
+#if defined(JAXCC_DETAIL_NO_OSTREAM)
+template <class Char, class Traits>
+std::basic_ostream<Char, Traits>& operator<<(std::basic_ostream<Char, Traits>& os, DType dtype) {
+  return os << dtype_name(dtype);
+}
+#else
 inline std::ostream& operator<<(std::ostream& os, DType dtype) { return os << dtype_name(dtype); }
+#endif
 
 }  // namespace jaxcc

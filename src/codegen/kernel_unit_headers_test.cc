@@ -1,5 +1,5 @@
-// What a generated kernel unit makes the compiler parse (decision 108): <sstream> never, and
-// <complex> only when the user's source may use it. Preprocesses real kernel units with the host
+// What a generated kernel unit makes the compiler parse (decisions 108, 129): <sstream> never,
+// <complex> and the iostreams only when the user's source may use them. Preprocesses real kernel units with the host
 // compiler and, where one is installed, nvcc (no GPU needed).
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "codegen/complex_use.h"
+#include "codegen/source_use.h"
 #include "codegen/kernel_unit.h"
 
 namespace jaxcc::codegen {
@@ -100,6 +100,75 @@ TEST(MayUseStdComplex, AgreesWithTheFragmentsOfRandomSources) {
   }
 }
 
+TEST(MayUseStreams, FindsStreamsManipulatorsAndOutputOperators) {
+  for (const char* source : {
+           "#include <ostream>\n",
+           "#include <iostream>\n",
+           "#include <sstream>\n",
+           "#include <iomanip>\n",
+           "std::cout << x;",
+           "JAXCC_CHECK(ok) << std::hex << v;",
+           "JAXCC_CHECK(ok) << std :: left << v;",
+           "JAXCC_CHECK(ok) << v << std::endl;",
+           "JAXCC_CHECK(ok) << std::setw(4) << v;",
+           "std::ostringstream text;",
+           "using namespace std;\nint f() { return hex; }",
+           "std::ostream& operator<<(std::ostream& os, const P& p);",
+           "Out& operator << (Out& o, P p);",
+       }) {
+    EXPECT_TRUE(MayUseStreams(source)) << source;
+  }
+}
+
+TEST(MayUseStreams, IgnoresCommentsLiteralsShiftsAndCommonWords) {
+  for (const char* source : {
+           "",
+           "// std::cout << x\nint y = 1 << 3;",
+           "/* #include <iostream> */",
+           "const char* s = \"std::endl\";",
+           "kernel<<<blocks, threads, 0, s>>>(x);",
+           "int left = 0, right = n, hex = 16; bool fixed = true;",
+           "JAXCC_CHECK(n > 0) << \"n = \" << n << x.dtype();",
+           "auto op = &T::operator+;",
+       }) {
+    EXPECT_FALSE(MayUseStreams(source)) << source;
+  }
+}
+
+// Property, as for complex: random sources of fragments with a known answer.
+TEST(MayUseStreams, AgreesWithTheFragmentsOfRandomSources) {
+  const std::vector<std::string> benign = {
+      "// std::cout << endl\n",
+      "/* #include <sstream>\n */",
+      "const char* s = \"ostream \\\" std::hex\";\n",
+      "auto r = R\"tag(std::setw(3))\" )tag\";\n",
+      "int left = a << 2, right = b >> 1;\n",
+      "JAXCC_CHECK(n >= 0) << \"n \" << n << 1.5 << true << x.dtype();\n",
+      "k<<<g, b>>>(p);\n",
+      "std::string hexdump; int fixed_point;\n",
+      "T operator+(T a, T b);\n",
+  };
+  const std::vector<std::string> naming = {
+      "#include <iostream>\n", "std::cerr << e;\n",       "os << std::fixed;\n",
+      "x << std::endl;\n",     "std::stringstream s;\n", "P& operator<<(P&, Q);\n",
+  };
+  std::mt19937 random(20261125);
+  for (int round = 0; round < 2000; ++round) {
+    std::string source;
+    bool expected = false;
+    int pieces = 1 + static_cast<int>(random() % 8);
+    for (int i = 0; i < pieces; ++i) {
+      if (random() % 5 == 0) {
+        source += naming[random() % naming.size()];
+        expected = true;
+      } else {
+        source += benign[random() % benign.size()];
+      }
+    }
+    ASSERT_EQ(MayUseStreams(source), expected) << source;
+  }
+}
+
 std::string Quote(const std::string& text) {
   std::string out = "'";
   for (char c : text) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
@@ -144,13 +213,25 @@ const char kPlainKernel[] =
     "  JAXCC_CHECK(x.ndim() == 1) << \"rank \" << x.ndim() << std::hex << 255 << x.dtype();\n"
     "  JAXCC_DISPATCH_FLOATING(x.dtype(), T, { (void)y.data_ptr<T>(); });\n"
     "}\n";
+const char kLeanKernel[] =
+    "void scale(BE::Tensor x, BE::Tensor y) {\n"
+    "  JAXCC_CHECK(x.ndim() == 1) << \"rank \" << x.ndim() << x.dtype();\n"
+    "  JAXCC_DISPATCH_FLOATING(x.dtype(), T, { (void)y.data_ptr<T>(); });\n"
+    "}\n";
 const char kComplexKernel[] = "jaxcc::complex64_t twice(jaxcc::complex64_t z) { return z + z; }\n";
 
 void ExpectUnitHeaders(const std::string& compiler, const std::string& extension) {
   std::string plain = DefinedMacros(compiler, GenerateKernelUnit("k", kPlainKernel, {}), extension);
   ASSERT_EQ(plain.rfind("FAILED", 0), std::string::npos) << plain;
   ASSERT_TRUE(Defines(plain, "JAXCC_DETAIL_NO_STD_COMPLEX")) << "kernel unit not generated lean";
-  EXPECT_TRUE(Defines(plain, "_GLIBCXX_OSTREAM")) << "the check stream needs <ostream>";
+  EXPECT_TRUE(Defines(plain, "_GLIBCXX_OSTREAM")) << "std::hex needs <ostream>";
+  std::string lean = DefinedMacros(compiler, GenerateKernelUnit("k", kLeanKernel, {}), extension);
+  ASSERT_EQ(lean.rfind("FAILED", 0), std::string::npos) << lean;
+  ASSERT_TRUE(Defines(lean, "JAXCC_DETAIL_NO_OSTREAM")) << "kernel unit not generated lean";
+  for (const char* guard : {"_GLIBCXX_OSTREAM", "_GLIBCXX_IOS", "_GLIBCXX_SSTREAM"}) {
+    EXPECT_FALSE(Defines(lean, guard)) << compiler << ": a kernel unit that names no stream "
+                                       << "pulls the header guarded by " << guard;
+  }
   for (const char* guard : {"_GLIBCXX_SSTREAM", "_GLIBCXX_ISTREAM", "_GLIBCXX_COMPLEX"}) {
     EXPECT_FALSE(Defines(plain, guard)) << compiler << ": a kernel unit with no complex type "
                                         << "pulls the header guarded by " << guard;
@@ -163,11 +244,11 @@ void ExpectUnitHeaders(const std::string& compiler, const std::string& extension
   EXPECT_FALSE(Defines(with, "_GLIBCXX_SSTREAM") && !Defines(with, "_GLIBCXX_COMPLEX"));
 }
 
-TEST(KernelUnitHeaders, HostCompilerParsesNeitherSstreamNorUnusedComplex) {
+TEST(KernelUnitHeaders, HostCompilerParsesNoUnusedComplexOrStream) {
   ExpectUnitHeaders(JAXCC_TEST_CXX, ".cc");
 }
 
-TEST(KernelUnitHeaders, NvccParsesNeitherSstreamNorUnusedComplex) {
+TEST(KernelUnitHeaders, NvccParsesNoUnusedComplexOrStream) {
   std::string nvcc = FindNvcc();
   if (nvcc.empty()) GTEST_SKIP() << "no nvcc (CUDA_HOME, /usr/local/cuda)";
   ExpectUnitHeaders(nvcc, ".cu");

@@ -186,6 +186,25 @@ class FrameScratchAllocator final : public ScratchAllocator {
   std::vector<Block> blocks_;
 };
 
+JAXCC_BRIDGE_COLD inline XLA_FFI_Error* FrameError(const XLA_FFI_Api* api, int code,
+                                                   const std::string& message) noexcept {
+  XLA_FFI_Error_Create_Args args;
+  args.struct_size = XLA_FFI_Error_Create_Args_STRUCT_SIZE;
+  args.extension_start = nullptr;
+  args.message = message.c_str();
+  args.errc = static_cast<XLA_FFI_Error_Code>(code);
+  return api->XLA_FFI_Error_Create(&args);
+}
+
+JAXCC_BRIDGE_COLD inline XLA_FFI_Error* InvalidFrame(const XLA_FFI_Api* api,
+                                                     const std::string& message) noexcept {
+  try {
+    return FrameError(api, XLA_FFI_Error_Code_INVALID_ARGUMENT, message);
+  } catch (...) {
+    return FrameError(api, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, "out of memory");
+  }
+}
+
 // The wrapper spells XLA's type id and type info without XLA's header (frame_entry.h); they are
 // the same structs.
 static_assert(sizeof(FrameTypeId) == sizeof(XLA_FFI_TypeId) &&
