@@ -6,7 +6,8 @@ Run (a Python >= 3.12 with jaxcc and brainevent==0.3.0, e.g. build/venv312/bin/p
                                                  [--warm-all CACHE [--warm-all-only]]
 
 cold   every file of the set built from an empty cache, `--jobs` loads at a time (threads: both
-       loaders release the GIL while their compilers run), for the same architecture, each file
+       loaders release the GIL while their compilers run; `--brainevent-jobs` sets brainevent's
+       side apart, e.g. 1, as its lazily built operators load), for the same architecture, each file
        with the module name, -D flags and cuBLAS link brainevent's own Python uses
        (scripts/brainevent_corpus.py). jaxcc: load_cuda_file; brainevent: its load_cuda_file.
        Both build SASS for the architecture plus its PTX at -O3 (the same -gencode pairs).
@@ -38,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 
@@ -122,6 +124,47 @@ PROBE = textwrap.dedent(
 )
 
 
+def nvcc_alone(root, files, arch, jobs, corpus) -> dict:
+    """The floor of any loader: nvcc on each corpus file itself, with brainevent's own headers,
+    the file's -D flags and the kernel units' -gencode pairs and levels, no FFI bindings, no
+    wrapper, no link; `jobs` at a time. Wall seconds and the compilers' CPU seconds."""
+    import concurrent.futures
+    import resource
+    import shutil
+
+    nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+    sm = arch.replace(".", "")
+    out_dir = tempfile.mkdtemp(prefix="bench_nvcc_alone_")
+
+    def compile_one(rel):
+        name, kwargs = corpus.load_options(rel, [arch], str(root / "include"))
+        path = root / rel
+        command = [nvcc, "-std=c++17", "-O3", "-Xptxas=-O3", "-Xcompiler=-fPIC,-fvisibility=hidden"]
+        command += [f"-gencode=arch=compute_{sm},code=sm_{sm}"]
+        command += [f"-gencode=arch=compute_{sm},code=compute_{sm}", "-I", str(path.parent)]
+        for directory in kwargs["extra_include_paths"]:
+            command += ["-I", directory]
+        command += kwargs.get("extra_cuda_cflags", [])
+        command += ["-isystem", jax_ffi_include(), "-c", str(path), "-o", f"{out_dir}/{name}.o"]
+        subprocess.run(command, capture_output=True, check=True)
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        list(pool.map(compile_one, files))
+    seconds = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    shutil.rmtree(out_dir, ignore_errors=True)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return {"seconds": seconds, "compiler_cpu_s": cpu}
+
+
+def jax_ffi_include() -> str:
+    import jax.ffi
+
+    return jax.ffi.include_dir()
+
+
 def probe(python, side, cache, archs, jobs, files, breakdown=False, preload=False):
     out = subprocess.run(
         [
@@ -152,6 +195,17 @@ def main() -> None:
     parser.add_argument("--files", nargs="+", default=["subset"])
     parser.add_argument("--arch", default="8.0")
     parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument(
+        "--nvcc-alone",
+        action="store_true",
+        help="cold rounds also time nvcc on the files themselves, the floor of any loader",
+    )
+    parser.add_argument(
+        "--brainevent-jobs",
+        type=int,
+        help="loads at a time on brainevent's side (default: --jobs); 1 is how its operators "
+        "build when a program first calls them",
+    )
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--cold-rounds", type=int, default=1, help="cold builds, sides alternating")
     parser.add_argument("--skip-cold", action="store_true", help="reuse --cache-root's caches")
@@ -185,7 +239,7 @@ def main() -> None:
         # Round r builds into empty caches of its own, the sides in alternating order (a load
         # change during a round weighs on both sides alike over the rounds); the last round's
         # caches are the warm rows'.
-        sides = ["jaxcc", "brainevent"]
+        sides = ["jaxcc", "brainevent"] + (["nvcc alone"] if args.nvcc_alone else [])
         cold = {side: [] for side in sides}
         cpu = {side: [] for side in sides}
         ratios = []
@@ -196,7 +250,11 @@ def main() -> None:
                 where = str(cache_root / f"cold{r}" / side)
                 if side in caches:
                     caches[side] = where
-                out = probe(args.python, side, where, archs, args.jobs, files)
+                jobs = args.jobs if side != "brainevent" else (args.brainevent_jobs or args.jobs)
+                if side == "nvcc alone":
+                    out = nvcc_alone(root, files, args.arch, jobs, corpus)
+                else:
+                    out = probe(args.python, side, where, archs, jobs, files)
                 seconds[side] = out["seconds"]
                 cold[side].append(seconds[side])
                 cpu[side].append(out["compiler_cpu_s"])
@@ -214,6 +272,12 @@ def main() -> None:
         result["cold_compiler_cpu_s"] = {side: statistics.median(v) for side, v in cpu.items()}
         result["cold_ratios"] = ratios
         print(f"cold jaxcc / brainevent: {statistics.median(ratios):.2f} (median of rounds)")
+        if args.nvcc_alone:
+            floor = statistics.median(cold["nvcc alone"])
+            print(
+                f"nvcc alone / brainevent: {floor / statistics.median(cold['brainevent']):.2f}, "
+                f"jaxcc / nvcc alone: {statistics.median(cold['jaxcc']) / floor:.2f}"
+            )
         for side, v in cpu.items():
             print(f"compiler CPU, {side}: {statistics.median(v):.1f} s (median of rounds)")
 

@@ -178,6 +178,9 @@ std::string FrameRuntimeSource(const std::string& platform) {
                      platform +
                      ").\n// The same text for every module of the platform: the object cache "
                      "compiles it once per cache.\n";
+  // The decoder streams nothing and computes with no complex value: the lean kernel headers'
+  // settings (decisions 108, 129) spare it those parses too, on a cache's first build.
+  text += "#define JAXCC_DETAIL_NO_STD_COMPLEX 1\n#define JAXCC_DETAIL_NO_OSTREAM 1\n";
   text += "#include \"jaxcc/detail/ffi_frame.h\"\n";
   if (cuda) text += "#include \"jaxcc/detail/cuda_call.h\"\n";
   text +=

@@ -46,6 +46,26 @@ TEST(BuildPlanTest, UserCodeFollowsTheRequestedLevelTheWrapperIsBuiltLight) {
             runtime.command);
 }
 
+TEST(BuildPlanTest, OptimisedKernelUnitsAlignLoopsWhereTheCompilerTakesIt) {
+  auto flags = [](int level, const std::string& version) {
+    toolchain::HostCompiler compiler{{"/usr/bin/cxx"}, "/usr/bin/cxx", version};
+    return MakeBuildPlan(CpuRequest(level), Env(), compiler).user_flags;
+  };
+  for (const char* version : {"g++ (Debian 12.2.0-14) 12.2.0", "c++ (GCC) 11.4.1",
+                              "Ubuntu clang version 16.0.6", "clang version 13.0.0"}) {
+    EXPECT_TRUE(Has(flags(3, version), "-falign-loops=32")) << version;
+    EXPECT_TRUE(Has(flags(2, version), "-falign-loops=32")) << version;
+    EXPECT_FALSE(Has(flags(1, version), "-falign-loops=32")) << version;
+  }
+  for (const char* version : {"clang version 12.0.1", "icpx 2024.1", ""}) {
+    EXPECT_FALSE(Has(flags(3, version), "-falign-loops=32")) << version;
+  }
+  // User code only: the wrapper and the frame runtime keep one command for every module.
+  BuildPlan plan = MakeBuildPlan(CpuRequest(3), Env(), FakeCompiler());
+  EXPECT_FALSE(Has(plan.wrapper_flags, "-falign-loops=32"));
+  EXPECT_FALSE(Has(plan.runtime_flags, "-falign-loops=32"));
+}
+
 TEST(BuildPlanTest, LevelZeroKeepsEverythingUnoptimisedForDebugging) {
   BuildPlan plan = MakeBuildPlan(CpuRequest(0), Env(), FakeCompiler());
   EXPECT_TRUE(Has(plan.user_flags, "-O0"));
