@@ -153,7 +153,13 @@ def test_build_directory_is_kept_with_generated_sources(tmp_path, unique_name):
     build_dir = tmp_path / "build"
     jaxcc.load_cpp_inline(unique_name, add_source(), ["add"], build_directory=build_dir)
     names = {p.name for p in build_dir.iterdir()}
-    assert {"build.ninja", "kernel_0.cc", "ffi_wrapper.cc", "ffi_frame_runtime.cc", "build.log"} <= names
+    assert {
+        "build.ninja",
+        "kernel_0.cc",
+        "ffi_wrapper.cc",
+        "ffi_frame_runtime.cc",
+        "build.log",
+    } <= names
     assert f'#line 1 "<{unique_name}>"' in (build_dir / "kernel_0.cc").read_text()
 
 

@@ -1,6 +1,6 @@
 // What a generated kernel unit makes the compiler parse (decisions 108, 129): <sstream> never,
-// <complex> and the iostreams only when the user's source may use them. Preprocesses real kernel units with the host
-// compiler and, where one is installed, nvcc (no GPU needed).
+// <complex> and the iostreams only when the user's source may use them. Preprocesses real kernel
+// units with the host compiler and, where one is installed, nvcc (no GPU needed).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "codegen/source_use.h"
 #include "codegen/kernel_unit.h"
+#include "codegen/source_use.h"
 
 namespace jaxcc::codegen {
 namespace {
@@ -149,7 +149,7 @@ TEST(MayUseStreams, AgreesWithTheFragmentsOfRandomSources) {
       "T operator+(T a, T b);\n",
   };
   const std::vector<std::string> naming = {
-      "#include <iostream>\n", "std::cerr << e;\n",       "os << std::fixed;\n",
+      "#include <iostream>\n", "std::cerr << e;\n",      "os << std::fixed;\n",
       "x << std::endl;\n",     "std::stringstream s;\n", "P& operator<<(P&, Q);\n",
   };
   std::mt19937 random(20261125);

@@ -96,18 +96,57 @@ bool AnyCodeIdentifier(const std::string& s, Visit visit) {
 
 // Stream names nobody uses for anything else.
 bool NamesAStream(const std::string& id) {
-  static const char* const kNames[] = {
-      "ostream",      "istream",       "iostream",       "ostringstream", "istringstream",
-      "stringstream", "basic_ostream", "basic_istream",  "basic_ios",     "ios",
-      "ios_base",     "streambuf",     "basic_streambuf", "fstream",      "ofstream",
-      "ifstream",     "sstream",       "iomanip",        "iosfwd",        "syncstream",
-      "cout",         "cerr",          "clog",           "cin",           "wcout",
-      "wcerr",        "endl",          "setw",           "setprecision",  "setfill",
-      "setbase",      "setiosflags",   "resetiosflags",  "boolalpha",     "noboolalpha",
-      "showbase",     "noshowbase",    "showpoint",      "noshowpoint",   "showpos",
-      "noshowpos",    "hexfloat",      "defaultfloat",   "scientific",    "nouppercase",
-      "unitbuf",      "nounitbuf",     "streamsize",     "osyncstream",   "put_time",
-      "put_money"};
+  static const char* const kNames[] = {"ostream",
+                                       "istream",
+                                       "iostream",
+                                       "ostringstream",
+                                       "istringstream",
+                                       "stringstream",
+                                       "basic_ostream",
+                                       "basic_istream",
+                                       "basic_ios",
+                                       "ios",
+                                       "ios_base",
+                                       "streambuf",
+                                       "basic_streambuf",
+                                       "fstream",
+                                       "ofstream",
+                                       "ifstream",
+                                       "sstream",
+                                       "iomanip",
+                                       "iosfwd",
+                                       "syncstream",
+                                       "cout",
+                                       "cerr",
+                                       "clog",
+                                       "cin",
+                                       "wcout",
+                                       "wcerr",
+                                       "endl",
+                                       "setw",
+                                       "setprecision",
+                                       "setfill",
+                                       "setbase",
+                                       "setiosflags",
+                                       "resetiosflags",
+                                       "boolalpha",
+                                       "noboolalpha",
+                                       "showbase",
+                                       "noshowbase",
+                                       "showpoint",
+                                       "noshowpoint",
+                                       "showpos",
+                                       "noshowpos",
+                                       "hexfloat",
+                                       "defaultfloat",
+                                       "scientific",
+                                       "nouppercase",
+                                       "unitbuf",
+                                       "nounitbuf",
+                                       "streamsize",
+                                       "osyncstream",
+                                       "put_time",
+                                       "put_money"};
   for (const char* name : kNames) {
     if (id == name) return true;
   }
@@ -128,9 +167,8 @@ bool NamesAManipulatorAfterStd(const std::string& id) {
 }  // namespace
 
 bool MayUseStdComplex(const std::string& source) {
-  return AnyCodeIdentifier(source, [](const std::string& id, bool, size_t) {
-    return NamesComplex(id);
-  });
+  return AnyCodeIdentifier(source,
+                           [](const std::string& id, bool, size_t) { return NamesComplex(id); });
 }
 
 bool MayUseStreams(const std::string& source) {

@@ -167,11 +167,10 @@ TEST(FfiLifecycle, OnlyAFunctionWithAPoolParameterGetsOne) {
     out_seen = &seen;
     out_threads = &threads;
     ASSERT_EQ(Own(Handle(&f.frame, *spec,
-                                       [](auto& call) {
-                                         *out_seen = call.context->pool;
-                                         if (call.context->pool)
-                                           *out_threads = call.context->pool->num_threads();
-                                       })),
+                         [](auto& call) {
+                           *out_seen = call.context->pool;
+                           if (call.context->pool) *out_threads = call.context->pool->num_threads();
+                         })),
               nullptr);
     if (spec == &kPool) {
       ASSERT_NE(seen, nullptr);
@@ -213,8 +212,7 @@ TEST(FfiLifecycle, AsyncHandlerReturnsBeforeItsKernelEnds) {
 
 TEST(FfiLifecycle, AsyncKernelErrorsFailTheFutureWithTheFunctionsName) {
   Frame f;
-  ASSERT_EQ(Own(Handle(&f.frame, kAsync,
-                                     [](auto&) { throw std::invalid_argument("too small"); })),
+  ASSERT_EQ(Own(Handle(&f.frame, kAsync, [](auto&) { throw std::invalid_argument("too small"); })),
             nullptr);
   JoinThreads();
   EXPECT_EQ(f.frame.future->done.load(), 2);
@@ -225,10 +223,9 @@ TEST(FfiLifecycle, AsyncKernelErrorsFailTheFutureWithTheFunctionsName) {
 TEST(FfiLifecycle, AsyncRunsInPlaceWhenThePoolRefusesTheTask) {
   Fake::refuse_schedule = true;
   Frame f;
-  ASSERT_EQ(
-      Own(Handle(&f.frame, kAsync,
-                               [](auto& call) { call.rets[0].template data_ptr<float>()[1] = 3; })),
-      nullptr);
+  ASSERT_EQ(Own(Handle(&f.frame, kAsync,
+                       [](auto& call) { call.rets[0].template data_ptr<float>()[1] = 3; })),
+            nullptr);
   Fake::refuse_schedule = false;
   EXPECT_EQ(f.frame.future->done.load(), 1);
   EXPECT_EQ(f.out[1], 3.0f);

@@ -140,15 +140,15 @@ TEST(FfiScratch, DeviceScratchIsFreedWhenTheCallReturns) {
   Frame f;
   static size_t live_inside;
   ASSERT_EQ(Own(Handle(&f.frame, kDeviceScratch,
-                                     [](auto& call) {
-                                       ScratchAllocator& a = *call.context->allocator;
-                                       float* p = a.allocate_array<float>(100);
-                                       void* q = a.allocate(4096, 256);
-                                       EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
-                                       EXPECT_EQ(reinterpret_cast<uintptr_t>(q) % 256, 0u);
-                                       EXPECT_EQ(a.allocate(0), nullptr);
-                                       live_inside = Device::live.size();
-                                     })),
+                       [](auto& call) {
+                         ScratchAllocator& a = *call.context->allocator;
+                         float* p = a.allocate_array<float>(100);
+                         void* q = a.allocate(4096, 256);
+                         EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
+                         EXPECT_EQ(reinterpret_cast<uintptr_t>(q) % 256, 0u);
+                         EXPECT_EQ(a.allocate(0), nullptr);
+                         live_inside = Device::live.size();
+                       })),
             nullptr);
   EXPECT_EQ(live_inside, 2u);
   EXPECT_TRUE(Device::live.empty());
@@ -183,8 +183,7 @@ TEST(FfiScratch, OnlyAFunctionWithAnAllocatorParameterGetsOne) {
   Frame f;
   static ScratchAllocator* seen;
   seen = reinterpret_cast<ScratchAllocator*>(1);
-  ASSERT_EQ(Own(Handle(&f.frame, kPlain,
-                                     [](auto& call) { seen = call.context->allocator; })),
+  ASSERT_EQ(Own(Handle(&f.frame, kPlain, [](auto& call) { seen = call.context->allocator; })),
             nullptr);
   EXPECT_EQ(seen, nullptr);
 }

@@ -128,7 +128,8 @@ JAXCC_BRIDGE_COLD inline XLA_FFI_Error* FrameMismatch(XLA_FFI_CallFrame* frame,
       if (static_cast<int>(scalar->dtype) != static_cast<int>(attr.dtype)) {
         return InvalidFrame(api, "Wrong scalar data type: expected " +
                                      XlaTypeNameOfCode(static_cast<int>(attr.dtype)) + " but got " +
-                     XlaTypeNameOfCode(scalar->dtype) + " for attribute '" + attr.name + "'");
+                                     XlaTypeNameOfCode(scalar->dtype) + " for attribute '" +
+                                     attr.name + "'");
       }
     }
     return nullptr;
