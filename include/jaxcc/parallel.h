@@ -1,7 +1,7 @@
 // parallel_for on the thread pool of the call: XLA's intra-op pool, standard C++ only.
 //
 // A CPU function that takes a `jaxcc::ThreadPool&` parameter receives the pool XLA runs its own
-// ops on (the FFI ThreadPool), implemented by the generated wrapper unit; the kernel unit sees
+// ops on (the FFI ThreadPool), implemented by the module's frame runtime; the kernel unit sees
 // only this interface. No thread of jaxcc's own is ever started, so kernels running side by
 // side in one jitted function share the cores instead of oversubscribing them (as OpenMP does).
 //
@@ -23,26 +23,9 @@
 #include <type_traits>
 #include <utility>
 
+#include "jaxcc/thread_pool.h"
+
 namespace jaxcc {
-
-/// The thread pool of one call. Implemented over XLA's FFI ThreadPool by generated handlers;
-/// tests may implement it over their own threads.
-class ThreadPool {
- public:
-  /// Threads of the pool (at least 1). The calling thread is one of the workers of a
-  /// parallel_for, so a loop fans out to at most this many chunks at a time.
-  virtual int64_t num_threads() const noexcept = 0;
-  /// Runs `task(data)` on a pool thread, some time later; false if it could not be scheduled
-  /// (the caller then does the work itself).
-  virtual bool schedule(void (*task)(void*), void* data) noexcept = 0;
-
-  /// parallel_for on this pool; see jaxcc::parallel_for below.
-  template <typename Fn>
-  void parallel_for(int64_t begin, int64_t end, int64_t grain, Fn&& fn);
-
- protected:
-  ~ThreadPool() = default;
-};
 
 /// Most chunks one parallel_for cuts a range into, whatever its grain: the counter and the
 /// per-chunk call stay cheap against the work (documented in docs/usage.md).

@@ -9,17 +9,12 @@
 #include <utility>
 
 #include "jaxcc/async.h"
+#include "jaxcc/detail/frame_context.h"
 #include "jaxcc/parallel.h"
 #include "jaxcc/scratch.h"
 #include "jaxcc/state.h"
 
 namespace jaxcc::detail {
-
-struct CallContext {
-  ThreadPool* pool = nullptr;  ///< XLA's intra-op pool (functions with a `jaxcc::ThreadPool&`)
-  void* state = nullptr;       ///< the call site's State<T> (functions with a `jaxcc::State<T>&`)
-  ScratchAllocator* allocator = nullptr;  ///< run-time scratch (a `jaxcc::ScratchAllocator&`)
-};
 
 /// Binds the context's state to the function's `jaxcc::State<T>&` parameter: T is deduced from
 /// the parameter type by the conversion.

@@ -4,18 +4,21 @@
 // ffi_frame.h); the kernel unit sees the standard-C++ interfaces of call_context.h.
 #pragma once
 
+#include <pthread.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
-#include <mutex>
 #include <new>
 #include <string>
 #include <type_traits>
 #include <vector>
 
-#include "jaxcc/detail/call_context.h"
 #include "jaxcc/detail/ffi_common.h"
+#include "jaxcc/detail/frame_context.h"
 #include "jaxcc/detail/frame_entry.h"
+#include "jaxcc/scratch.h"
+#include "jaxcc/thread_pool.h"
 #include "xla/ffi/api/c_api.h"
 
 namespace jaxcc::detail {
@@ -220,8 +223,12 @@ inline XLA_FFI_TypeId* XlaTypeId(const FrameStateType& type) noexcept {
 /// registration, or the instantiate stage). The name is unique per loaded library and function.
 inline XLA_FFI_Error* EnsureStateType(const XLA_FFI_Api* api, const char* function,
                                       const FrameStateType& type) noexcept {
-  static std::mutex mutex;
-  std::lock_guard<std::mutex> lock(mutex);
+  // A registration-time lock; pthread's keeps <mutex> out of the frame runtime's parse.
+  static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
+  struct Unlock {
+    ~Unlock() { pthread_mutex_unlock(&mutex); }
+  } unlock_at_exit;
+  pthread_mutex_lock(&mutex);
   if (type.id->type_id != 0) return nullptr;
   char name[160];
   std::snprintf(name, sizeof(name), "jaxcc.state.%.100s@%p", function, static_cast<void*>(type.id));

@@ -18,10 +18,10 @@
 #include <string>
 #include <type_traits>
 
-#include "jaxcc/detail/call_context.h"
 #include "jaxcc/detail/ffi_common.h"
 #include "jaxcc/detail/ffi_context.h"
 #include "jaxcc/detail/ffi_frame_async.h"
+#include "jaxcc/detail/frame_context.h"
 #include "jaxcc/detail/frame_entry.h"
 #include "jaxcc/tensor.h"
 #include "xla/ffi/api/c_api.h"

@@ -9,9 +9,9 @@
 #include <new>
 #include <string>
 
-#include "jaxcc/detail/call_context.h"
 #include "jaxcc/detail/ffi_common.h"
 #include "jaxcc/detail/ffi_context.h"
+#include "jaxcc/detail/frame_context.h"
 #include "jaxcc/detail/frame_entry.h"
 #include "jaxcc/tensor.h"
 #include "xla/ffi/api/c_api.h"
