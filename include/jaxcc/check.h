@@ -67,6 +67,16 @@ namespace detail {
 /// accessors in tensor.h stay small.
 [[noreturn]] inline void ThrowCheckError(const std::string& message) { throw CheckError(message); }
 
+/// "CHECK failed at file:line: condition: message" (": message" only when one was streamed): the
+/// text of both message classes below.
+inline std::string CheckFailureText(const char* file, int line, const char* condition,
+                                    const std::string& message) {
+  std::string text =
+      "CHECK failed at " + std::string(file) + ":" + std::to_string(line) + ": " + condition;
+  if (!message.empty()) text += ": " + message;
+  return text;
+}
+
 #if defined(JAXCC_DETAIL_NO_OSTREAM)
 
 /// The message of a failed JAXCC_CHECK, in a unit without the iostreams: numbers, bool,
@@ -86,13 +96,7 @@ class CheckTextMessage {
     return *this;
   }
 
-  /// "CHECK failed at file:line: condition: message" (": message" only when one was streamed).
-  std::string str() const {
-    std::string text =
-        "CHECK failed at " + std::string(file_) + ":" + std::to_string(line_) + ": " + condition_;
-    if (!message_.text.empty()) text += ": " + message_.text;
-    return text;
-  }
+  std::string str() const { return CheckFailureText(file_, line_, condition_, message_.text); }
 
  private:
   const char* file_;
@@ -149,14 +153,7 @@ class CheckMessage {
     return *this;
   }
 
-  /// "CHECK failed at file:line: condition: message" (": message" only when one was streamed).
-  std::string str() const {
-    std::string text =
-        "CHECK failed at " + std::string(file_) + ":" + std::to_string(line_) + ": " + condition_;
-    const std::string& message = buffer_.str();
-    if (!message.empty()) text += ": " + message;
-    return text;
-  }
+  std::string str() const { return CheckFailureText(file_, line_, condition_, buffer_.str()); }
 
  private:
   const char* file_;

@@ -61,6 +61,28 @@ TEST(MayUseStdComplex, UnterminatedCommentOrLiteralEndsTheScan) {
   EXPECT_TRUE(MayUseStdComplex("const char* s = \"never closed\ncomplex64_t c;"));
 }
 
+// Property runner: 2000 sources of 1-8 fragments (fixed seed), each a naming fragment with
+// probability 1/5; `scan` must answer true exactly when one is in the source.
+void ExpectAgreesWithFragments(bool (*scan)(const std::string&),
+                               const std::vector<std::string>& benign,
+                               const std::vector<std::string>& naming, unsigned seed) {
+  std::mt19937 random(seed);
+  for (int round = 0; round < 2000; ++round) {
+    std::string source;
+    bool expected = false;
+    int pieces = 1 + static_cast<int>(random() % 8);
+    for (int i = 0; i < pieces; ++i) {
+      if (random() % 5 == 0) {
+        source += naming[random() % naming.size()];
+        expected = true;
+      } else {
+        source += benign[random() % benign.size()];
+      }
+    }
+    ASSERT_EQ(scan(source), expected) << source;
+  }
+}
+
 // Property: a source assembled from fragments whose answer is known (comments, literals and
 // numbers that mention "complex" without naming it, plain code, and code that does name a
 // complex type) is read as using complex exactly when a naming fragment is in it. Fixed seed.
@@ -83,21 +105,7 @@ TEST(MayUseStdComplex, AgreesWithTheFragmentsOfRandomSources) {
       "std::complex<double> z;\n",    "jaxcc::complex64_t w;\n", "BE::DType::Complex128;\n",
       "BE_DISPATCH_ALL(d, T, {});\n", "cuDoubleComplex q;\n",    "BE_DISPATCH_COMPLEX(d, T, {});\n",
   };
-  std::mt19937 random(20261124);
-  for (int round = 0; round < 2000; ++round) {
-    std::string source;
-    bool expected = false;
-    int pieces = 1 + static_cast<int>(random() % 8);
-    for (int i = 0; i < pieces; ++i) {
-      if (random() % 5 == 0) {
-        source += naming[random() % naming.size()];
-        expected = true;
-      } else {
-        source += benign[random() % benign.size()];
-      }
-    }
-    ASSERT_EQ(MayUseStdComplex(source), expected) << source;
-  }
+  ExpectAgreesWithFragments(MayUseStdComplex, benign, naming, 20261124);
 }
 
 TEST(MayUseStreams, FindsStreamsManipulatorsAndOutputOperators) {
@@ -152,21 +160,7 @@ TEST(MayUseStreams, AgreesWithTheFragmentsOfRandomSources) {
       "#include <iostream>\n", "std::cerr << e;\n",      "os << std::fixed;\n",
       "x << std::endl;\n",     "std::stringstream s;\n", "P& operator<<(P&, Q);\n",
   };
-  std::mt19937 random(20261125);
-  for (int round = 0; round < 2000; ++round) {
-    std::string source;
-    bool expected = false;
-    int pieces = 1 + static_cast<int>(random() % 8);
-    for (int i = 0; i < pieces; ++i) {
-      if (random() % 5 == 0) {
-        source += naming[random() % naming.size()];
-        expected = true;
-      } else {
-        source += benign[random() % benign.size()];
-      }
-    }
-    ASSERT_EQ(MayUseStreams(source), expected) << source;
-  }
+  ExpectAgreesWithFragments(MayUseStreams, benign, naming, 20261125);
 }
 
 std::string Quote(const std::string& text) {
