@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import importlib.abc
 import importlib.machinery
+import importlib.util
 import os
 import sys
 
@@ -61,14 +62,43 @@ REPLACED = {
 patched: dict[str, list[str]] = {}
 
 
-def _patch(module) -> None:
+def _with_brainevent_include(load):
+    """brainevent's loader puts its package's `include/` (its private `cuda_common.h`) on every
+    build's include path; a kernel layer moved onto jaxcc passes it as `extra_include_paths`.
+    jaxcc's own `brainevent/*.h` still come first (issue 21's corpus builds the same way)."""
+    import functools
+
+    include = os.path.join(
+        os.path.dirname(importlib.util.find_spec("brainevent").origin), "include"
+    )
+
+    @functools.wraps(load)
+    def loader(*args, extra_include_paths=None, **kwargs):
+        paths = [*(extra_include_paths or []), include]
+        return load(*args, extra_include_paths=paths, **kwargs)
+
+    return loader
+
+
+def _replacement(name: str):
     import jaxcc
 
+    if name in LOADERS:
+        if name not in _loaders:
+            _loaders[name] = _with_brainevent_include(getattr(jaxcc, name))
+        return _loaders[name]
+    return getattr(jaxcc, name)
+
+
+_loaders: dict[str, object] = {}
+
+
+def _patch(module) -> None:
     names = REPLACED[module.__name__]
     for name in names:
         if not hasattr(module, name):
             raise RuntimeError(f"brainevent_on_jaxcc: {module.__name__} has no {name} to replace")
-        setattr(module, name, getattr(jaxcc, name))
+        setattr(module, name, _replacement(name))
     patched[module.__name__] = list(names)
 
 

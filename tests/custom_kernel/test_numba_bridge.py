@@ -248,7 +248,9 @@ def test_a_new_aritys_trampoline_builds_while_numba_compiles_the_kernel(tmp_path
     # with an empty cache: the build's span must start before the kernel's compile ends.
     from conftest import run_python
 
-    result = run_python(OVERLAP_PROBE, env={"JAXCC_CACHE_DIR": str(tmp_path / "cache")})
+    # A CPU kernel: on a GPU machine JAX's default device would be the GPU (numba_kernel refuses it).
+    env = {"JAXCC_CACHE_DIR": str(tmp_path / "cache"), "JAX_PLATFORMS": "cpu"}
+    result = run_python(OVERLAP_PROBE, env=env)
     assert result.returncode == 0, result.stderr
     line = next(s for s in result.stdout.splitlines() if s.startswith("RESULT"))
     found = json.loads(line[len("RESULT") :])

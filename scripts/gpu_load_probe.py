@@ -1,0 +1,145 @@
+"""Warm CUDA loads in a real JAX GPU process (docs/gpu.md, "Warm CUDA loads"; issue 21 item 5).
+
+    python scripts/gpu_load_probe.py CACHE [--json OUT]
+
+CACHE is a jaxcc cache that scripts/brainevent_corpus.py filled (sm_80 + sm_90). Every row is a
+fresh process that starts JAX's GPU backend (`jax.devices("gpu")`) before it loads anything, as a
+JAX program does, then:
+  one      loads `_csr/binary_csrmv.cu`'s module warm: load time and the core's stages
+           (`jaxcc._core.last_load_trace()`), three processes in a row, then three with
+           CUDA_MODULE_LOADING=EAGER (the load should not change; the first call may)
+  all      loads all buildable modules warm, one after another: total, dlopen + dlsym, the rest
+  maps     which CUDA runtime and cuBLAS the process has mapped after JAX's backend started, and
+           after the cuBLAS-linked module loaded (one libcublas.so.13 expected)
+  order    the cuBLAS-linked module loaded BEFORE JAX's backend starts, then a cuBLAS-using JAX op
+           (jnp.dot on the GPU): which cuBLAS copies are mapped, and whether the op still works
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pathlib
+import statistics
+import subprocess
+import sys
+import textwrap
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+
+PROBE = textwrap.dedent(
+    """
+    import json, sys, time, pathlib
+    mode, cache, scripts = sys.argv[1], sys.argv[2], sys.argv[3]
+    sys.path.insert(0, scripts)
+    import brainevent_corpus as corpus
+    import jax
+    import jaxcc
+    jaxcc.set_cache_dir(cache)
+    root = corpus.brainevent_dir()
+    include = str(root / "include")
+
+    def options(rel):
+        # Outside the timed loads: the hybrid files' options import brainevent (seconds).
+        return (rel, *corpus.load_options(rel, ["8.0", "9.0"], include))
+
+    def load(opts):
+        rel, name, kwargs = opts
+        t = time.perf_counter()
+        module = jaxcc.load_cuda_file(root / rel, name=name, **kwargs)
+        return module, time.perf_counter() - t, dict(jaxcc._core.last_load_trace())
+
+    def mapped(*needles):
+        found = set()
+        for line in open("/proc/self/maps"):
+            path = line.split()[-1] if len(line.split()) >= 6 else ""
+            if any(n in path for n in needles):
+                found.add(path)
+        return sorted(found)
+
+    out = {}
+    if mode == "order":
+        module, s, _ = load(options(next(iter(corpus.CUBLAS_FILES))))
+        out["before_backend"] = mapped("libcublas")
+        jax.devices("gpu")
+        import jax.numpy as jnp
+        a = jnp.ones((256, 256), jnp.float32)
+        out["dot_ok"] = bool(float(jnp.dot(a, a)[0, 0]) == 256.0)
+        out["after_backend"] = mapped("libcublas")
+        print("RESULT " + json.dumps(out)); sys.exit(0)
+    jax.devices("gpu")
+    out["runtime_after_backend"] = mapped("libcudart", "libcublas", "libcuda.so")
+    if mode == "one":
+        _, s, trace = load(options("_csr/binary_csrmv.cu"))
+        out.update(seconds=s, trace=trace)
+    elif mode == "all":
+        files = [options(f) for f in corpus.corpus_files(root) if f not in corpus.UNBUILDABLE]
+        t = time.perf_counter()
+        dlopen = 0.0
+        for opts in files:
+            _, s, trace = load(opts)
+            dlopen += trace.get("dlopen + dlsym", 0.0)
+        out.update(seconds=time.perf_counter() - t, dlopen=dlopen, modules=len(files))
+        out["after_cublas_module"] = mapped("libcublas")
+    print("RESULT " + json.dumps(out))
+    """
+)
+
+
+def run(mode: str, cache: str, env: dict | None = None) -> dict:
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, mode, cache, str(ROOT / "scripts")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "XLA_PYTHON_CLIENT_PREALLOCATE": "false", **(env or {})},
+    )
+    line = next((s for s in proc.stdout.splitlines() if s.startswith("RESULT ")), None)
+    if proc.returncode != 0 or line is None:
+        return {"error": proc.stderr[-3000:]}
+    return json.loads(line[len("RESULT ") :])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("cache")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--json")
+    args = parser.parse_args()
+    result: dict = {}
+    for label, env in (("lazy", {}), ("EAGER", {"CUDA_MODULE_LOADING": "EAGER"})):
+        rows = [run("one", args.cache, env) for _ in range(3)]
+        result["one " + label] = rows
+        for i, r in enumerate(rows):
+            if "error" in r:
+                print(f"one ({label}) process {i + 1}: ERROR {r['error']}")
+                continue
+            stages = ", ".join(f"{k} {v * 1e3:.3f}" for k, v in r["trace"].items())
+            print(
+                f"one warm CUDA load ({label}), process {i + 1}: {r['seconds'] * 1e3:.3f} ms"
+                f" [{stages}]"
+            )
+    print("mapped after jax.devices('gpu'):", result["one lazy"][0].get("runtime_after_backend"))
+    alls = [run("all", args.cache) for _ in range(args.rounds)]
+    ok = [a for a in alls if "error" not in a]
+    if ok:
+        total = statistics.median(a["seconds"] * 1e3 for a in ok)
+        dlopen = statistics.median(a["dlopen"] * 1e3 for a in ok)
+        runs = ", ".join(f"{a['seconds'] * 1e3:.1f}" for a in ok)
+        print(
+            f"all {ok[0]['modules']} modules warm after JAX's GPU backend: {total:.1f} ms "
+            f"(runs {runs}), dlopen + dlsym {dlopen:.1f} ms, the rest {total - dlopen:.1f} ms"
+        )
+        print("libcublas mapped after the cuBLAS module:", ok[0]["after_cublas_module"])
+    else:
+        print("all: ERROR", alls[0]["error"])
+    result["all"] = alls
+    result["order"] = run("order", args.cache)
+    print("cuBLAS module before JAX's backend:", json.dumps(result["order"]))
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main()
