@@ -231,3 +231,27 @@ def test_functions_as_a_list_or_a_dict_work_for_cuda(unique_name, form):
     params = mod.specs["scale_by"]["params"]
     assert [p["kind"] for p in params] == ["arg", "ret", "attr", "stream"]
     assert params[2]["type"] == "float32"
+
+
+def test_several_architectures_compile_in_parallel_without_changing_the_cache_key(
+    fresh_cache, unique_name, capfd
+):
+    # Decision 133: nvcc gets --threads for a unit of several architectures when the build has
+    # workers to spare; it changes how nvcc runs, not what it makes, so the key is the same
+    # whatever the worker count (a fresh process with one worker finds the entry).
+    kwargs = dict(compute_capability=["8.0", "9.0"], verbose=True)
+    jaxcc.load_cuda_inline(unique_name, VECTOR_ADD, ninja_workers=2, **kwargs)
+    (line,) = _nvcc_lines(capfd.readouterr().err)
+    assert "--threads 2" in line, line
+    jaxcc.load_cuda_inline(unique_name + "_one", VECTOR_ADD, compute_capability="9.0",
+                           ninja_workers=2, verbose=True)  # fmt: skip
+    (line,) = _nvcc_lines(capfd.readouterr().err)
+    assert "--threads" not in line, line
+    again = run_python(
+        "import jaxcc\n"
+        f"m = jaxcc.load_cuda_inline({unique_name!r}, {VECTOR_ADD!r},\n"
+        "    compute_capability=['8.0', '9.0'], ninja_workers=1)\n"
+        "print('HIT', m.cache_hit)\n",
+        env={"JAXCC_CACHE_DIR": str(fresh_cache)},
+    )
+    assert "HIT True" in again.stdout, again.stderr[-3000:]

@@ -33,7 +33,9 @@ std::string RenderNinjaFile(const BuildGraph& graph) {
   for (size_t i = 0; i < graph.compiles.size(); ++i) {
     const CompileStep& step = graph.compiles[i];
     text += "rule compile_" + std::to_string(i) + "\n";
-    text += "  command = " + EscapeNinjaCommand(ShellJoin(step.command)) +
+    std::vector<std::string> command = step.command;
+    command.insert(command.end(), step.scheduling_flags.begin(), step.scheduling_flags.end());
+    text += "  command = " + EscapeNinjaCommand(ShellJoin(command)) +
             " -MMD -MF $out.d -c $in -o $out\n";
     text += "  depfile = $out.d\n";
     text += "  description = compile " + EscapeNinjaCommand(step.source) + "\n\n";

@@ -11,6 +11,10 @@ struct CompileStep {
   std::string object;  ///< file name relative to the build directory
   /// Compiler and flags, without -c/-o/depfile options (the ninja rule adds those).
   std::vector<std::string> command;
+  /// Flags that change how the compiler runs, not what it makes (nvcc's --threads): placed in the
+  /// rule after `command`, never part of what an object is keyed by, so the same unit built
+  /// with more or fewer threads is the same object.
+  std::vector<std::string> scheduling_flags;
 };
 
 struct BuildGraph {

@@ -114,6 +114,18 @@ TEST(NinjaFile, OneRulePerUnitAndEscapedPaths) {
   EXPECT_NE(text.find("command = /usr/bin/g++ -shared $in -o $out -lm\n"), std::string::npos);
 }
 
+TEST(NinjaFile, SchedulingFlagsFollowTheCommandInTheRule) {
+  BuildGraph graph;
+  graph.compiles.push_back(
+      {"kernel_0.cu", "kernel_0.o", {"/cuda/bin/nvcc", "-O3"}, {"--threads", "2"}});
+  graph.link_command = {"/usr/bin/g++", "-shared"};
+  graph.output = "m.so";
+  std::string text = RenderNinjaFile(graph);
+  EXPECT_NE(text.find("command = /cuda/bin/nvcc -O3 --threads 2 -MMD -MF $out.d -c $in -o $out\n"),
+            std::string::npos)
+      << text;
+}
+
 TEST(NinjaFile, PrebuiltObjectsAreLinkedButNeverCompiled) {
   BuildGraph graph;
   graph.compiles.push_back({"kernel_0.cc", "kernel_0.o", {"/usr/bin/g++"}});

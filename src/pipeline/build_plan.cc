@@ -1,7 +1,10 @@
 #include "pipeline/build_plan.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #include "codegen/ffi_wrapper.h"
 #include "codegen/kernel_unit.h"
@@ -95,6 +98,29 @@ std::vector<std::string> NvccFlags(const LoadRequest& request, const BuildEnviro
   return flags;
 }
 
+// nvcc compiles a unit once per virtual architecture, one after another unless told --threads
+// (CUDA 11.2+). A module built for several architectures gets one thread per architecture, as
+// far as the build's workers divided among its nvcc units allow (decision 133): on 2 cores a
+// two-architecture corpus file builds in 5.7 s instead of 8.4 s. One architecture, or no spare
+// worker, adds nothing.
+std::vector<std::string> NvccThreads(const CudaToolchain& cuda, size_t nvcc_units,
+                                     int ninja_workers) {
+  // The version is nvcc's release line: "Cuda compilation tools, release 13.0, V13.0.88".
+  size_t release = cuda.nvcc.version.find("release ");
+  int major = 0, minor = 0;
+  if (release == std::string::npos ||
+      std::sscanf(cuda.nvcc.version.c_str() + release, "release %d.%d", &major, &minor) != 2 ||
+      major * 10 + minor < 112 || nvcc_units == 0) {
+    return {};
+  }
+  int workers =
+      ninja_workers > 0 ? ninja_workers : static_cast<int>(std::thread::hardware_concurrency());
+  int share = std::max(1, workers / static_cast<int>(nvcc_units));
+  int threads = std::min(static_cast<int>(cuda.archs.size()), share);
+  if (threads < 2) return {};
+  return {"--threads", std::to_string(threads)};
+}
+
 // Static cudart keeps the library self-contained (no LD_LIBRARY_PATH for libcudart.so at run
 // time); kernels still launch on XLA's stream in the primary context. pip's CUDA wheels ship only
 // the shared runtime, which is then found through an rpath.
@@ -142,11 +168,16 @@ BuildPlan MakeBuildPlan(const LoadRequest& request, const BuildEnvironment& env,
   Append(plan.runtime_flags,
          {"-DNDEBUG", "-isystem", env.ffi_include_dir, "-isystem", env.jaxcc_include_dir});
 
+  size_t nvcc_units = 0;
+  for (size_t i = 0; i < request.sources.size(); ++i) nvcc_units += IsCudaSource(request, i);
+  const std::vector<std::string> nvcc_threads =
+      is_cuda ? NvccThreads(*cuda, nvcc_units, env.ninja_workers) : std::vector<std::string>{};
   for (size_t i = 0; i < request.sources.size(); ++i) {
-    build::CompileStep step{KernelFile(request, i), "kernel_" + std::to_string(i) + ".o", {}};
+    build::CompileStep step{KernelFile(request, i), "kernel_" + std::to_string(i) + ".o", {}, {}};
     if (is_cuda && IsCudaSource(request, i)) {
       step.command = {cuda->nvcc.path};
       Append(step.command, plan.cuda_flags);
+      step.scheduling_flags = nvcc_threads;
     } else {
       step.command = compiler.command;
       Append(step.command, plan.user_flags);
@@ -154,10 +185,10 @@ BuildPlan MakeBuildPlan(const LoadRequest& request, const BuildEnvironment& env,
     plan.graph.compiles.push_back(std::move(step));
   }
 
-  build::CompileStep wrapper{kWrapperSource, "ffi_wrapper.o", compiler.command};
+  build::CompileStep wrapper{kWrapperSource, "ffi_wrapper.o", compiler.command, {}};
   Append(wrapper.command, plan.wrapper_flags);
   plan.graph.compiles.push_back(std::move(wrapper));
-  build::CompileStep runtime{kFrameRuntimeSource, "ffi_frame_runtime.o", compiler.command};
+  build::CompileStep runtime{kFrameRuntimeSource, "ffi_frame_runtime.o", compiler.command, {}};
   Append(runtime.command, plan.runtime_flags);
   plan.graph.compiles.push_back(std::move(runtime));
 

@@ -119,5 +119,56 @@ TEST(BuildPlanTest, NvccGetsTheSameIncludeOrder) {
   ExpectKernelIncludeOrder(plan.graph.compiles.front().command);
 }
 
+LoadRequest CudaRequest(size_t cuda_files) {
+  LoadRequest request = CpuRequest(3);
+  request.platform = "cuda";
+  request.sources.clear();
+  for (size_t i = 0; i < cuda_files; ++i) request.sources.push_back({"k.cu", "void f() {}"});
+  request.sources.push_back({"host.cc", "void g() {}"});
+  return request;
+}
+
+// The scheduling flags of every nvcc step ("" when none), in order.
+std::vector<std::string> NvccThreadsOf(const LoadRequest& request, std::vector<std::string> archs,
+                                       int workers, const std::string& release = "release 13.0") {
+  CudaToolchain cuda{{"/cuda/bin/nvcc", release, "/cuda", "test"}, std::move(archs)};
+  BuildEnvironment env = Env();
+  env.ninja_workers = workers;
+  BuildPlan plan = MakeBuildPlan(request, env, FakeCompiler(), &cuda);
+  std::vector<std::string> found;
+  for (const build::CompileStep& step : plan.graph.compiles) {
+    if (step.command.front() != "/cuda/bin/nvcc") {
+      EXPECT_TRUE(step.scheduling_flags.empty()) << step.source;
+      continue;
+    }
+    // Never in the command: that is what the object cache and the module's key are made of.
+    EXPECT_FALSE(Has(step.command, "--threads")) << step.source;
+    EXPECT_FALSE(Has(plan.cuda_flags, "--threads"));
+    std::string joined;
+    for (const std::string& flag : step.scheduling_flags)
+      joined += (joined.empty() ? "" : " ") + flag;
+    found.push_back(joined);
+  }
+  return found;
+}
+
+TEST(BuildPlanTest, NvccBuildsSeveralArchitecturesOnTheWorkersTheBuildHas) {
+  using Flags = std::vector<std::string>;
+  EXPECT_EQ(NvccThreadsOf(CudaRequest(1), {"80", "90"}, 2,
+                          "Cuda compilation tools, release 13.0, V13.0.88"),
+            Flags({"--threads 2"}));
+  EXPECT_EQ(NvccThreadsOf(CudaRequest(1), {"70", "80", "90"}, 16), Flags({"--threads 3"}));
+  EXPECT_EQ(NvccThreadsOf(CudaRequest(1), {"70", "80", "90"}, 2), Flags({"--threads 2"}));
+  // One architecture, one worker, or the workers already shared out among the units: nothing.
+  EXPECT_EQ(NvccThreadsOf(CudaRequest(1), {"90"}, 16), Flags({""}));
+  EXPECT_EQ(NvccThreadsOf(CudaRequest(1), {"80", "90"}, 1), Flags({""}));
+  EXPECT_EQ(NvccThreadsOf(CudaRequest(2), {"80", "90"}, 2), Flags({"", ""}));
+  EXPECT_EQ(NvccThreadsOf(CudaRequest(2), {"80", "90"}, 4), Flags({"--threads 2", "--threads 2"}));
+  // nvcc before 11.2 has no --threads.
+  EXPECT_EQ(NvccThreadsOf(CudaRequest(1), {"80", "90"}, 4, "release 11.1"), Flags({""}));
+  EXPECT_EQ(NvccThreadsOf(CudaRequest(1), {"80", "90"}, 4, "release 11.2"), Flags({"--threads 2"}));
+  EXPECT_EQ(NvccThreadsOf(CudaRequest(1), {"80", "90"}, 4, "garbled"), Flags({""}));
+}
+
 }  // namespace
 }  // namespace jaxcc::pipeline
