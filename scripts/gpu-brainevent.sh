@@ -12,6 +12,8 @@
 #   load     scripts/gpu_load_probe.py: warm CUDA loads in a JAX GPU process (docs/gpu.md)
 #   ops      bench_brainevent_ops_gpu.py: every cuda_raw operator, per-call time and results,
 #            through jaxcc vs through brainevent's own loader
+#   paired   bench_brainevent_ops_gpu_paired.py: the same operators through both kernel layers in
+#            ONE process, interleaved (tests/brainevent_on_jaxcc/twin.py): per-call parity
 #   peers    bench_peers_gpu.py: vector_add through jaxcc, brainevent (and TVM-FFI if installed)
 set -uo pipefail
 [[ $# -ge 1 ]] || { echo "usage: scripts/gpu-brainevent.sh OUTDIR [STEP...]" >&2; exit 2; }
@@ -19,7 +21,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 mkdir -p "$1" && OUT="$(cd "$1" && pwd)"
 shift
 STEPS=("$@")
-[[ ${#STEPS[@]} -gt 0 ]] || STEPS=(corpus cold load ops peers)
+[[ ${#STEPS[@]} -gt 0 ]] || STEPS=(corpus cold load paired ops peers)
 PY=${PYTHON:-python3}
 export XLA_PYTHON_CLIENT_PREALLOCATE=false PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1
 ARCH=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1)
@@ -49,6 +51,8 @@ for s in "${STEPS[@]}"; do
     load) step load 300 "$PY" scripts/gpu_load_probe.py "$OUT/corpus-cache" --json "$OUT/load.json" ;;
     ops) step ops 400 "$PY" benchmarks/bench_brainevent_ops_gpu.py --rounds 3 --configs 2 \
       --jobs "$JOBS" --cache-root "$OUT/ops-caches" --json "$OUT/ops.json" ;;
+    paired) step paired 400 "$PY" benchmarks/bench_brainevent_ops_gpu_paired.py --configs 2 \
+      --rounds 7 --json "$OUT/paired.json" ;;
     peers) step peers 200 "$PY" benchmarks/bench_peers_gpu.py --rounds 3 --json "$OUT/peers.json" ;;
     *) echo "unknown step $s" >&2; exit 2 ;;
   esac

@@ -137,3 +137,47 @@ def test_the_shims_loaders_find_brainevents_private_headers(tmp_path):
         check=False,
     )  # fmt: skip
     assert out.stdout.strip().endswith("ok"), out.stderr[-3000:]
+
+
+def test_the_twin_builds_each_file_with_both_loaders_and_lowers_to_jaxccs_on_request(tmp_path):
+    # benchmarks/bench_brainevent_ops_gpu_paired.py times brainevent's operators through both
+    # kernel layers in one process: brainevent's loader is teed to jaxcc's (targets jx_<module>),
+    # and ffi_call lowers to the jaxcc twin inside twin.jaxcc_targets() only.
+    brainevent_package()
+    code = (
+        "import pathlib, sys\n"
+        "from brainevent_on_jaxcc import twin\n"
+        "twin.install()\n"
+        "import jax, jax.numpy as jnp, brainevent, brainevent._op as op, jaxcc\n"
+        "import brainevent._jit_uniform.float as jitu\n"
+        "assert jitu.load_cuda_file is op.load_cuda_file\n"
+        "root = pathlib.Path(brainevent.__file__).parent\n"
+        "op.load_cuda_file(root / '_jit_uniform/float_jitu.cu', name='jit_uniform_jitu',\n"
+        "                  compute_capability='8.0')\n"
+        "assert twin.teed_modules == {'jit_uniform_jitu'}, twin.teed_modules\n"
+        "assert 'jx_jit_uniform_jitu.jitu_trans_f32' in jaxcc.list_registered_targets()\n"
+        "def f(x):\n"
+        "    out = jax.ShapeDtypeStruct(x.shape, x.dtype)\n"
+        "    return jax.ffi.ffi_call('jit_uniform_jitu.jitu_trans_f32', out)(x)\n"
+        "def lowered(fn):\n"
+        "    return fn.trace(jnp.ones(4)).lower(lowering_platforms=('cuda',)).as_text()\n"
+        "plain = lowered(jax.jit(f))\n"
+        "with twin.jaxcc_targets():\n"
+        "    teed = lowered(jax.jit(lambda x: f(x)))\n"
+        "assert '@jx_jit_uniform_jitu.jitu_trans_f32' in teed, teed\n"
+        "assert '@jit_uniform_jitu.jitu_trans_f32' in plain and 'jx_' not in plain, plain\n"
+        "print('ok')\n"
+    )
+    env = dict(
+        os.environ,
+        JAX_PLATFORMS="cpu",
+        PYTHONPATH=str(TESTS),
+        JAXCC_SHIM_OFF="1",
+        JAXCC_CACHE_DIR=str(tmp_path / "cache"),
+        BRAINEVENT_CACHE_DIR=str(tmp_path / "be"),
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600,
+        check=False,
+    )  # fmt: skip
+    assert out.stdout.strip().endswith("ok"), out.stdout[-2000:] + out.stderr[-3000:]
