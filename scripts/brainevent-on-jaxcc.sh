@@ -11,6 +11,9 @@
 #   "jaxcc's" (passes on brainevent, fails on jaxcc) at a fraction of the cost; exit 1 when any
 #   is jaxcc's. The node ids and both outcomes land in build/brainevent-on-jaxcc/<dir>.triage.
 # -n N: pytest-xdist with N workers on both sides (only on an otherwise idle machine).
+# --gpu: leave JAX on its default platform (the GPU where there is one) instead of
+#   JAX_PLATFORMS=cpu, so the tests take their CUDA paths (scripts/gpu-check.sh uses this).
+# -k EXPR: only the tests pytest's -k selects, on both sides (e.g. -k cuda_raw with --gpu).
 # PYTHON: an interpreter with brainevent 0.3.0, brainstate, numba and jaxcc installed (default
 # build/venv312/bin/python); DIR: package directories such as _dense _csr, or . for the package's
 # top-level *_test.py (default: all, smaller first). _csr and _fcn's tests also import braintools
@@ -20,16 +23,23 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 triage=0
 workers=()
+platform=(JAX_PLATFORMS=cpu)
+select_k=()
 while [ $# -gt 0 ]; do
   case $1 in
     --triage) triage=1; shift ;;
     -n) workers=(-n "$2"); shift 2 ;;
+    --gpu) platform=(); shift ;;
+    -k) select_k=(-k "$2"); shift 2 ;;
     *) break ;;
   esac
 done
 python=${1:-build/venv312/bin/python}
 shift || true
-[[ $python = /* ]] || python=$PWD/$python
+# A bare command name (gpu-check.sh passes python3) is looked up on PATH; a relative path is
+# made absolute, since the runs happen in the package's directory.
+if [[ $python != */* ]]; then python=$(command -v "$python") || exit 2
+elif [[ $python != /* ]]; then python=$PWD/$python; fi
 package=$("$python" -c 'import importlib.util, os; print(os.path.dirname(importlib.util.find_spec("brainevent").origin))') || {
   echo "brainevent-on-jaxcc: $python has no brainevent" >&2
   exit 2
@@ -58,10 +68,11 @@ run() {
   cache=$(mktemp -d)
   rm -f "$log/$name.$side.outcomes" "$log/$name.$side.outcomes.partial"
   start=$(date +%s)
-  (cd "$package" && JAXCC_SHIM_OFF=$off JAX_PLATFORMS=cpu JAXCC_CACHE_DIR=$cache \
+  (cd "$package" && env "${platform[@]}" JAXCC_SHIM_OFF=$off JAXCC_CACHE_DIR=$cache \
     JAXCC_SHIM_OUTCOMES=$log/$name.$side.outcomes JAXCC_SHIM_SELECT=$select \
     PYTHONPATH=$tests "$python" -m pytest -p brainevent_on_jaxcc.plugin \
-    -p no:cacheprovider "${workers[@]}" -q -rfE $targets) > "$log/$name.$side.log" 2>&1
+    -p no:cacheprovider "${workers[@]}" "${select_k[@]}" -q -rfE $targets) \
+    > "$log/$name.$side.log" 2>&1
   local rc=$? seconds=$(( $(date +%s) - start ))
   rm -rf "$cache"
   local f=$log/$name.$side.outcomes

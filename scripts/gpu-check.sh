@@ -131,6 +131,16 @@ if [[ ${#FAILED[@]} -eq 0 ]]; then
   if [[ $JAX_GPU == 1 ]]; then
     step example-gpu 300 "$PY" examples/gpu_backends.py --png "$OUT/gpu_backends.png"
     step bench-cuda-gpu 300 "$PY" benchmarks/bench_cuda_gpu.py --json "$OUT/bench_cuda_gpu.json"
+    # brainevent 0.3.0's own tests, their CUDA paths (cuda_raw: its .cu kernels) on jaxcc through
+    # the test-only shim and on brainevent itself, where that Python has them (issue 21 item 4):
+    # the counts must be equal. BRAINEVENT_GPU_DIRS picks the package directories.
+    if "$PY" -c "import importlib.metadata as m, sys; import brainstate; sys.exit(m.version('brainevent') != '0.3.0')" >/dev/null 2>&1; then
+      # shellcheck disable=SC2086
+      step brainevent-cuda-tests 900 scripts/brainevent-on-jaxcc.sh --gpu -k cuda_raw -n 8 \
+        "$PY" ${BRAINEVENT_GPU_DIRS:-_dense _jit_uniform}
+    else
+      say "brainevent 0.3.0 and brainstate are not installed for $PY: its CUDA-path tests skipped"
+    fi
   fi
 fi
 
