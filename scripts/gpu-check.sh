@@ -136,7 +136,7 @@ if [[ ${#FAILED[@]} -eq 0 ]]; then
     # the counts must be equal. BRAINEVENT_GPU_DIRS picks the package directories.
     if "$PY" -c "import importlib.metadata as m, sys; import brainstate; sys.exit(m.version('brainevent') != '0.3.0')" >/dev/null 2>&1; then
       # shellcheck disable=SC2086
-      step brainevent-cuda-tests 900 scripts/brainevent-on-jaxcc.sh --gpu -k cuda_raw -n 8 \
+      step brainevent-cuda-tests 400 scripts/brainevent-on-jaxcc.sh --gpu -k cuda_raw -n 8 \
         "$PY" ${BRAINEVENT_GPU_DIRS:-_dense _jit_uniform}
     else
       say "brainevent 0.3.0 and brainstate are not installed for $PY: its CUDA-path tests skipped"
