@@ -47,7 +47,7 @@ PROBE = textwrap.dedent(
         os.environ["JAXCC_CACHE_DIR"] = cache
         sys.path.insert(0, sys.argv[8])
         import brainevent_on_jaxcc.plugin  # noqa: F401  (installs the shim before brainevent)
-    import jax, jax.numpy as jnp, numpy as np
+    import jax, numpy as np
     import brainevent
     from brainevent import _registry
     if side == "brainevent":
@@ -56,20 +56,8 @@ PROBE = textwrap.dedent(
         import jaxcc
         assert brainevent._op.XLACustomKernel is jaxcc.XLACustomKernel
     np.random.seed(0)  # some data generators draw from NumPy's global generator
-    LOOP = 100
-
-    def looped(kernel, kw):
-        # The operator LOOP times inside one jitted fori_loop, each call depending on the last
-        # (its first input plus 0 * its outputs' sum), so XLA cannot hoist it: the time per
-        # iteration is the handler and the kernels, without Python's dispatch.
-        def run(*a):
-            def body(i, c):
-                out = kernel._call_fn(c, *a[1:], backend="cuda_raw", **kw)
-                s = sum(jnp.sum(x.astype(jnp.float32)) for x in jax.tree.leaves(out))
-                return c + (s * 0).astype(c.dtype)
-            return jax.lax.fori_loop(0, LOOP, body, a[0])
-        return jax.jit(run)
-
+    sys.path.insert(0, sys.argv[9])
+    from brainevent_ops_timing import LOOP, loopable, looped, timed
     items = []
     for name, kernel in sorted(_registry.get_registry().items()):
         if only and name not in only:
@@ -82,10 +70,7 @@ PROBE = textwrap.dedent(
                 return _k._call_fn(*a, backend=_b, **_kw)
             def reference(*a, _k=kernel, _kw=kw):
                 return _k._call_fn(*a, backend="jax_raw", **_kw)
-            first = jax.tree.leaves(config.args[0])[0] if config.args else None
-            loop = (looped(kernel, kw) if first is not None and hasattr(first, "dtype")
-                    and jnp.issubdtype(first.dtype, jnp.floating)
-                    and not isinstance(config.args[0], (tuple, list, dict)) else None)
+            loop = looped(kernel, kw) if loopable(config.args) else None
             has_ref = "jax_raw" in kernel.available_backends("gpu")
             items.append((name, config.name, jax.jit(call), config.args, loop,
                           jax.jit(reference) if has_ref else None))
@@ -116,20 +101,6 @@ PROBE = textwrap.dedent(
         compiled = list(pool.map(lower, items))
     ready = time.perf_counter() - start
 
-    def median_time(fn, args, per, batch, n):
-        jax.block_until_ready(fn(*args))
-        for _ in range(3):
-            jax.block_until_ready(fn(*args))
-        samples = []
-        for _ in range(n):
-            t = time.perf_counter()
-            for _ in range(batch):
-                out = fn(*args)
-            jax.block_until_ready(out)
-            samples.append((time.perf_counter() - t) / batch / per)
-        samples.sort()
-        return samples[len(samples) // 2] * 1e6
-
     rows, outputs, wrong = [], {}, []
     for (name, label, f, args, _, ref), (exe, loop) in zip(items, compiled):
         if exe is None:
@@ -146,9 +117,9 @@ PROBE = textwrap.dedent(
                     wrong.append(key)
             except Exception as exc:
                 failed[key + " (jax_raw reference)"] = f"{type(exc).__name__}: {str(exc)[:200]}"
-        row = {"key": key, "us": median_time(exe, args, 1, calls, 15)}
+        row = {"key": key, "us": timed(exe, args, 1, calls, 15)}
         if loop is not None:
-            row["loop_us"] = median_time(loop, args, LOOP, 2, 7)
+            row["loop_us"] = timed(loop, args, LOOP, 2, 7)
         rows.append(row)
         for i, leaf in enumerate(jax.tree.leaves(out)):
             outputs[f"{len(rows) - 1}:{i}"] = np.asarray(leaf)
@@ -165,7 +136,7 @@ def run_side(python, side, cache, args, outdir):
     env.pop("JAXCC_SHIM_OFF", None)
     proc = subprocess.run(
         [python, "-c", PROBE, side, cache, str(args.configs), str(args.jobs), str(args.calls),
-         outdir, json.dumps(args.only or []), TESTS],
+         outdir, json.dumps(args.only or []), TESTS, HERE],
         capture_output=True, text=True, env=env, timeout=args.timeout,
     )  # fmt: skip
     line = next((s for s in proc.stdout.splitlines() if s.startswith("RESULT ")), None)

@@ -25,41 +25,10 @@ import json
 import os
 import statistics
 import sys
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests"))
-LOOP = 100
-
-
-def looped(kernel, kw):
-    import jax
-    import jax.numpy as jnp
-
-    def run(*a):
-        def body(i, c):
-            out = kernel._call_fn(c, *a[1:], backend="cuda_raw", **kw)
-            s = sum(jnp.sum(x.astype(jnp.float32)) for x in jax.tree.leaves(out))
-            return c + (s * 0).astype(c.dtype)
-
-        return jax.lax.fori_loop(0, LOOP, body, a[0])
-
-    return jax.jit(run)
-
-
-def timed(fn, args, per, batch, samples):
-    import jax
-
-    for _ in range(3):
-        jax.block_until_ready(fn(*args))
-    out = []
-    for _ in range(samples):
-        t = time.perf_counter()
-        for _ in range(batch):
-            result = fn(*args)
-        jax.block_until_ready(result)
-        out.append((time.perf_counter() - t) / batch / per * 1e6)
-    return statistics.median(out)
+from brainevent_ops_timing import LOOP, loopable, looped, timed  # noqa: E402
 
 
 def main() -> None:
@@ -75,7 +44,6 @@ def main() -> None:
     twin.install()
     import brainevent  # noqa: F401
     import jax
-    import jax.numpy as jnp
     import numpy as np
     from brainevent import _registry
 
@@ -89,15 +57,13 @@ def main() -> None:
         for config in itertools.islice(kernel._benchmark_data_fn(platform="gpu"), args.configs):
             kw = dict(config.kernel_kwargs)
             key = f"{name} | {config.name}"
-            first = config.args[0] if config.args else None
-            loopable = hasattr(first, "dtype") and jnp.issubdtype(first.dtype, jnp.floating)
             sides = {}
             try:
                 for side in ("brainevent", "jaxcc"):
                     call = jax.jit(
                         lambda *a, _k=kernel, _kw=kw: _k._call_fn(*a, backend="cuda_raw", **_kw)
                     )  # noqa: E501
-                    loop = looped(kernel, kw) if loopable else None
+                    loop = looped(kernel, kw) if loopable(config.args) else None
                     with twin.jaxcc_targets() if side == "jaxcc" else contextlib.nullcontext():
                         exe = call.lower(*config.args).compile()
                         loop_exe = loop.lower(*config.args).compile() if loop else None

@@ -18,11 +18,10 @@ triage mode: `JAXCC_SHIM_OUTCOMES=FILE` writes one `outcome<TAB>node id` line pe
 
 from __future__ import annotations
 
-import importlib.abc
-import importlib.machinery
-import importlib.util
 import os
 import sys
+
+from brainevent_on_jaxcc.hooks import patch_after_import, with_brainevent_include
 
 # module of brainevent's kernel layer -> names replaced there by jaxcc's objects of the same name.
 LOADERS = (
@@ -62,30 +61,12 @@ REPLACED = {
 patched: dict[str, list[str]] = {}
 
 
-def _with_brainevent_include(load):
-    """brainevent's loader puts its package's `include/` (its private `cuda_common.h`) on every
-    build's include path; a kernel layer moved onto jaxcc passes it as `extra_include_paths`.
-    jaxcc's own `brainevent/*.h` still come first (issue 21's corpus builds the same way)."""
-    import functools
-
-    include = os.path.join(
-        os.path.dirname(importlib.util.find_spec("brainevent").origin), "include"
-    )
-
-    @functools.wraps(load)
-    def loader(*args, extra_include_paths=None, **kwargs):
-        paths = [*(extra_include_paths or []), include]
-        return load(*args, extra_include_paths=paths, **kwargs)
-
-    return loader
-
-
 def _replacement(name: str):
     import jaxcc
 
     if name in LOADERS:
         if name not in _loaders:
-            _loaders[name] = _with_brainevent_include(getattr(jaxcc, name))
+            _loaders[name] = with_brainevent_include(getattr(jaxcc, name))
         return _loaders[name]
     return getattr(jaxcc, name)
 
@@ -102,35 +83,8 @@ def _patch(module) -> None:
     patched[module.__name__] = list(names)
 
 
-class _PatchingLoader(importlib.abc.Loader):
-    def __init__(self, inner):
-        self.inner = inner
-
-    def create_module(self, spec):
-        return self.inner.create_module(spec)
-
-    def exec_module(self, module):
-        self.inner.exec_module(module)
-        _patch(module)
-
-    def __getattr__(self, name):  # get_source, is_package, resource readers: the file loader's
-        return getattr(self.inner, name)
-
-
-class _Finder(importlib.abc.MetaPathFinder):
-    def find_spec(self, fullname, path, target=None):
-        if fullname not in REPLACED:
-            return None
-        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
-        if spec is not None and spec.loader is not None:
-            spec.loader = _PatchingLoader(spec.loader)
-        return spec
-
-
 def install() -> None:
-    if any(n == "brainevent" or n.startswith("brainevent.") for n in sys.modules):
-        raise RuntimeError("brainevent_on_jaxcc: brainevent was imported before the shim")
-    sys.meta_path.insert(0, _Finder())
+    patch_after_import(REPLACED, _patch, "brainevent_on_jaxcc")
 
 
 ACTIVE = os.environ.get("JAXCC_SHIM_OFF") != "1"

@@ -16,33 +16,23 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib.abc
-import importlib.machinery
-import importlib.util
-import os
-import sys
 import threading
+
+from brainevent_on_jaxcc.hooks import patch_after_import, with_brainevent_include
 
 PREFIX = "jx_"
 teed_modules: set[str] = set()
 _state = threading.local()
 
 
-def _brainevent_include() -> str:
-    origin = importlib.util.find_spec("brainevent").origin
-    return os.path.join(os.path.dirname(origin), "include")
-
-
 def _tee(original):
     @functools.wraps(original)
-    def load_cuda_file(path, *args, name=None, extra_include_paths=None, **kwargs):
+    def load_cuda_file(path, *args, name=None, **kwargs):
         import jaxcc
 
-        module = original(path, *args, name=name, extra_include_paths=extra_include_paths, **kwargs)
-        paths = [*(extra_include_paths or []), _brainevent_include()]
-        jaxcc.load_cuda_file(
-            path, *args, name=name, target_prefix=PREFIX + name, extra_include_paths=paths, **kwargs
-        )
+        module = original(path, *args, name=name, **kwargs)
+        twin = with_brainevent_include(jaxcc.load_cuda_file)
+        twin(path, *args, name=name, target_prefix=PREFIX + name, **kwargs)
         teed_modules.add(name)
         return module
 
@@ -71,36 +61,13 @@ def jaxcc_targets():
         _state.jaxcc = previous
 
 
-class _TeeLoader(importlib.abc.Loader):
-    def __init__(self, inner):
-        self.inner = inner
-
-    def create_module(self, spec):
-        return self.inner.create_module(spec)
-
-    def exec_module(self, module):
-        self.inner.exec_module(module)
-        module.load_cuda_file = _tee(module.load_cuda_file)
-
-    def __getattr__(self, name):
-        return getattr(self.inner, name)
-
-
-class _TeeFinder(importlib.abc.MetaPathFinder):
-    def find_spec(self, fullname, path, target=None):
-        if fullname != "brainevent._op":
-            return None
-        spec = importlib.machinery.PathFinder.find_spec(fullname, path)
-        if spec is not None and spec.loader is not None:
-            spec.loader = _TeeLoader(spec.loader)
-        return spec
+def _tee_loaders(module) -> None:
+    module.load_cuda_file = _tee(module.load_cuda_file)
 
 
 def install() -> None:
     """Before brainevent is imported: its operator modules then import the tee by name."""
-    if any(n == "brainevent" or n.startswith("brainevent.") for n in sys.modules):
-        raise RuntimeError("brainevent_on_jaxcc.twin: brainevent was imported before install()")
+    patch_after_import(("brainevent._op",), _tee_loaders, "brainevent_on_jaxcc.twin")
     import jax
 
     jax.ffi.ffi_call = _remapping(jax.ffi.ffi_call)
-    sys.meta_path.insert(0, _TeeFinder())
