@@ -1,7 +1,6 @@
 #include "pipeline/build_plan.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
@@ -105,14 +104,7 @@ std::vector<std::string> NvccFlags(const LoadRequest& request, const BuildEnviro
 // worker, adds nothing.
 std::vector<std::string> NvccThreads(const CudaToolchain& cuda, size_t nvcc_units,
                                      int ninja_workers) {
-  // The version is nvcc's release line: "Cuda compilation tools, release 13.0, V13.0.88".
-  size_t release = cuda.nvcc.version.find("release ");
-  int major = 0, minor = 0;
-  if (release == std::string::npos ||
-      std::sscanf(cuda.nvcc.version.c_str() + release, "release %d.%d", &major, &minor) != 2 ||
-      major * 10 + minor < 112 || nvcc_units == 0) {
-    return {};
-  }
+  if (toolchain::NvccRelease(cuda.nvcc.version) < 112 || nvcc_units == 0) return {};
   int workers =
       ninja_workers > 0 ? ninja_workers : static_cast<int>(std::thread::hardware_concurrency());
   int share = std::max(1, workers / static_cast<int>(nvcc_units));

@@ -1,5 +1,6 @@
 #include "toolchain/nvcc.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <mutex>
 #include <optional>
@@ -33,6 +34,16 @@ Result<std::string> ReleaseLine(const std::string& output) {
 }
 
 }  // namespace
+
+int NvccRelease(const std::string& version) {
+  size_t at = version.find("release ");
+  int major = 0, minor = 0;
+  if (at == std::string::npos ||
+      std::sscanf(version.c_str() + at, "release %d.%d", &major, &minor) != 2) {
+    return 0;
+  }
+  return major * 10 + minor;
+}
 
 void ResetNvccMemo() {
   std::lock_guard<std::mutex> lock(g_mutex);

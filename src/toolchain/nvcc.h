@@ -21,6 +21,10 @@ struct Nvcc {
 /// listing every candidate tried, in order, and how to fix it.
 Result<Nvcc> FindNvcc(const std::vector<std::string>& wheel_dirs, const std::string& memo_path);
 
+/// The release of `version` (an Nvcc::version line, "... release 13.0, V13.0.88") as major * 10
+/// + minor (130), or 0 when the line names none.
+int NvccRelease(const std::string& version);
+
 /// Forgets the per-process result (tests change the environment between calls).
 void ResetNvccMemo();
 

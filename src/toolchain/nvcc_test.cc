@@ -76,5 +76,12 @@ TEST(FindNvcc, RealNvccWhenInstalled) {
   EXPECT_NE(found->version.find("release"), std::string::npos);
 }
 
+TEST(NvccRelease, ReadsTheReleaseLineAsMajorTimesTenPlusMinor) {
+  EXPECT_EQ(NvccRelease("Cuda compilation tools, release 13.0, V13.0.88"), 130);
+  EXPECT_EQ(NvccRelease("release 11.2"), 112);
+  EXPECT_EQ(NvccRelease("garbled"), 0);
+  EXPECT_EQ(NvccRelease(""), 0);
+}
+
 }  // namespace
 }  // namespace jaxcc::toolchain
