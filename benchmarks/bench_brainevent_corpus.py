@@ -93,7 +93,7 @@ PROBE = textwrap.dedent(
             setattr(owner, attr, wrapper)
         timed(_discovery, "build_environment", "py: build environment")
         timed(_core, "load_module", "core (total)")
-        timed(_registry, "register_target", "py: register with jax")
+        timed(_registry, "register_module", "py: register with jax")
     preload_s = 0.0
     if preload:
         # What a JAX GPU process has already mapped (jaxlib's CUDA plugin loads cuBLAS): the

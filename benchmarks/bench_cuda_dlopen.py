@@ -1,8 +1,8 @@
 """dlopen cost of CUDA modules under different link options (issue 21 item 5, decision 121).
 
 Relinks real modules from an object cache (a filled brainevent corpus cache by default): every
-wrapper object is paired with the kernel object that defines the bridges it calls, and each pair
-is linked once per variant, as jaxcc links a CUDA module (static cudart) plus the variant's
+wrapper object is linked with the kernel object that defines the bridges it calls and the frame
+runtime object that defines its decoder, once per variant, as jaxcc links a CUDA module (static cudart) plus the variant's
 options. Then fresh Python processes (JAX imported, as in a user's process) dlopen every module of
 one variant with RTLD_NOW | RTLD_LOCAL (as jaxcc's loader does) and dlsym its ``jaxcc_ffi_*``
 handlers; the row "as is, RTLD_LAZY" opens the unchanged modules with lazy binding. Variants
@@ -27,6 +27,8 @@ VARIANTS = {
     "exclude-libs": ["-Wl,--exclude-libs,ALL"],
     "relr": ["-Wl,-z,pack-relative-relocs"],
     "O1+gc-sections": ["-Wl,-O1", "-Wl,--gc-sections"],
+    # Fewer segments to map and no RELRO mprotect (decision 135).
+    "noseparate-code+norelro": ["-Wl,-z,noseparate-code", "-Wl,-z,norelro"],
     "all four": [
         "-Wl,--exclude-libs,ALL",
         "-Wl,-z,pack-relative-relocs",
@@ -62,25 +64,29 @@ def pairs(objects):
             continue
         path = os.path.join(objects, name)
         rows = symbols(path)
-        calls = [r[-1] for r in rows if r[-2] == "U" and "jaxcc_bridge_" in r[-1]]
-        if calls:
+        needs = [r[-1] for r in rows if r[-2] == "U" and "jaxcc" in r[-1]]
+        if any("jaxcc_bridge_" in n for n in needs):
             handlers = [r[-1] for r in rows if r[-2] == "T" and r[-1].startswith("jaxcc_ffi_")]
-            wrappers[path] = (calls, handlers)
+            wrappers[path] = (needs, handlers)
         for r in rows:
-            if len(r) == 3 and r[1] == "T" and "jaxcc_bridge_" in r[2]:
+            if len(r) == 3 and r[1] in "TW" and "jaxcc" in r[2]:
                 defined.setdefault(r[2], set()).add(path)
-    for wrapper, (calls, handlers) in wrappers.items():
-        kernels = {frozenset(defined.get(c, ())) for c in calls}
-        if len(kernels) == 1 and len(next(iter(kernels))) == 1:
-            yield wrapper, next(iter(next(iter(kernels)))), handlers
+    # A wrapper links with the one kernel object that defines its bridges and with the runtime
+    # object that defines jaxcc::detail's frame decoder (any one copy: they are the same code).
+    for wrapper, (needs, handlers) in wrappers.items():
+        kernels = {frozenset(defined.get(n, ())) for n in needs if "jaxcc_bridge_" in n}
+        if len(kernels) != 1 or len(next(iter(kernels))) != 1:
+            continue
+        runtime = {min(defined[n]) for n in needs if "jaxcc_bridge_" not in n and n in defined}
+        yield wrapper, [next(iter(next(iter(kernels)))), *sorted(runtime)], handlers
 
 
 def link(out_dir, modules, flags):
     os.makedirs(out_dir, exist_ok=True)
     paths = []
-    for i, (wrapper, kernel, handlers) in enumerate(modules):
+    for i, (wrapper, others, handlers) in enumerate(modules):
         path = os.path.join(out_dir, f"m{i}.so")
-        cmd = ["g++", *BASE, "-o", path, kernel, wrapper, *flags, *RUNTIME]
+        cmd = ["g++", *BASE, "-o", path, *others, wrapper, *flags, *RUNTIME]
         if subprocess.run(cmd, capture_output=True).returncode != 0:
             continue  # a module that needs more (cuBLAS) is left out of every variant alike
         with open(path + ".syms", "w") as f:

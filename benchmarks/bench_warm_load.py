@@ -52,7 +52,7 @@ PROBE = textwrap.dedent(
         timed(_options, "make_request", "py: request build")
         timed(_discovery, "build_environment", "py: build environment")
         timed(_core, "load_module", "core (total)")
-        timed(_registry, "register_target", "py: register with jax")
+        timed(_registry, "register_module", "py: register with jax")
         timed(_load, "CompiledModule", "py: CompiledModule")
     functions = {"add_one": None, "scale_by": ["arg", "ret", "attr.factor:float32"]}
     t0 = time.perf_counter()

@@ -83,24 +83,18 @@ def string_list(value, what: str) -> list[str]:
     return items
 
 
-def check_sources(sources: list[tuple[str, str]], where: str) -> None:
-    """Sources must be text a compiler reads as written: UTF-8, no NUL, not all empty."""
-    for label, text in sources:
-        require_utf8(text, lambda label=label: f"{where}: source {label}")
-        nul = text.find("\0")
-        if nul >= 0:
-            line = text.count("\n", 0, nul) + 1
-            column = nul - (text.rfind("\n", 0, nul) + 1) + 1
-            raise SpecError(
-                f"{where}: source {label} contains a NUL character at line {line}, column "
-                f"{column}; C++ sources are text (a binary file or a bad concatenation?): "
-                "remove the NUL"
-            )
-    if all(not text or text.isspace() for _, text in sources):
-        raise SpecError(
-            f"{where}: the C++ source is empty; pass the source text that defines the "
-            "functions to export"
-        )
+def source_files(sources, where: str) -> list:
+    """The request's sources as `_core.SourceFile`s: files the core read (read_source) pass as
+    they are; inline (label, text) pairs must encode as UTF-8 to cross. The core owns the rules
+    on the text itself (no NUL, not all blank: pipeline/source_text.h)."""
+    files = []
+    for source in sources:
+        if not isinstance(source, _core.SourceFile):
+            label, text = source
+            require_utf8(text, lambda label=label: f"{where}: source {label}")
+            source = _core.SourceFile(label, text)
+        files.append(source)
+    return files
 
 
 def ninja_workers(value, where: str) -> int:
@@ -180,20 +174,14 @@ def abspath(path, what: str) -> str:
     return os.path.abspath(path)
 
 
-def read_source(path: str) -> str:
-    try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
-    except UnicodeDecodeError as e:
-        raise SpecError(f"{path} is not valid UTF-8 ({e}); save it as UTF-8") from None
-    except OSError as e:
-        raise SpecError(
-            f"cannot read {path}: {e.strerror}; pass the path of a readable source file"
-        ) from None
+def read_source(path: str):
+    """The file as a `_core.SourceFile`, read by the core: its bytes never become a Python string
+    (SpecError when unreadable or not UTF-8)."""
+    return _core.read_source_file(path)
 
 
 def collect_dir(directory, file_patterns, default_patterns, where: str):
-    """(root, [(path, text)]) of the files of `directory` matching the patterns (not recursive)."""
+    """(root, [SourceFile]) of the files of `directory` matching the patterns (not recursive)."""
     root = abspath(directory, f"{where}: directory")
     if not os.path.isdir(root):
         raise SpecError(f"{where}: {root} is not a directory; pass the directory of the sources")
@@ -204,7 +192,7 @@ def collect_dir(directory, file_patterns, default_patterns, where: str):
     paths = [p for p in paths if os.path.isfile(p)]
     if not paths:
         raise SpecError(f"{where}: no file in {root} matches {patterns}; pass file_patterns=[...]")
-    return root, [(p, read_source(p)) for p in paths]
+    return root, [read_source(p) for p in paths]
 
 
 def check_kwargs(kwargs: dict, allowed: frozenset, where: str) -> dict:

@@ -61,17 +61,7 @@ def _load_dir(directory: str, target_prefix, vmap_method, auto_register, replace
     module = CompiledModule(request, loaded)
     module.bundle = manifest
     if auto_register:
-        platform = "cpu" if manifest.platform == "cpu" else "CUDA"
-        for fn_name in module.function_names:
-            _registry.register_target(
-                f"{request.target_prefix}.{fn_name}",
-                loaded.handler(fn_name),
-                platform,
-                loaded.key,
-                request.name,
-                stateful=module.specs[fn_name].has_state,
-                replace=replace,
-            )
+        _registry.register_module(module, loaded, replace=replace)
     return module
 
 

@@ -94,7 +94,7 @@ def _request_from_sources(args):
                 raise SpecError(
                     f"jaxcc build: {path} is not a file; give source files or one directory"
                 )
-        sources = [(p, _arguments.read_source(p)) for p in paths]
+        sources = [_arguments.read_source(p) for p in paths]
         name = args.name or _core.module_name_from_path(paths[0])
         dirs = sorted({os.path.dirname(p) for p in paths})
     functions = [f for f in (args.functions or "").replace(",", " ").split() if f] or None

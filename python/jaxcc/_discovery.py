@@ -12,6 +12,14 @@ import sys
 from . import _core
 
 
+@functools.cache
+def _ffi_include_dir() -> str:
+    """XLA's FFI headers of the jaxlib this process imported: fixed for the process's life."""
+    import jax
+
+    return jax.ffi.include_dir()
+
+
 def include_dir() -> str:
     """Directory holding jaxcc's kernel headers (jaxcc/jaxcc.h, brainevent/common.h).
 
@@ -53,14 +61,8 @@ def _watched_folders(entries: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(folders)
 
 
-def _mtimes(folders: tuple[str, ...]) -> tuple:
-    stamps = []
-    for folder in folders:
-        try:
-            stamps.append(os.stat(folder).st_mtime_ns)
-        except OSError:
-            stamps.append(None)
-    return tuple(stamps)
+def _mtimes(folders: tuple[str, ...]) -> list[int]:
+    return _core.mtimes_ns(folders)  # -1 for a folder that is not there
 
 
 def nvcc_wheel_dirs() -> list[str]:
@@ -127,15 +129,13 @@ def build_environment(
     """Everything the core needs beyond the request; imports jax (only on a table miss). The core
     fills in what it can find alone: its kernel headers, sys.path for ninja, and
     $JAXCC_BUILD_TIMEOUT (a SpecError when malformed, on every load)."""
-    import jax
-
     detected = []
     cuda = request.platform == "cuda"
     # Only asked when nothing more explicit names an architecture.
     if cuda and not request.cuda_archs and not os.environ.get("JAXCC_CUDA_ARCH"):
         detected = jax_gpu_archs()
     return _core.BuildEnvironment(
-        ffi_include_dir=jax.ffi.include_dir(),
+        ffi_include_dir=_ffi_include_dir(),
         nvcc_search_dirs=nvcc_wheel_dirs() if cuda else [],
         detected_cuda_archs=detected,
         verbose=verbose,

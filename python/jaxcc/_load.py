@@ -50,17 +50,7 @@ def load(request: _core.LoadRequest, options: RunOptions) -> CompiledModule:
     _log_outcome(request, loaded)
     module = CompiledModule(request, loaded)
     if request.auto_register:
-        platform = "cpu" if request.platform == "cpu" else "CUDA"
-        for fn_name in module.function_names:
-            _registry.register_target(
-                f"{request.target_prefix}.{fn_name}",
-                loaded.handler(fn_name),
-                platform,
-                loaded.key,
-                request.name,
-                stateful=module.specs[fn_name].has_state,
-                replace=options.replace,
-            )
+        _registry.register_module(module, loaded, replace=options.replace)
     _loaded_table.put(request, module)
     return module
 

@@ -73,7 +73,7 @@ def make_request(
     *,
     name,
     platform: str,
-    sources: list[tuple[str, str]],
+    sources: list,
     functions,
     extra_cflags=None,
     extra_ldflags=None,
@@ -91,7 +91,8 @@ def make_request(
     sharding=None,
 ) -> _core.LoadRequest:
     """Checks the Python shape of every argument, then builds the request; the core checks the
-    values (name and prefix syntax, optimization level, vmap method) on construction."""
+    values (name and prefix syntax, optimization level, vmap method, the sources' text) on
+    construction. `sources`: `_core.SourceFile`s the core read, or inline (label, text) pairs."""
     if not isinstance(name, str):
         raise SpecError(f"{where}: name must be a string, got {type(name).__name__}")
     _arguments.require_utf8(name, lambda: f"{where}: name")
@@ -110,7 +111,7 @@ def make_request(
         raise SpecError(
             f"{where}: vmap_method must be one of {_core.VMAP_METHODS}, got {vmap_method!r}"
         )
-    _arguments.check_sources(sources, where)
+    source_files = _arguments.source_files(sources, where)
     cuda = None
     if platform == "cuda":
         cuda = _core.CudaOptions(
@@ -123,7 +124,7 @@ def make_request(
         return _core.LoadRequest(
             name=name,
             platform=platform,
-            sources=[_core.SourceFile(label, text) for label, text in sources],
+            sources=source_files,
             functions=_arguments.function_requests(functions, where),
             extra_cflags=_arguments.string_list(extra_cflags, "extra_cflags"),
             extra_ldflags=_arguments.string_list(extra_ldflags, "extra_ldflags"),

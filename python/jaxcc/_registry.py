@@ -14,40 +14,44 @@ _lock = threading.Lock()
 _registered: dict[tuple[str, str], str] = {}  # (target, platform) -> cache key
 
 
-def register_target(
-    target: str,
-    capsule,
-    platform: str,
-    key: str,
-    module_name: str,
-    *,
-    stateful: bool = False,
-    replace: bool = False,
-) -> None:
-    """`replace` is brainevent's flag: it changes only the wording of the refusal, because no
-    flag can make XLA swap a handler that compiled programs may already point at. A `stateful`
+def register_module(module, loaded, *, replace: bool = False) -> None:
+    """Registers every function of a loaded module as `<target_prefix>.<function>` on its
+    platform, under one hold of the lock (a warm load of a large module is mostly this loop).
+
+    `replace` is brainevent's flag: it changes only the wording of the refusal, because no flag
+    can make XLA swap a handler that compiled programs may already point at. A `stateful`
     function (a `jaxcc::State<T>&` parameter) has its one handler registered for XLA's
-    instantiate stage too, where it builds the state."""
+    instantiate stage too, where it builds the state (decision 96: the handler reads the stage
+    from the call frame)."""
     import jax
 
+    register = jax.ffi.register_ffi_target
+    platform = "cpu" if module.platform == "cpu" else "CUDA"
+    prefix, key = module.target_prefix, loaded.key
     with _lock:
-        previous = _registered.get((target, platform))
-        if previous == key:
-            return
-        if previous is not None:
-            reason = "XLA cannot replace a registered handler"
-            if replace:
-                reason += ", so replace=True cannot either"
-            raise RegistrationError(
-                f"FFI target '{target}' ({platform}) is already registered with different code "
-                f"in this process, and {reason}. Load the changed module under another name (e.g. "
-                f"name='{module_name}_v2') or pass target_prefix='...' to register its functions "
-                f"under new target names."
-            )
-        # One handler for both stages: it reads the stage from the call frame (decision 96).
-        handler = {"instantiate": capsule, "execute": capsule} if stateful else capsule
-        jax.ffi.register_ffi_target(target, handler, platform=platform)
-        _registered[(target, platform)] = key
+        for name, spec in module.specs.items():
+            target = f"{prefix}.{name}"
+            previous = _registered.get((target, platform))
+            if previous == key:
+                continue
+            if previous is not None:
+                raise _clash(target, platform, module.name, replace)
+            capsule = loaded.handler(name)
+            handler = {"instantiate": capsule, "execute": capsule} if spec.has_state else capsule
+            register(target, handler, platform=platform)
+            _registered[(target, platform)] = key
+
+
+def _clash(target: str, platform: str, module_name: str, replace: bool) -> RegistrationError:
+    reason = "XLA cannot replace a registered handler"
+    if replace:
+        reason += ", so replace=True cannot either"
+    return RegistrationError(
+        f"FFI target '{target}' ({platform}) is already registered with different code in this "
+        f"process, and {reason}. Load the changed module under another name (e.g. "
+        f"name='{module_name}_v2') or pass target_prefix='...' to register its functions under "
+        f"new target names."
+    )
 
 
 def registered_targets() -> list[str]:

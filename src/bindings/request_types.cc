@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bindings/raise_error.h"
+#include "pipeline/source_text.h"
 #include "util/fs.h"
 
 namespace nb = nanobind;
@@ -101,6 +102,16 @@ void BindSourcesAndFunctions(nb::module_& m) {
       .def(nb::init<std::string, std::string>(), nb::arg("label"), nb::arg("text"))
       .def_ro("label", &SourceFile::label)
       .def_ro("text", &SourceFile::text);
+  m.def(
+      "read_source_file",
+      [](const std::string& path) {
+        auto source = pipeline::ReadSourceFile(path);
+        if (!source.ok()) RaiseError(source.error());
+        return std::move(*source);
+      },
+      nb::arg("path"),
+      "The file at `path` as a SourceFile labelled with the path, read by the core (SpecError "
+      "when unreadable or not UTF-8).");
   nb::class_<FunctionRequest>(m, "FunctionRequest",
                               "An entry of `functions`: a name, with arg_spec tokens or None "
                               "(infer from the C++ signature).")

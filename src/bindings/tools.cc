@@ -3,6 +3,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "toolchain/ninja.h"
 #include "toolchain/nvcc.h"
 #include "toolchain/version_memo.h"
+#include "util/fs.h"
 
 namespace nb = nanobind;
 
@@ -73,6 +75,20 @@ void BindTools(nb::module_& m) {
         if (!ok.ok()) RaiseError(ok.error());
       },
       nb::arg("path"), "CacheError unless `path` is missing or private to this user.");
+  m.def(
+      "mtimes_ns",
+      [](const std::vector<std::string>& paths) {
+        std::vector<std::int64_t> mtimes;
+        mtimes.reserve(paths.size());
+        for (const std::string& path : paths) {
+          FileInfo info = StatPath(path);
+          mtimes.push_back(info.exists ? info.mtime_ns : -1);
+        }
+        return mtimes;
+      },
+      nb::arg("paths"),
+      "stat(2)'s mtime in ns of each path, -1 where there is none: a memo's validity check costs "
+      "one crossing, not one os.stat object a path.");
 }
 
 }  // namespace jaxcc::bindings

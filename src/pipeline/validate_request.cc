@@ -6,6 +6,7 @@
 
 #include "cache/entry_names.h"
 #include "pipeline/load_request.h"
+#include "pipeline/source_text.h"
 
 namespace jaxcc::pipeline {
 
@@ -29,6 +30,7 @@ const std::string& TargetPrefix(const LoadRequest& request) {
 
 Status ValidateRequest(const LoadRequest& request) {
   JAXCC_RETURN_IF_ERROR(cache::ValidateModuleName(request.name, "module name"));
+  JAXCC_RETURN_IF_ERROR(ValidateSources(request.sources));
   if (request.target_prefix) {
     JAXCC_RETURN_IF_ERROR(cache::ValidateModuleName(*request.target_prefix, "target_prefix"));
   }

@@ -1,6 +1,8 @@
 #include "util/text.h"
 
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <sstream>
 
 namespace jaxcc {
@@ -41,6 +43,59 @@ std::string EscapeForMessage(std::string_view text, size_t max_bytes) {
   }
   if (keep < text.size()) out += "... (" + std::to_string(text.size()) + " bytes)";
   return out;
+}
+
+size_t FindInvalidUtf8(std::string_view text) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t size = text.size();
+  size_t i = 0;
+  while (i < size) {
+    if (i + 8 <= size) {
+      std::uint64_t word;
+      std::memcpy(&word, bytes + i, 8);
+      if ((word & 0x8080808080808080ULL) == 0) {
+        i += 8;
+        continue;
+      }
+    }
+    const unsigned char lead = bytes[i];
+    if (lead < 0x80) {
+      ++i;
+      continue;
+    }
+    // Table 3-7 of the Unicode Standard: the lead byte fixes the length and the range of the
+    // second byte (which excludes overlong forms, surrogates and values past U+10FFFF).
+    size_t length = 0;
+    unsigned char low = 0x80, high = 0xBF;
+    if (lead >= 0xC2 && lead <= 0xDF) {
+      length = 2;
+    } else if (lead >= 0xE0 && lead <= 0xEF) {
+      length = 3;
+      if (lead == 0xE0) low = 0xA0;
+      if (lead == 0xED) high = 0x9F;
+    } else if (lead >= 0xF0 && lead <= 0xF4) {
+      length = 4;
+      if (lead == 0xF0) low = 0x90;
+      if (lead == 0xF4) high = 0x8F;
+    } else {
+      return i;
+    }
+    if (i + length > size || bytes[i + 1] < low || bytes[i + 1] > high) return i;
+    for (size_t k = 2; k < length; ++k) {
+      if ((bytes[i + k] & 0xC0) != 0x80) return i;
+    }
+    i += length;
+  }
+  return std::string_view::npos;
+}
+
+LineColumn LineColumnAt(std::string_view text, size_t offset) {
+  std::string_view before = text.substr(0, offset);
+  LineColumn at;
+  size_t last_newline = before.rfind('\n');
+  for (char c : before) at.line += c == '\n';
+  at.column = last_newline == std::string_view::npos ? offset + 1 : offset - last_newline;
+  return at;
 }
 
 }  // namespace jaxcc

@@ -20,4 +20,17 @@ std::string Trim(const std::string& text);
 /// megabyte-long token cannot make a megabyte-long message.
 std::string EscapeForMessage(std::string_view text, size_t max_bytes = 80);
 
+/// Offset of the first byte of `text` that does not belong to well-formed UTF-8 (a stray
+/// continuation byte, a truncated sequence, an overlong form, a surrogate, a value past
+/// U+10FFFF), or std::string_view::npos when all of it does. Runs of ASCII are skipped eight bytes
+/// at a time: source files are mostly ASCII, and this runs on every load of a file.
+size_t FindInvalidUtf8(std::string_view text);
+
+/// 1-based line and column (in bytes) of `offset` in `text`, for messages that point into a file.
+struct LineColumn {
+  size_t line = 1;
+  size_t column = 1;
+};
+LineColumn LineColumnAt(std::string_view text, size_t offset);
+
 }  // namespace jaxcc
