@@ -98,9 +98,15 @@ PROBE = textwrap.dedent(
     if preload:
         # What a JAX GPU process has already mapped (jaxlib's CUDA plugin loads cuBLAS): the
         # loader then resolves a module's NEEDED libcublas.so.13 by SONAME, without a new load.
-        import ctypes
+        import ctypes, glob, os
+        libs = corpus.cublas_libraries()
+        if os.environ.get("JAXCC_CUDA_RUNTIME") == "shared":
+            # JAX's plugin loads its wheel's CUDA runtime first, the one shared modules link.
+            from jaxcc import _discovery
+            libs = [p for d in _discovery.nvidia_wheel_dirs()[1]
+                    for p in glob.glob(d + "/libcudart.so.*")][:1] + libs
         t = time.perf_counter()
-        for lib in corpus.cublas_libraries():
+        for lib in libs:
             ctypes.CDLL(lib)
         preload_s = time.perf_counter() - t
     per_module = {}

@@ -2,11 +2,11 @@
 
 Relinks real modules from an object cache (a filled brainevent corpus cache by default): every
 wrapper object is linked with the kernel object that defines the bridges it calls and the frame
-runtime object that defines its decoder, once per variant, as jaxcc links a CUDA module (static cudart) plus the variant's
-options. Then fresh Python processes (JAX imported, as in a user's process) dlopen every module of
-one variant with RTLD_NOW | RTLD_LOCAL (as jaxcc's loader does) and dlsym its ``jaxcc_ffi_*``
-handlers; the row "as is, RTLD_LAZY" opens the unchanged modules with lazy binding. Variants
-alternate process by process, so a loaded machine hits them alike.
+runtime object that defines its decoder, once per variant, as jaxcc links a CUDA module (static
+cudart) plus the variant's options. Then fresh Python processes (JAX imported, as in a user's
+process) dlopen every module of one variant with RTLD_NOW | RTLD_LOCAL (as jaxcc's loader does)
+and dlsym its ``jaxcc_ffi_*`` handlers; the row "as is, RTLD_LAZY" opens the unchanged modules
+with lazy binding. Variants alternate process by process, so a loaded machine hits them alike.
 
     python benchmarks/bench_cuda_dlopen.py --objects build/brainevent-corpus-cache/.objects
 """

@@ -26,6 +26,13 @@ def dynamic_section(library: str) -> tuple[list[str], list[str]]:
     return needed, runpath
 
 
+@pytest.fixture(autouse=True)
+def default_runtime(monkeypatch):
+    """These tests are about the default: whatever the outer environment chose (gpu-check.sh runs
+    the GPU tests once more with JAXCC_CUDA_RUNTIME=shared) does not apply here."""
+    monkeypatch.delenv("JAXCC_CUDA_RUNTIME", raising=False)
+
+
 @pytest.fixture
 def module(unique_name):
     return jaxcc.load_cuda_inline(unique_name, VECTOR_ADD, compute_capability="8.0")

@@ -41,7 +41,7 @@ def test_a_wheel_installed_or_removed_in_process_is_seen(tmp_path, monkeypatch):
     importlib.invalidate_caches()
     after = _discovery.nvcc_wheel_dirs()
     assert str(bin_dir) in after
-    assert after == _discovery._find_nvcc_wheel_dirs()  # the memo agrees with a fresh look-up
+    assert after == _discovery._find_wheel_dirs()[0]  # the memo agrees with a fresh look-up
     shutil.rmtree(tmp_path / "nvidia")
     importlib.invalidate_caches()
     assert _discovery.nvcc_wheel_dirs() == before

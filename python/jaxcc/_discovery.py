@@ -39,7 +39,10 @@ def ninja_search_dirs() -> list[str]:
 # (sys.path, the imported `nvidia` package), the folders watched and their mtimes, the answer.
 _nvcc_memo: tuple | None = None
 _nvcc_asked = False  # the first look-up in a process is not kept
-_WHEEL_SUBDIRS = ("cuda_nvcc", "cu13", "cu12")
+_WHEEL_SUBDIRS = ("cuda_nvcc", "cu13", "cu12", "cuda_runtime")
+# Where pip's NVIDIA wheels keep nvcc (bin) and the shared CUDA runtime (lib), CUDA 13 and 12.
+_BIN_SUBDIRS = ("cuda_nvcc/bin", "cu13/bin", "cu12/bin")
+_LIB_SUBDIRS = ("cu13/lib", "cuda_runtime/lib", "cu12/lib")
 
 
 def _watched_folders(entries: tuple[str, ...]) -> tuple[str, ...]:
@@ -65,8 +68,9 @@ def _mtimes(folders: tuple[str, ...]) -> list[int]:
     return _core.mtimes_ns(folders)  # -1 for a folder that is not there
 
 
-def nvcc_wheel_dirs() -> list[str]:
-    """bin directories of pip's NVIDIA CUDA compiler wheels (nvidia-cuda-nvcc-cu12/13).
+def nvidia_wheel_dirs() -> tuple[list[str], list[str]]:
+    """(bin, lib) directories of pip's NVIDIA CUDA wheels: nvcc's (nvidia-cuda-nvcc) and the
+    shared runtime's (nvidia-cuda-runtime, the copy JAX's CUDA plugin loads by path).
 
     Asked on every CUDA load (the warm fingerprint covers them). importlib's look-up costs about
     55 us, a tenth of jaxcc's own work in a warm CUDA load, so the answer is kept while sys.path,
@@ -76,29 +80,35 @@ def nvcc_wheel_dirs() -> list[str]:
         # Setting the memo up costs about 40 us more than one look-up: a process that loads a
         # single CUDA module does not pay it.
         _nvcc_asked = True
-        return _find_nvcc_wheel_dirs()
+        return _find_wheel_dirs()
     key = (tuple(p for p in sys.path if isinstance(p, str)), id(sys.modules.get("nvidia")))
     memo = _nvcc_memo
     if memo is not None and memo[0] == key and _mtimes(memo[1]) == memo[2]:
-        return list(memo[3])
+        return list(memo[3]), list(memo[4])
     folders = _watched_folders(key[0])
     stamps = _mtimes(folders)  # before the look-up: a change during it is seen next time
-    dirs = _find_nvcc_wheel_dirs()
-    _nvcc_memo = (key, folders, stamps, tuple(dirs))
-    return dirs
+    bins, libs = _find_wheel_dirs()
+    _nvcc_memo = (key, folders, stamps, tuple(bins), tuple(libs))
+    return bins, libs
 
 
-def _find_nvcc_wheel_dirs() -> list[str]:
+def nvcc_wheel_dirs() -> list[str]:
+    """bin directories of pip's NVIDIA CUDA compiler wheels (nvidia-cuda-nvcc-cu12/13)."""
+    return nvidia_wheel_dirs()[0]
+
+
+def _find_wheel_dirs() -> tuple[list[str], list[str]]:
     spec = importlib.util.find_spec("nvidia")
     if spec is None or not spec.submodule_search_locations:
-        return []
-    dirs = []
+        return [], []
+    bins, libs = [], []
     for base in spec.submodule_search_locations:
-        for sub in ("cuda_nvcc/bin", "cu13/bin", "cu12/bin"):
-            candidate = os.path.join(base, sub)
-            if os.path.isdir(candidate):
-                dirs.append(candidate)
-    return dirs
+        for subdirs, found in ((_BIN_SUBDIRS, bins), (_LIB_SUBDIRS, libs)):
+            for sub in subdirs:
+                candidate = os.path.join(base, sub)
+                if os.path.isdir(candidate):
+                    found.append(candidate)
+    return bins, libs
 
 
 def jax_gpu_archs() -> list[str]:
@@ -127,16 +137,18 @@ def build_environment(
     request, *, verbose: bool, force_rebuild: bool, ninja_workers: int
 ) -> _core.BuildEnvironment:
     """Everything the core needs beyond the request; imports jax (only on a table miss). The core
-    fills in what it can find alone: its kernel headers, sys.path for ninja, and
-    $JAXCC_BUILD_TIMEOUT (a SpecError when malformed, on every load)."""
+    fills in what it can find alone: its kernel headers, sys.path for ninja, $JAXCC_BUILD_TIMEOUT
+    and $JAXCC_CUDA_RUNTIME (each a SpecError when malformed, on every load)."""
     detected = []
     cuda = request.platform == "cuda"
     # Only asked when nothing more explicit names an architecture.
     if cuda and not request.cuda_archs and not os.environ.get("JAXCC_CUDA_ARCH"):
         detected = jax_gpu_archs()
+    bins, libs = nvidia_wheel_dirs() if cuda else ([], [])
     return _core.BuildEnvironment(
         ffi_include_dir=_ffi_include_dir(),
-        nvcc_search_dirs=nvcc_wheel_dirs() if cuda else [],
+        nvcc_search_dirs=bins,
+        cuda_runtime_dirs=libs,
         detected_cuda_archs=detected,
         verbose=verbose,
         force_rebuild=force_rebuild,

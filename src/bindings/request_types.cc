@@ -13,6 +13,7 @@
 
 #include "bindings/raise_error.h"
 #include "pipeline/source_text.h"
+#include "toolchain/cuda_runtime.h"
 #include "util/fs.h"
 
 namespace nb = nanobind;
@@ -198,11 +199,14 @@ void BindBuildEnvironment(nb::module_& m) {
       .def(
           "__init__",
           [](BuildEnvironment* self, std::string ffi_include_dir, Strings nvcc_search_dirs,
-             Strings detected_cuda_archs, bool verbose, bool force_rebuild, int ninja_workers) {
+             Strings cuda_runtime_dirs, Strings detected_cuda_archs, bool verbose,
+             bool force_rebuild, int ninja_workers) {
             // Read on every load, hit or miss, like the cache size cap: a bad value is reported
             // before it can matter.
             auto timeout = pipeline::BuildTimeoutFromEnvironment();
             if (!timeout.ok()) RaiseError(timeout.error());
+            auto shared_runtime = toolchain::SharedCudaRuntimeFromEnvironment();
+            if (!shared_runtime.ok()) RaiseError(shared_runtime.error());
             Strings python_path = PythonPath();
             std::string executable = PythonExecutable();
             BuildEnvironment* env = new (self) BuildEnvironment();
@@ -211,6 +215,8 @@ void BindBuildEnvironment(nb::module_& m) {
             env->python_path = std::move(python_path);
             env->python_executable = std::move(executable);
             env->nvcc_search_dirs = std::move(nvcc_search_dirs);
+            env->cuda_runtime_dirs = std::move(cuda_runtime_dirs);
+            env->shared_cuda_runtime = *shared_runtime;
             env->detected_cuda_archs = std::move(detected_cuda_archs);
             env->build_timeout_seconds = *timeout;
             env->verbose = verbose;
@@ -218,11 +224,13 @@ void BindBuildEnvironment(nb::module_& m) {
             env->ninja_workers = ninja_workers;
           },
           nb::kw_only(), nb::arg("ffi_include_dir"), nb::arg("nvcc_search_dirs") = Strings(),
-          nb::arg("detected_cuda_archs") = Strings(), nb::arg("verbose") = false,
-          nb::arg("force_rebuild") = false, nb::arg("ninja_workers") = 0)
+          nb::arg("cuda_runtime_dirs") = Strings(), nb::arg("detected_cuda_archs") = Strings(),
+          nb::arg("verbose") = false, nb::arg("force_rebuild") = false,
+          nb::arg("ninja_workers") = 0)
       .def_ro("jaxcc_include_dir", &BuildEnvironment::jaxcc_include_dir)
       .def_ro("ffi_include_dir", &BuildEnvironment::ffi_include_dir)
       .def_ro("build_timeout_seconds", &BuildEnvironment::build_timeout_seconds)
+      .def_ro("shared_cuda_runtime", &BuildEnvironment::shared_cuda_runtime)
       .def_ro("python_path", &BuildEnvironment::python_path)
       .def_ro("force_rebuild", &BuildEnvironment::force_rebuild)
       .def_ro("verbose", &BuildEnvironment::verbose);

@@ -45,7 +45,12 @@ Result<BundleManifest> WriteBundle(const pipeline::LoadRequest& request,
   JAXCC_RETURN_IF_ERROR(CheckReplaceable(out_dir));
   auto ffi = ReadFfiApiVersion(env.ffi_include_dir);
   if (!ffi.ok()) return ffi.error();
-  auto loaded = pipeline::LoadModule(request, env);
+  // A bundle is a self-contained file set for other machines: its modules carry the static CUDA
+  // runtime whatever $JAXCC_CUDA_RUNTIME says, since the folder a shared one's RUNPATH names is
+  // this machine's (decision 136).
+  pipeline::BuildEnvironment self_contained = env;
+  self_contained.shared_cuda_runtime = false;
+  auto loaded = pipeline::LoadModule(request, self_contained);
   if (!loaded.ok()) return loaded.error();
 
   std::string memo_dir = JoinPath(request.cache_dir, ".memo");

@@ -115,8 +115,14 @@ std::vector<std::string> NvccThreads(const CudaToolchain& cuda, size_t nvcc_unit
 
 // Static cudart keeps the library self-contained (no LD_LIBRARY_PATH for libcudart.so at run
 // time); kernels still launch on XLA's stream in the primary context. pip's CUDA wheels ship only
-// the shared runtime, which is then found through an rpath.
+// the shared runtime, which is then found through an rpath. The shared runtime of JAX's own
+// wheel, when chosen (decision 136), is linked by file name and found through its folder.
 std::vector<std::string> CudaLinkFlags(const CudaToolchain& cuda) {
+  if (!cuda.shared_runtime.empty()) {
+    std::string dir = cuda.shared_runtime.substr(0, cuda.shared_runtime.rfind('/'));
+    std::string file = cuda.shared_runtime.substr(cuda.shared_runtime.rfind('/') + 1);
+    return {"-L" + dir, "-l:" + file, "-Wl,-rpath," + dir};
+  }
   for (const char* sub : {"lib64", "lib", "targets/x86_64-linux/lib"}) {
     std::string dir = JoinPath(cuda.nvcc.cuda_home, sub);
     if (StatPath(JoinPath(dir, "libcudart_static.a")).exists) {

@@ -30,6 +30,9 @@ struct BuildPlan {
 struct CudaToolchain {
   toolchain::Nvcc nvcc;
   std::vector<std::string> archs;  ///< normalised ("80", "90a")
+  /// The wheel's libcudart.so.<major> the module links and finds by RUNPATH, or "" for the
+  /// static runtime (toolchain/cuda_runtime.h; decision 136).
+  std::string shared_runtime;
 };
 
 /// Flags and the build graph: everything the cache key needs, and cheap (no code generation).

@@ -20,6 +20,7 @@
 #include "pipeline/sharding_rules.h"
 #include "pipeline/warm_index.h"
 #include "toolchain/cuda_arch_resolve.h"
+#include "toolchain/cuda_runtime.h"
 #include "toolchain/host_compiler.h"
 #include "toolchain/ninja.h"
 #include "util/fs.h"
@@ -92,6 +93,14 @@ void RememberWarm(const LoadRequest& request, const BuildEnvironment& env,
   record.cuda_archs_source = archs_source;
   record.watched.push_back({compiler.path, StampOf(compiler.path)});
   if (cuda) record.watched.push_back({cuda->nvcc.path, StampOf(cuda->nvcc.path)});
+  if (cuda && !cuda->shared_runtime.empty()) {
+    record.watched.push_back({cuda->shared_runtime, StampOf(cuda->shared_runtime)});
+  } else if (cuda && env.shared_cuda_runtime) {
+    // No runtime wheel found: one installed into these folders later is seen (their mtime).
+    for (const std::string& dir : env.cuda_runtime_dirs) {
+      record.watched.push_back({dir, StampOf(dir)});
+    }
+  }
   AddDirectoryTree(JoinPath(env.ffi_include_dir, "xla/ffi/api"), record);
   AddDirectoryTree(env.jaxcc_include_dir, record);
   // A path changed within the last seconds could change again within the same timestamp tick
@@ -172,6 +181,9 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& request, const BuildEnvi
     auto nvcc = toolchain::FindNvcc(env.nvcc_search_dirs, JoinPath(memo_dir, "nvcc.json"));
     if (!nvcc.ok()) return nvcc.error();
     cuda = CudaToolchain{*nvcc, resolved->archs};
+    if (env.shared_cuda_runtime) {
+      cuda->shared_runtime = toolchain::FindWheelCudaRuntime(env.cuda_runtime_dirs, nvcc->version);
+    }
     archs = resolved->archs;
     archs_source = resolved->source;
   }
@@ -199,6 +211,15 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& request, const BuildEnvi
                                   plan.cuda_flags.end());
   if (cuda) {
     key_inputs.toolchain = {"nvcc", cuda->nvcc.path, cuda->nvcc.version};
+    if (!cuda->shared_runtime.empty()) {
+      // The runtime linked against is a tool too: another wheel version in the same folder is
+      // another module (linking proves the runtime has every symbol the module uses).
+      FileInfo runtime = StatPath(cuda->shared_runtime);
+      key_inputs.toolchain.insert(
+          key_inputs.toolchain.end(),
+          {"cudart", cuda->shared_runtime,
+           std::to_string(runtime.size) + ":" + std::to_string(runtime.mtime_ns)});
+    }
     key_inputs.codegen_options = {std::string("allow_cuda_graph=") +
                                   (request.cuda.allow_cuda_graph ? "1" : "0")};
   }

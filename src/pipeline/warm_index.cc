@@ -71,6 +71,8 @@ std::string WarmFingerprint(const LoadRequest& request, const BuildEnvironment& 
   Field(hash, "jaxcc_include", env.jaxcc_include_dir);
   Field(hash, "ffi_include", env.ffi_include_dir);
   Fields(hash, "nvcc_dirs", env.nvcc_search_dirs);
+  Field(hash, "shared_cudart", env.shared_cuda_runtime ? "1" : "0");
+  Fields(hash, "cudart_dirs", env.cuda_runtime_dirs);
   Fields(hash, "detected_archs", env.detected_cuda_archs);
   for (const char* name :
        {"CXX", "PATH", "JAXCC_NVCC", "CUDA_HOME", "CUDA_PATH", "JAXCC_CUDA_ARCH"}) {

@@ -57,7 +57,8 @@ struct WarmRecord {
 };
 
 /// SHA-256 over every field of the request and every input of the full path that the request
-/// does not state (the environment's include directories and detected GPUs, and the variables
+/// does not state (the environment's include directories, wheel folders, CUDA runtime choice and
+/// detected GPUs, and the variables
 /// the tool searches read: CXX, PATH, JAXCC_NVCC, CUDA_HOME, CUDA_PATH, JAXCC_CUDA_ARCH).
 std::string WarmFingerprint(const LoadRequest& request, const BuildEnvironment& env);
 
