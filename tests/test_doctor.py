@@ -86,3 +86,23 @@ def test_the_cache_check_names_the_lock_mode_and_refuses_a_bad_one(tmp_path):
     assert result.returncode == 1
     line = next(x for x in result.stdout.splitlines() if x.startswith("FAIL  cache"))
     assert "JAXCC_CACHE_LOCK='posix'" in line, result.stdout
+
+
+def test_the_cuda_runtime_check_says_which_runtime_modules_link(tmp_path):
+    import shutil
+
+    if shutil.which("nvcc") is None and not os.path.exists("/usr/local/cuda/bin/nvcc"):
+        import pytest
+
+        pytest.skip("nvcc is not installed")
+    env = {"JAXCC_CACHE_DIR": str(tmp_path / "cache"), "CUDA_HOME": "/usr/local/cuda"}
+
+    def line(**more):
+        out = doctor(env={**env, **more}).stdout.splitlines()
+        return next(x for x in out if "CUDA runtime" in x)
+
+    assert line().startswith("INFO  CUDA runtime") and "static" in line()
+    no_wheel = line(JAXCC_CUDA_RUNTIME="shared", PYTHONPATH=str(tmp_path / "none"))
+    assert no_wheel.startswith("WARN  CUDA runtime") and "link the static runtime" in no_wheel
+    bad = line(JAXCC_CUDA_RUNTIME="dynamic")
+    assert bad.startswith("FAIL  CUDA runtime") and "JAXCC_CUDA_RUNTIME='dynamic'" in bad

@@ -129,10 +129,12 @@ def _tools() -> list[Check]:
         detail = f"{str(e).splitlines()[0]}; {_BUNDLES_OK}"
         checks.append(Check(FAIL, "ninja", detail, "pip install ninja"))
     try:
-        nvcc = _core.find_nvcc(_discovery.nvcc_wheel_dirs())
+        bins, libs = _discovery.nvidia_wheel_dirs()
+        nvcc = _core.find_nvcc(bins)
         checks.append(
             Check(PASS, "nvcc", f"{nvcc.path}: {nvcc.version} (found by {nvcc.found_by})")
         )
+        checks.append(_cuda_runtime(libs, nvcc.version))
     except JaxccError as e:
         checks.append(
             Check(
@@ -143,6 +145,25 @@ def _tools() -> list[Check]:
             )
         )
     return checks
+
+
+def _cuda_runtime(runtime_dirs: list[str], nvcc_version: str) -> Check:
+    """Which CUDA runtime a CUDA module links ($JAXCC_CUDA_RUNTIME, decision 136)."""
+    try:
+        shared, wheel = _core.cuda_runtime_choice(runtime_dirs, nvcc_version)
+    except JaxccError as e:
+        return Check(FAIL, "CUDA runtime", str(e), "export JAXCC_CUDA_RUNTIME=shared, or unset it")
+    if not shared:
+        return Check(INFO, "CUDA runtime", "static, one in each module (the default)")
+    if wheel:
+        return Check(PASS, "CUDA runtime", f"shared: {wheel}, the copy JAX's CUDA plugin loads")
+    return Check(
+        WARN,
+        "CUDA runtime",
+        "JAXCC_CUDA_RUNTIME=shared, but no nvidia-cuda-runtime wheel of nvcc's major version is "
+        "importable: CUDA modules link the static runtime",
+        "pip install 'jax[cuda13]' (or 'jax[cuda12]'), or unset JAXCC_CUDA_RUNTIME",
+    )
 
 
 def _gpus() -> list[Check]:

@@ -1,5 +1,6 @@
 #include "bindings/tools.h"
 
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -9,6 +10,7 @@
 
 #include "bindings/raise_error.h"
 #include "cache/ownership.h"
+#include "toolchain/cuda_runtime.h"
 #include "toolchain/host_compiler.h"
 #include "toolchain/ninja.h"
 #include "toolchain/nvcc.h"
@@ -75,6 +77,18 @@ void BindTools(nb::module_& m) {
         if (!ok.ok()) RaiseError(ok.error());
       },
       nb::arg("path"), "CacheError unless `path` is missing or private to this user.");
+  m.def(
+      "cuda_runtime_choice",
+      [](const std::vector<std::string>& runtime_dirs, const std::string& nvcc_version) {
+        auto shared = toolchain::SharedCudaRuntimeFromEnvironment();
+        if (!shared.ok()) RaiseError(shared.error());
+        std::string wheel =
+            *shared ? toolchain::FindWheelCudaRuntime(runtime_dirs, nvcc_version) : "";
+        return std::make_pair(*shared, wheel);
+      },
+      nb::arg("runtime_dirs"), nb::arg("nvcc_version"),
+      "(shared asked for, the wheel runtime a CUDA module would link or '') under "
+      "$JAXCC_CUDA_RUNTIME (SpecError when malformed).");
   m.def(
       "mtimes_ns",
       [](const std::vector<std::string>& paths) {
