@@ -61,6 +61,13 @@ def test_the_core_reads_utf8_exactly_as_pythons_decoder_judges_it(tmp_path_facto
         assert source.text == expected
 
 
+def test_a_path_with_a_nul_is_refused_not_read_up_to_the_nul(tmp_path):
+    # open(2) stops at the NUL: "k.cc\0.bak" would read k.cc, a file the caller did not name.
+    (tmp_path / "k.cc").write_text("int f();\n")
+    with pytest.raises(SpecError, match="contains a NUL character"):
+        _core.read_source_file(str(tmp_path / "k.cc") + "\0.bak")
+
+
 def test_an_unreadable_path_is_a_spec_error_naming_it(tmp_path):
     for path in (tmp_path / "absent.cu", tmp_path):
         with pytest.raises(SpecError, match="pass the path of a readable source file"):

@@ -20,7 +20,11 @@ def set_cache_dir(path: str | os.PathLike) -> None:
         raise SpecError(
             f"set_cache_dir: path must be a str or os.PathLike, got {type(path).__name__}"
         ) from None
-    _explicit_cache_dir = os.path.abspath(os.fsdecode(path))
+    path = os.fsdecode(path)
+    if "\0" in path:
+        # The core's open(2)/mkdir(2) would stop at the NUL: another directory than the one named.
+        raise SpecError(f"set_cache_dir: the path {path!r} contains a NUL character; remove it")
+    _explicit_cache_dir = os.path.abspath(path)
 
 
 def get_cache_dir() -> str:

@@ -26,6 +26,11 @@ std::string Where(std::string_view text, size_t offset) {
 }  // namespace
 
 Result<signature::SourceFile> ReadSourceFile(const std::string& path) {
+  // open(2) would stop at the NUL and read another file than the one named.
+  if (path.find('\0') != std::string::npos) {
+    return MakeError(ErrorKind::kSpec, "the source path " + EscapeForMessage(path, 200) +
+                                           " contains a NUL character; pass the file's path");
+  }
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return Unreadable(path, errno);
   struct stat info {};

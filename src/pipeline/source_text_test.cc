@@ -49,6 +49,16 @@ TEST(ReadSourceFile, AMissingFileOrADirectoryIsASpecErrorNamingIt) {
   EXPECT_NE(directory.error().message.find("Is a directory"), std::string::npos);
 }
 
+TEST(ReadSourceFile, APathWithANulIsRefusedNotCutShort) {
+  ScratchDir dir;
+  std::string path = dir / "k.cc";
+  ASSERT_TRUE(WriteFileAtomic(path, "int f();\n").ok());
+  auto source = ReadSourceFile(path + std::string("\0.bak", 5));
+  ASSERT_FALSE(source.ok());
+  EXPECT_EQ(source.error().kind, ErrorKind::kSpec);
+  EXPECT_NE(source.error().message.find("contains a NUL character"), std::string::npos);
+}
+
 TEST(ValidateSources, ANulIsReportedByLineAndColumn) {
   Status status = ValidateSources({{"<m>", "int a;\nint b;\0"}});
   EXPECT_TRUE(status.ok());  // a C string literal stops at the NUL: nothing to report
