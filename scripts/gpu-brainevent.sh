@@ -18,6 +18,9 @@
 #   paired   bench_brainevent_ops_gpu_paired.py: the same operators through both kernel layers in
 #            ONE process, interleaved (tests/brainevent_on_jaxcc/twin.py): per-call parity
 #   peers    bench_peers_gpu.py: vector_add through jaxcc, brainevent (and TVM-FFI if installed)
+#   shared   the corpus again with JAXCC_CUDA_RUNTIME=shared (decision 136: modules link JAX's own
+#            wheel runtime) into OUTDIR/shared-cache, then gpu_load_probe.py over it: the warm
+#            all-60 total with JAX's backend up (not in the default list: name it)
 set -uo pipefail
 [[ $# -ge 1 ]] || { echo "usage: scripts/gpu-brainevent.sh OUTDIR [STEP...]" >&2; exit 2; }
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -57,6 +60,11 @@ for s in "${STEPS[@]}"; do
     paired) step paired 400 "$PY" benchmarks/bench_brainevent_ops_gpu_paired.py --configs 2 \
       --rounds 7 --json "$OUT/paired.json" ;;
     peers) step peers 200 "$PY" benchmarks/bench_peers_gpu.py --rounds 3 --json "$OUT/peers.json" ;;
+    shared)
+      step shared-corpus 300 env JAXCC_CUDA_RUNTIME=shared "$PY" scripts/brainevent_corpus.py \
+        --cache-dir "$OUT/shared-cache" --jobs "$JOBS" --json "$OUT/shared-corpus.json"
+      step shared-load 300 env JAXCC_CUDA_RUNTIME=shared "$PY" scripts/gpu_load_probe.py \
+        "$OUT/shared-cache" --json "$OUT/shared-load.json" ;;
     *) echo "unknown step $s" >&2; exit 2 ;;
   esac
 done
