@@ -466,6 +466,7 @@ table(
         ("binary_file", lambda c: jaxcc.load_cpp_file(c.file("blob.cc", bytes(range(256))), ["f"]), SpecError, ["blob.cc is not valid UTF-8", "save it as UTF-8"]),
         ("large_source_signature_error", lambda c: load(c, "// " + "x" * (20 << 20) + "\n" + STD.replace("float s", "float* s")), SignatureError, ["float*", "^"]),
         ("nul_in_file_path", lambda c: jaxcc.load_cpp_file(str(c.file("k.cc", STD)) + "\0.bak", ["f"]), SpecError, ["contains a NUL character", "pass the file's path"]),
+        ("undecodable_file_name", lambda c: jaxcc.load_cpp_file(os.fsencode(c.scratch) + b"/caf\xe9.cc", ["f"]), SpecError, ["load_cpp_file: filepath", "not valid Unicode text"]),
         ("nul_in_cache_dir", lambda c: jaxcc.set_cache_dir(str(c.scratch) + "\0x"), SpecError, ["set_cache_dir", "contains a NUL character"]),
         ("bad_cuda_runtime_env", lambda c: _with_env(c, JAXCC_CUDA_RUNTIME="dynamic"), SpecError, ["JAXCC_CUDA_RUNTIME='dynamic'", "'static'", "'shared'"]),
         ("latin1_file_in_dir", lambda c: jaxcc.load_cpp_dir(c.file("bad.cc", b"// \xff\xfe\n").parent, name="d"), SpecError, ["bad.cc is not valid UTF-8", "save it as UTF-8"]),

@@ -171,6 +171,8 @@ def abspath(path, what: str) -> str:
         ) from None
     if isinstance(path, bytes):
         path = os.fsdecode(path)
+    # A name that is not UTF-8 decodes to lone surrogates, which cannot reach the core.
+    require_utf8(path, lambda: f"{what} {path!r}")
     return os.path.abspath(path)
 
 
