@@ -23,13 +23,16 @@ import jax, jax.numpy as jnp, numpy as np, jaxcc
 from cuda_sources import VECTOR_ADD
 if order == "backend-first":
     assert jax.devices("gpu")
-mod = jaxcc.load_cuda_inline(sys.argv[2], VECTOR_ADD)
+# The architecture is named: left to jaxcc, finding it would start JAX's backend first.
+mod = jaxcc.load_cuda_inline(sys.argv[2], VECTOR_ADD, compute_capability=sys.argv[3])
+def runtimes():
+    return sorted({l.split()[-1] for l in open("/proc/self/maps") if "libcudart.so" in l})
+print("AT_LOAD", *runtimes())
 a = jnp.arange(4096, dtype=jnp.float32)
 np.testing.assert_array_equal(np.asarray(mod.vector_add(a, a)), 2 * np.arange(4096))
 looped = jax.jit(lambda x: jax.lax.fori_loop(0, 8, lambda i, y: mod.vector_add(y, x), x))
 np.testing.assert_array_equal(np.asarray(looped(a)), 9 * np.arange(4096))
-maps = sorted({l.split()[-1] for l in open("/proc/self/maps") if "libcudart.so" in l})
-print("MAPPED", *maps)
+print("MAPPED", *runtimes())
 """
 
 
@@ -38,8 +41,12 @@ def test_one_runtime_the_wheels_whichever_starts_first(unique_name, tmp_path, or
     env = dict(os.environ, JAXCC_CUDA_RUNTIME="shared", JAXCC_CACHE_DIR=str(tmp_path))
     env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(HERE), HERE])
     env["XLA_FLAGS"] = graph_xla_flags()  # the fori_loop's body runs as a CUDA graph
+    arch = subprocess.run(
+        ["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
+        capture_output=True, text=True, timeout=60,
+    ).stdout.split()[0]  # fmt: skip
     done = subprocess.run(
-        [sys.executable, "-c", PROBE, order, unique_name],
+        [sys.executable, "-c", PROBE, order, unique_name, arch],
         capture_output=True,
         text=True,
         env=env,
@@ -49,3 +56,6 @@ def test_one_runtime_the_wheels_whichever_starts_first(unique_name, tmp_path, or
     mapped = [ln for ln in done.stdout.splitlines() if ln.startswith("MAPPED")][-1].split()[1:]
     assert len(mapped) == 1, mapped
     assert f"{os.sep}nvidia{os.sep}" in mapped[0], mapped  # the wheel's copy, not the toolkit's
+    # Module first: the module's own RUNPATH brought that copy, before JAX's backend asked.
+    at_load = [ln for ln in done.stdout.splitlines() if ln.startswith("AT_LOAD")][-1].split()[1:]
+    assert at_load == mapped, (at_load, mapped)
