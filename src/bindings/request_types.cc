@@ -230,7 +230,6 @@ void BindBuildEnvironment(nb::module_& m) {
       .def_ro("jaxcc_include_dir", &BuildEnvironment::jaxcc_include_dir)
       .def_ro("ffi_include_dir", &BuildEnvironment::ffi_include_dir)
       .def_ro("build_timeout_seconds", &BuildEnvironment::build_timeout_seconds)
-      .def_ro("shared_cuda_runtime", &BuildEnvironment::shared_cuda_runtime)
       .def_ro("python_path", &BuildEnvironment::python_path)
       .def_ro("force_rebuild", &BuildEnvironment::force_rebuild)
       .def_ro("verbose", &BuildEnvironment::verbose);

@@ -119,9 +119,8 @@ std::vector<std::string> NvccThreads(const CudaToolchain& cuda, size_t nvcc_unit
 // wheel, when chosen (decision 136), is linked by file name and found through its folder.
 std::vector<std::string> CudaLinkFlags(const CudaToolchain& cuda) {
   if (!cuda.shared_runtime.empty()) {
-    std::string dir = cuda.shared_runtime.substr(0, cuda.shared_runtime.rfind('/'));
-    std::string file = cuda.shared_runtime.substr(cuda.shared_runtime.rfind('/') + 1);
-    return {"-L" + dir, "-l:" + file, "-Wl,-rpath," + dir};
+    std::string dir = DirName(cuda.shared_runtime);
+    return {"-L" + dir, "-l:" + BaseName(cuda.shared_runtime), "-Wl,-rpath," + dir};
   }
   for (const char* sub : {"lib64", "lib", "targets/x86_64-linux/lib"}) {
     std::string dir = JoinPath(cuda.nvcc.cuda_home, sub);
