@@ -24,6 +24,8 @@ warm   loading every module of the set again in ONE fresh process, sequentially,
        against jaxcc's own work; the total without the cuBLAS-linked module; and all of it again
        in processes that loaded cuBLAS first, as JAX's CUDA plugin has in a GPU process (the
        module's NEEDED libcublas.so.13 then resolves by SONAME to the loaded one; decision 106).
+       A warm load maps each library at its first call (decision 137; JAXCC_LAZY_LOAD=0 maps it
+       at the load): the probe then maps all of them with load_library(), timed apart.
 
 Without a GPU nothing is called; the targets register for platform CUDA all the same.
 """
@@ -110,6 +112,7 @@ PROBE = textwrap.dedent(
             ctypes.CDLL(lib)
         preload_s = time.perf_counter() - t
     per_module = {}
+    modules = []
     t0 = time.perf_counter()
     if jobs > 1:
         with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
@@ -117,15 +120,22 @@ PROBE = textwrap.dedent(
     else:
         for rel, (path, name, kwargs) in zip(files, jobs_args):
             t = time.perf_counter()
-            load(path, name=name, **kwargs)
+            modules.append(load(path, name=name, **kwargs))
             per_module[rel] = time.perf_counter() - t
     total = time.perf_counter() - t0
+    # A warm jaxcc load maps each library at its first call (decision 137): what mapping all of
+    # them costs when they are used, timed here without a GPU by asking for it.
+    t = time.perf_counter()
+    for module in modules:
+        if hasattr(module, "load_library"):
+            module.load_library()
+    deferred_map_s = time.perf_counter() - t
     cublas = [rel for rel in files if corpus.links_cublas(rel)]
     # The compilers' CPU time: ninja waits for them and this process for ninja.
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     print(json.dumps({"seconds": total, "compiler_cpu_s": usage.ru_utime + usage.ru_stime,
                       "stages": stages, "per_module": per_module, "cublas": cublas,
-                      "preload_s": preload_s}))
+                      "preload_s": preload_s, "deferred_map_s": deferred_map_s}))
     """
 )
 
@@ -332,6 +342,7 @@ def warm_all(args, buildable) -> dict:
             "dlopen_ms": statistics.median(dlopen),
             "jaxcc_own_ms": statistics.median(own),
             "preload_ms": statistics.median(r["preload_s"] * 1e3 for r in rs),
+            "deferred_map_ms": statistics.median(r["deferred_map_s"] * 1e3 for r in rs),
             "stages_ms": {
                 k: statistics.median(r["stages"].get(k, 0.0) * 1e3 for r in rs)
                 for k in sorted({k for r in rs for k in r["stages"]})
@@ -347,6 +358,8 @@ def warm_all(args, buildable) -> dict:
             + (f"; the preload itself {entry['preload_ms']:.1f} ms" if label != "as is" else "")
             + f"\n  dlopen + dlsym {entry['dlopen_ms']:.1f} ms, jaxcc's own work "
             f"{entry['jaxcc_own_ms']:.1f} ms ({entry['jaxcc_own_ms'] * 1e3 / n:.0f} us a module)"
+            f"\n  mapping the libraries a lazy load deferred (load_library() on all {n}): "
+            f"{entry['deferred_map_ms']:.1f} ms"
         )
         for key, ms in entry["stages_ms"].items():
             print(f"    {key}: {ms:.3f} ms (summed over modules)")

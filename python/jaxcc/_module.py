@@ -307,6 +307,19 @@ class CompiledModule:
         self.objects_reused = loaded.objects_reused
         self.specs = {spec.name: spec for spec in loaded.specs}
         self._vmap_method = request.vmap_method
+        self._loaded = loaded
+
+    @property
+    def library_loaded(self) -> bool:
+        """Whether the compiled library is mapped into this process. A warm load (an entry the
+        cache loaded before) maps it at the first call of one of its functions (decision 137)."""
+        return self._loaded.library_loaded
+
+    def load_library(self) -> None:
+        """Maps the compiled library now if a warm load deferred it, so that a library that can
+        no longer be mapped (a library it links gone from the loader path) raises LoadError here
+        rather than failing its first call. A no-op once mapped."""
+        self._loaded.load_library()
 
     @functools.cached_property
     def functions(self) -> dict[str, KernelFunction]:

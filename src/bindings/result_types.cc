@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "argspec/function_spec.h"
+#include "bindings/raise_error.h"
 #include "cache/cache_usage.h"
+#include "loader/lazy_library.h"
 #include "pipeline/load_request.h"
 
 namespace nb = nanobind;
@@ -96,7 +98,25 @@ void BindLoadedModule(nb::module_& m) {
             // XLA reads the raw handler pointer out of an unnamed capsule.
             return nb::capsule(found->second);
           },
-          nb::arg("function"), "The XLA_FFI_Handler* of a function, as a capsule.");
+          nb::arg("function"), "The XLA_FFI_Handler* of a function, as a capsule.")
+      .def_prop_ro(
+          "library_loaded",
+          [](const LoadedModule& module) {
+            return module.lazy_library == nullptr || module.lazy_library->loaded();
+          },
+          "Whether the library is mapped (a warm load maps it at the first call).")
+      .def(
+          "load_library",
+          [](const LoadedModule& module) {
+            if (module.lazy_library == nullptr) return;
+            Status loaded = OkStatus();
+            {
+              nb::gil_scoped_release unlocked;  // dlopen runs the library's constructors
+              loaded = module.lazy_library->Load();
+            }
+            if (!loaded.ok()) RaiseError(loaded.error());
+          },
+          "Maps the library now if a warm load deferred it; LoadError if it cannot be mapped.");
 }
 
 void BindCacheRows(nb::module_& m) {

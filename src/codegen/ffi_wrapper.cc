@@ -80,6 +80,18 @@ std::string AttrArray(const std::vector<const Param*>& attrs, const std::string&
 std::string Count(size_t n) { return std::to_string(n); }
 std::string AtLeastOne(size_t n) { return std::to_string(n == 0 ? 1 : n); }
 
+}  // namespace
+
+std::uint32_t HandlerTraits(const FunctionSpec& spec, const WrapperOptions& options) {
+  // XLA_FFI_HANDLER_TRAITS_COMMAND_BUFFER_COMPATIBLE (kFrameCommandBufferCompatible).
+  constexpr std::uint32_t kCommandBufferCompatible = 1u;
+  bool cuda = options.platform == "cuda";
+  return cuda && options.allow_cuda_graph && !spec.has_scratch_alloc() ? kCommandBufferCompatible
+                                                                       : 0u;
+}
+
+namespace {
+
 std::string GenerateHandler(const FunctionSpec& spec, const WrapperOptions& options) {
   bool cuda = options.platform == "cuda";
   bool bind_stream = cuda && spec.has_stream();
@@ -102,16 +114,13 @@ std::string GenerateHandler(const FunctionSpec& spec, const WrapperOptions& opti
     text += "constexpr ::jaxcc::detail::FrameStateType kState_" + f + " = {&jaxcc_state_type_" + f +
             ", &kStateInfo_" + f + "};\n";
   }
-  text += "constexpr ::jaxcc::detail::FrameSpec kSpec_" + f + " = {" + CStringLiteral(f) + ", " +
-          Count(args.size()) + ", " + Count(rets.size()) + ", " + Count(attrs.size()) + ", " +
-          (args.empty() ? "nullptr" : "kArgs_" + f) + ", " +
-          (rets.empty() ? "nullptr" : "kRets_" + f) + ", " +
-          (attrs.empty() ? "nullptr" : "kAttrs_" + f) + ", " + (bind_stream ? "true" : "false") +
-          ", " +
-          // XLA forbids its allocator in command buffers: run-time scratch costs the trait.
-          (cuda && options.allow_cuda_graph && !spec.has_scratch_alloc()
-               ? "::jaxcc::detail::kFrameCommandBufferCompatible"
-               : "0");
+  text +=
+      "constexpr ::jaxcc::detail::FrameSpec kSpec_" + f + " = {" + CStringLiteral(f) + ", " +
+      Count(args.size()) + ", " + Count(rets.size()) + ", " + Count(attrs.size()) + ", " +
+      (args.empty() ? "nullptr" : "kArgs_" + f) + ", " + (rets.empty() ? "nullptr" : "kRets_" + f) +
+      ", " + (attrs.empty() ? "nullptr" : "kAttrs_" + f) + ", " + (bind_stream ? "true" : "false") +
+      ", " +
+      (HandlerTraits(spec, options) != 0 ? "::jaxcc::detail::kFrameCommandBufferCompatible" : "0");
   // Only a function that takes them asks XLA for its pool, state, Future or allocator
   // (decisions 94, 105).
   if (spec.has_pool() || spec.has_state() || spec.is_async() || spec.has_scratch_alloc()) {

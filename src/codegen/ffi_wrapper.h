@@ -5,6 +5,7 @@
 // and only the runtime reads it (decision 128).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -22,6 +23,12 @@ struct WrapperOptions {
 
 /// Exported symbol of a function's handler.
 std::string HandlerSymbol(const std::string& function_name);
+
+/// The XLA_FFI_Handler_Traits a function's handler reports: command-buffer compatible for CUDA
+/// with `allow_cuda_graph`, unless it allocates scratch at run time (XLA forbids its allocator in
+/// command buffers). The generated handler and the lazy stub that stands in for it
+/// (loader/lazy_library.h) both answer XLA's metadata query with this.
+std::uint32_t HandlerTraits(const argspec::FunctionSpec& spec, const WrapperOptions& options);
 
 /// The wrapper unit: includes only jaxcc/detail/frame_entry.h.
 std::string GenerateFfiWrapper(const std::vector<argspec::FunctionSpec>& specs,

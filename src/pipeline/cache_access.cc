@@ -1,10 +1,13 @@
 #include "pipeline/cache_access.h"
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 #include "cache/cache_usage.h"
 #include "cache/ownership.h"
 #include "codegen/ffi_wrapper.h"
+#include "loader/lazy_library.h"
 #include "loader/library.h"
 #include "pipeline/load_module.h"
 #include "util/fault_point.h"
@@ -60,6 +63,42 @@ Result<LoadedModule> LoadEntry(const cache::Entry& entry, std::vector<FunctionSp
   return module;
 }
 
+Result<LoadedModule> LoadEntryLazily(const cache::Entry& entry, const LoadRequest& request,
+                                     std::vector<FunctionSpec> specs) {
+  codegen::WrapperOptions options;
+  options.platform = request.platform;
+  options.allow_cuda_graph = request.cuda.allow_cuda_graph;
+  std::vector<loader::LazyFunction> functions;
+  for (const FunctionSpec& spec : specs) {
+    functions.push_back({codegen::HandlerSymbol(spec.name), codegen::HandlerTraits(spec, options),
+                         spec.has_state()});
+  }
+  // Never freed: XLA keeps the stubs, and the stubs this library.
+  auto* library = new loader::LazyLibrary(request.name, entry.library_path);
+  auto stubs = loader::AssignLazyStubs(library, functions);
+  if (!stubs) {
+    delete library;
+    return LoadEntry(entry, std::move(specs));
+  }
+  LoadedModule module;
+  module.library_path = entry.library_path;
+  module.entry_dir = entry.dir;
+  module.key = entry.manifest.key;
+  module.lazy_library = library;
+  for (std::size_t i = 0; i < specs.size(); ++i) module.handlers[specs[i].name] = (*stubs)[i];
+  module.specs = std::move(specs);
+  return module;
+}
+
+Result<bool> LazyLoadSetting() {
+  const char* text = std::getenv("JAXCC_LAZY_LOAD");
+  if (text == nullptr || *text == '\0' || std::strcmp(text, "1") == 0) return true;
+  if (std::strcmp(text, "0") == 0) return false;
+  return MakeError(ErrorKind::kSpec, std::string("JAXCC_LAZY_LOAD=") + text +
+                                         " is not a setting; use 1 (map a warm module's library "
+                                         "at its first call, the default) or 0 (at the load)");
+}
+
 const char* MissName(cache::LookupMiss miss) {
   switch (miss) {
     case cache::LookupMiss::kAbsent:
@@ -94,12 +133,10 @@ Status CheckCacheRootIsPrivate(const std::string& root) {
       "Use a directory of your own: jaxcc.set_cache_dir(...) or $JAXCC_CACHE_DIR.");
 }
 
-std::optional<Result<LoadedModule>> LoadFromCache(const cache::CacheDir& cache,
-                                                  const std::string& name, const std::string& key,
-                                                  const std::vector<FunctionSpec>& specs,
-                                                  cache::LookupMiss* miss,
-                                                  const cache::EntryFacts* known,
-                                                  cache::EntryFacts* verified) {
+std::optional<Result<LoadedModule>> LoadFromCache(
+    const cache::CacheDir& cache, const std::string& name, const std::string& key,
+    const std::vector<FunctionSpec>& specs, cache::LookupMiss* miss, const cache::EntryFacts* known,
+    cache::EntryFacts* verified, const LoadRequest* lazy_for) {
   auto entry = known ? cache.LookupKnown(name, key, *known, miss) : cache.Lookup(name, key, miss);
   if (!entry) return std::nullopt;
   if (verified != nullptr) {
@@ -107,8 +144,8 @@ std::optional<Result<LoadedModule>> LoadFromCache(const cache::CacheDir& cache,
     verified->library_stamp = entry->library_stamp;
   }
   FaultPoint("load");
-  auto module = LoadEntry(*entry, specs);
-  trace::Mark("dlopen + dlsym");
+  auto module = lazy_for ? LoadEntryLazily(*entry, *lazy_for, specs) : LoadEntry(*entry, specs);
+  trace::Mark(lazy_for ? "lazy handlers" : "dlopen + dlsym");
   if (module.ok()) {
     module->cache_hit = true;
     cache::MarkUsed(entry->dir);

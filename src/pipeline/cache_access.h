@@ -15,15 +15,28 @@ namespace jaxcc::pipeline {
 /// dlopens an entry's library and resolves one handler per spec.
 Result<LoadedModule> LoadEntry(const cache::Entry& entry, std::vector<argspec::FunctionSpec> specs);
 
+/// Handlers that map the entry's library at their first call (loader/lazy_library.h), with the
+/// traits the request's generated handlers report; the library is dlopened right away when the
+/// process's stub pool is used up. Only for an entry this same library loaded from before (the
+/// warm index's hits): a library that never loaded must fail at the load, not at a call.
+Result<LoadedModule> LoadEntryLazily(const cache::Entry& entry, const LoadRequest& request,
+                                     std::vector<argspec::FunctionSpec> specs);
+
+/// Whether warm loads map libraries at the first call: $JAXCC_LAZY_LOAD, "1" (the default) or
+/// "0"; anything else is a SpecError on every load.
+Result<bool> LazyLoadSetting();
+
 /// A verified hit, loaded (nullopt on a miss, with `miss` saying why). With `known`, the entry is
 /// checked against those facts (the warm index's copy) instead of its manifest's; `verified`, if
-/// given, receives the facts a hit was checked against.
+/// given, receives the facts a hit was checked against. With `lazy_for`, the hit is loaded by
+/// LoadEntryLazily for that request.
 std::optional<Result<LoadedModule>> LoadFromCache(const cache::CacheDir& cache,
                                                   const std::string& name, const std::string& key,
                                                   const std::vector<argspec::FunctionSpec>& specs,
                                                   cache::LookupMiss* miss,
                                                   const cache::EntryFacts* known = nullptr,
-                                                  cache::EntryFacts* verified = nullptr);
+                                                  cache::EntryFacts* verified = nullptr,
+                                                  const LoadRequest* lazy_for = nullptr);
 
 /// dlopen of a library outside the cache (a private build); the mapping outlives the file.
 Result<LoadedModule> LoadPrivateLibrary(const std::string& library_path,

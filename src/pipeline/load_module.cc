@@ -114,7 +114,7 @@ void RememberWarm(const LoadRequest& request, const BuildEnvironment& env,
 // The warm index's hit: the entry the same request resolved to last time, verified and loaded
 // exactly as the full path's lookup would (cache_access.h); nullopt sends the load down the
 // full path.
-std::optional<Result<LoadedModule>> LoadWarm(const LoadRequest& request,
+std::optional<Result<LoadedModule>> LoadWarm(const LoadRequest& request, bool lazy,
                                              const std::string& fingerprint,
                                              std::vector<std::string>& archs,
                                              std::string& archs_source) {
@@ -125,8 +125,10 @@ std::optional<Result<LoadedModule>> LoadWarm(const LoadRequest& request,
   cache::CacheDir cache(request.cache_dir);
   cache::LookupMiss miss = cache::LookupMiss::kAbsent;
   cache::EntryFacts verified;
+  // The record exists because the full path loaded this library (RememberWarm), so mapping it
+  // can wait for the first call (decision 137).
   auto hit = LoadFromCache(cache, request.name, record->key, record->specs, &miss, &record->entry,
-                           &verified);
+                           &verified, lazy ? &request : nullptr);
   if (!hit || !hit->ok()) return std::nullopt;  // the full path says what is wrong, or rebuilds
   // The library hashed right under a stamp the record did not hold yet (the record was written
   // by a build, or the file is new): keep the stamp, so later hits skip the hash (decision 90).
@@ -147,6 +149,8 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& request, const BuildEnvi
   if (auto cap = CacheMaxBytes(); !cap.ok()) return cap.error();
   // A misspelled lock mode is reported on every load, hit or miss, like a bad size cap.
   if (auto lock_mode = cache::LockSetting(); !lock_mode.ok()) return lock_mode.error();
+  auto lazy = LazyLoadSetting();
+  if (!lazy.ok()) return lazy.error();
   trace::Mark("validate request");
   // An untrusted cache root only skips the index here: the full path reports spec and
   // signature errors first, then the cache root's.
@@ -157,7 +161,9 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& request, const BuildEnvi
     root_trusted = true;
     fingerprint = WarmFingerprint(request, env);
     trace::Mark("warm fingerprint");
-    if (auto hit = LoadWarm(request, fingerprint, archs, archs_source)) return std::move(*hit);
+    if (auto hit = LoadWarm(request, *lazy, fingerprint, archs, archs_source)) {
+      return std::move(*hit);
+    }
   }
   // Spec and signature errors come first: they need no toolchain.
   auto specs = signature::ResolveSpecs(request.sources, request.functions);
@@ -180,7 +186,7 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& request, const BuildEnvi
     JAXCC_RETURN_IF_ERROR(ValidateSpecsForPlatform(request.platform, *specs));
     auto nvcc = toolchain::FindNvcc(env.nvcc_search_dirs, JoinPath(memo_dir, "nvcc.json"));
     if (!nvcc.ok()) return nvcc.error();
-    cuda = CudaToolchain{*nvcc, resolved->archs};
+    cuda = CudaToolchain{*nvcc, resolved->archs, {}};
     if (env.shared_cuda_runtime) {
       cuda->shared_runtime = toolchain::FindWheelCudaRuntime(env.cuda_runtime_dirs, nvcc->version);
     }

@@ -17,6 +17,10 @@
 #include "signature/resolve.h"
 #include "util/result.h"
 
+namespace jaxcc::loader {
+class LazyLibrary;
+}  // namespace jaxcc::loader
+
 namespace jaxcc::pipeline {
 
 /// The `vmap_method`s jax.ffi.ffi_call accepts; a module's functions are called with one of them.
@@ -108,6 +112,8 @@ struct LoadedModule {
   std::string key;
   std::vector<argspec::FunctionSpec> specs;
   std::map<std::string, void*> handlers;  ///< function name -> XLA_FFI_Handler*
+  /// Set when `handlers` are lazy stubs: the library they map at their first call (never freed).
+  loader::LazyLibrary* lazy_library = nullptr;
   bool cache_hit = false;
   std::string
       miss_reason;  ///< "absent", "damaged", "stale-dependency", "forced", "uncached" on a miss

@@ -1,0 +1,170 @@
+#include "loader/lazy_library.h"
+
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "loader/xla_ffi_abi.h"
+
+namespace jaxcc::loader {
+namespace {
+
+using xla_abi::CallFrame;
+using xla_abi::Handler;
+
+// The real handlers: `jaxcc_ffi_f` returns its frame's ctx as the "error" so a test can tell it
+// ran, and counts its calls; `jaxcc_ffi_meta` fills the metadata query like a stateful handler.
+constexpr char kLibrary[] = R"(
+#include <cstdint>
+#include <cstddef>
+struct Ext { std::size_t size; int type; void* next; };
+struct Version { std::size_t size; void* ext; int major, minor; };
+struct Meta { std::size_t size; Version version; std::uint32_t traits; std::int64_t state; };
+struct MetaExt { Ext base; Meta* meta; };
+struct Frame { std::size_t size; Ext* ext; const void* api; void* ctx; int stage; };
+extern "C" { int jaxcc_ffi_calls = 0; }
+extern "C" void* jaxcc_ffi_f(Frame* frame) {
+  __atomic_add_fetch(&jaxcc_ffi_calls, 1, __ATOMIC_SEQ_CST);
+  return frame->ctx;
+}
+extern "C" void* jaxcc_ffi_meta(Frame* frame) {
+  if (frame->ext != nullptr) reinterpret_cast<MetaExt*>(frame->ext)->meta->state = 77;
+  return nullptr;
+}
+)";
+
+std::string BuildLibrary() {
+  char pattern[] = "/tmp/jaxcc-lazy-XXXXXX";
+  std::string dir = ::mkdtemp(pattern);
+  std::ofstream(dir + "/lib.cc") << kLibrary;
+  std::string command = "g++ -shared -fPIC -o " + dir + "/lib.so " + dir + "/lib.cc";
+  EXPECT_EQ(std::system(command.c_str()), 0) << command;
+  return dir + "/lib.so";
+}
+
+bool Mapped(const std::string& path) {
+  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+  if (handle != nullptr) ::dlclose(handle);  // drops only the reference NOLOAD took
+  return handle != nullptr;
+}
+
+// A stand-in for XLA's API table: records the message of the error a stub creates.
+std::string g_last_error;
+xla_abi::Error* RecordError(xla_abi::ErrorCreateArgs* args) {
+  g_last_error = args->message;
+  return reinterpret_cast<xla_abi::Error*>(0x1);
+}
+xla_abi::Api MakeApi() {
+  xla_abi::Api api{};
+  api.struct_size = sizeof(api);
+  api.api_version = {sizeof(xla_abi::ApiVersion), nullptr, 0, 3};
+  api.error_create = &RecordError;
+  return api;
+}
+const xla_abi::Api kApi = MakeApi();
+
+struct MetadataFrame {
+  xla_abi::Metadata metadata{};
+  xla_abi::MetadataExtension extension{};
+  CallFrame frame{};
+  MetadataFrame() {
+    metadata.struct_size = sizeof(metadata);
+    extension.extension_base = {sizeof(extension), xla_abi::kExtensionMetadata, nullptr};
+    extension.metadata = &metadata;
+    frame = {sizeof(CallFrame), &extension.extension_base, &kApi, nullptr, 0};
+  }
+};
+
+CallFrame ExecuteFrame(void* ctx) { return CallFrame{sizeof(CallFrame), nullptr, &kApi, ctx, 3}; }
+
+Handler* AsHandler(void* address) { return reinterpret_cast<Handler*>(address); }
+
+TEST(LazyLibrary, MetadataIsAnsweredWithoutMappingAndTheFirstCallMaps) {
+  std::string path = BuildLibrary();
+  auto* library = new LazyLibrary("lazy_meta", path);
+  auto stubs = AssignLazyStubs(library, {{"jaxcc_ffi_f", 1u, false}});
+  ASSERT_TRUE(stubs.has_value());
+  MetadataFrame query;
+  EXPECT_EQ(AsHandler((*stubs)[0])(&query.frame), nullptr);
+  EXPECT_EQ(query.metadata.traits, 1u);
+  EXPECT_EQ(query.metadata.api_version.major_version, 0);
+  EXPECT_EQ(query.metadata.api_version.minor_version, 3);
+  EXPECT_FALSE(Mapped(path));
+  EXPECT_FALSE(library->loaded());
+
+  int marker = 0;
+  CallFrame call = ExecuteFrame(&marker);
+  EXPECT_EQ(reinterpret_cast<void*>(AsHandler((*stubs)[0])(&call)), &marker);
+  EXPECT_TRUE(Mapped(path));
+  EXPECT_TRUE(library->loaded());
+  // From now on the stub forwards straight to the real handler, metadata queries included.
+  EXPECT_EQ(reinterpret_cast<void*>(AsHandler((*stubs)[0])(&call)), &marker);
+}
+
+TEST(LazyLibrary, AStatefulHandlersMetadataMapsTheLibrary) {
+  std::string path = BuildLibrary();
+  auto* library = new LazyLibrary("lazy_state", path);
+  auto stubs = AssignLazyStubs(library, {{"jaxcc_ffi_meta", 0u, true}});
+  ASSERT_TRUE(stubs.has_value());
+  MetadataFrame query;
+  EXPECT_EQ(AsHandler((*stubs)[0])(&query.frame), nullptr);
+  EXPECT_EQ(query.metadata.state_type, 77);  // the library's own answer
+  EXPECT_TRUE(library->loaded());
+}
+
+TEST(LazyLibrary, ALibraryThatCannotLoadFailsEveryCallWithTheReasonAndTheFix) {
+  auto* library = new LazyLibrary("lazy_gone", "/nonexistent/jaxcc/lib.so");
+  auto stubs = AssignLazyStubs(library, {{"jaxcc_ffi_f", 0u, false}});
+  ASSERT_TRUE(stubs.has_value());
+  CallFrame call = ExecuteFrame(nullptr);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    g_last_error.clear();
+    EXPECT_EQ(AsHandler((*stubs)[0])(&call), reinterpret_cast<xla_abi::Error*>(0x1));
+    EXPECT_NE(g_last_error.find("module 'lazy_gone'"), std::string::npos) << g_last_error;
+    EXPECT_NE(g_last_error.find("/nonexistent/jaxcc/lib.so"), std::string::npos);
+    EXPECT_NE(g_last_error.find("JAXCC_LAZY_LOAD=0"), std::string::npos);
+  }
+  EXPECT_FALSE(library->Load().ok());
+  EXPECT_FALSE(library->loaded());
+}
+
+TEST(LazyLibrary, ThreadsCallingFirstAllReachTheHandlerOfOneMapping) {
+  std::string path = BuildLibrary();
+  auto* library = new LazyLibrary("lazy_race", path);
+  auto stubs = AssignLazyStubs(library, {{"jaxcc_ffi_f", 0u, false}, {"jaxcc_ffi_f", 0u, false}});
+  ASSERT_TRUE(stubs.has_value());
+  ASSERT_NE((*stubs)[0], (*stubs)[1]);
+  constexpr int kThreads = 8;
+  std::vector<void*> results(kThreads);
+  std::vector<std::thread> threads;
+  int marker = 0;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      CallFrame call = ExecuteFrame(&marker);
+      results[t] = reinterpret_cast<void*>(AsHandler((*stubs)[t % 2])(&call));
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (void* result : results) EXPECT_EQ(result, &marker);
+  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD);
+  ASSERT_NE(handle, nullptr);
+  EXPECT_EQ(*static_cast<int*>(::dlsym(handle, "jaxcc_ffi_calls")), kThreads);
+  ::dlclose(handle);
+}
+
+TEST(LazyLibrary, AnExhaustedPoolSaysSoAndTakesNothing) {
+  LazyLibrary library("lazy_full", "/nonexistent/lib.so");  // no stub keeps it
+  std::size_t taken = LazyStubsTaken();
+  std::vector<LazyFunction> too_many(LazyStubCapacity() - taken + 1, {"f", 0u, false});
+  EXPECT_FALSE(AssignLazyStubs(&library, too_many).has_value());
+  EXPECT_EQ(LazyStubsTaken(), taken);
+}
+
+}  // namespace
+}  // namespace jaxcc::loader
