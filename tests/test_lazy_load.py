@@ -48,6 +48,10 @@ PROBE = textwrap.dedent(
         out = jax.ShapeDtypeStruct((1,), jnp.int64)
         f = jax.jit(lambda x: mod.count_calls(x, outs=out))
         report["values"] = [int(f(x)[0]) for _ in range(3)]
+    elif MODE == "clear_then_call":
+        jaxcc.clear_cache()
+        x = jnp.arange(4, dtype=jnp.float32)
+        report["values"] = np.asarray(jax.jit(mod.twice)(x)).tolist()
     elif MODE == "load_library":
         try:
             mod.load_library()
@@ -196,3 +200,13 @@ def test_a_library_that_cannot_be_mapped_says_why_at_the_call(tmp_path, unique_n
 
     eager = run("call", env={"JAXCC_LAZY_LOAD": "0"})
     assert eager.returncode != 0 and "LoadError" in eager.stderr and "libhelper.so" in eager.stderr
+
+
+def test_clear_cache_keeps_a_loaded_modules_library(tmp_path, kernel_file, unique_name):
+    cache = tmp_path / "cache"
+    probe(cache, kernel_file, unique_name)
+    warm = probe(cache, kernel_file, unique_name, mode="clear_then_call")
+    # clear_cache() promises that loaded modules stay usable: it maps their libraries first.
+    assert warm["hit"] and not warm["mapped_after_load"]
+    assert warm["values"] == [0.0, 2.0, 4.0, 6.0]
+    assert not list((cache).glob(f"{unique_name}-*"))  # the entry itself is gone

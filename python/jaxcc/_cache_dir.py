@@ -49,6 +49,7 @@ def clear_cache(name: str | None = None) -> int:
             f"clear_cache: name must be a module name (str) or None for every entry, "
             f"got {type(name).__name__}"
         )
+    _loaded_table.map_libraries(name)
     removed = _core.clear_cache(get_cache_dir(), name)
     _loaded_table.forget(name)
     return removed

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import threading
 
+from .errors import LoadError
+
 _lock = threading.Lock()
 _loaded: dict = {}  # _core.LoadRequest -> CompiledModule
 
@@ -17,6 +19,18 @@ def get(request):
 def put(request, module) -> None:
     with _lock:
         _loaded[request] = module
+
+
+def map_libraries(name: str | None) -> None:
+    """Maps the libraries a warm load deferred (decision 137) of the modules named `name` (every
+    module for None), before their cache entries are deleted: a loaded module stays usable."""
+    with _lock:
+        modules = [m for r, m in _loaded.items() if name is None or r.name == name]
+    for module in modules:
+        try:
+            module.load_library()
+        except LoadError:
+            pass  # it could not be mapped anyway; its first call says why
 
 
 def forget(name: str | None) -> None:
