@@ -52,6 +52,11 @@ PROBE = textwrap.dedent(
         jaxcc.clear_cache()
         x = jnp.arange(4, dtype=jnp.float32)
         report["values"] = np.asarray(jax.jit(mod.twice)(x)).tolist()
+    elif MODE == "another_process_clears_then_call":
+        import subprocess
+        subprocess.run([sys.executable, "-c", "import jaxcc; jaxcc.clear_cache()"], check=True)
+        x = jnp.arange(4, dtype=jnp.float32)
+        report["values"] = np.asarray(jax.jit(mod.twice)(x)).tolist()
     elif MODE == "load_library":
         try:
             mod.load_library()
@@ -66,6 +71,7 @@ PROBE = textwrap.dedent(
             report["error"] = type(e).__name__ + ": " + str(e)
     report["loaded_flag_after"] = mod.library_loaded
     report["mapped_after"] = mapped(mod.path)
+    report["library_file_mapped_after"] = mapped("/" + mod.path.rsplit("/", 1)[-1] + " (deleted)")
     print(json.dumps(report))
     """
 )
@@ -210,3 +216,18 @@ def test_clear_cache_keeps_a_loaded_modules_library(tmp_path, kernel_file, uniqu
     assert warm["hit"] and not warm["mapped_after_load"]
     assert warm["values"] == [0.0, 2.0, 4.0, 6.0]
     assert not list((cache).glob(f"{unique_name}-*"))  # the entry itself is gone
+
+
+def test_a_cache_entry_cleared_by_another_process_before_the_first_call_still_runs(
+    tmp_path, kernel_file, unique_name
+):
+    cache = tmp_path / "cache"
+    probe(cache, kernel_file, unique_name)
+    warm = probe(cache, kernel_file, unique_name, mode="another_process_clears_then_call")
+    # The load held the verified library open (decision 138): the entry is gone when the first
+    # call maps it, and the call still runs the very file the load verified.
+    assert warm["hit"] and not warm["mapped_after_load"]
+    assert not list(cache.glob(f"{unique_name}-*"))
+    assert warm["values"] == [0.0, 2.0, 4.0, 6.0]
+    # (clear_cache moved the entry aside before deleting it: the mapping shows that name)
+    assert warm["loaded_flag_after"] and warm["library_file_mapped_after"]

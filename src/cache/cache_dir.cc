@@ -135,6 +135,7 @@ std::optional<Entry> CacheDir::Verify(const std::string& name, std::string dir,
   const LibraryStamp before = StampOfLibrary(entry.library_path);
   if (facts.library_stamp.known && before == facts.library_stamp) {
     entry.library_stamp = before;
+    entry.checked_stamp = before;
     trace::Mark("library stamp");
   } else {
     auto library_sha = Sha256FileHex(entry.library_path);
@@ -144,6 +145,7 @@ std::optional<Entry> CacheDir::Verify(const std::string& name, std::string dir,
     // Vouch for the stamp only if nothing moved while hashing, and not within the timestamp
     // granularity of coarse file systems (a change in the same tick would keep the stamp).
     const LibraryStamp after = StampOfLibrary(entry.library_path);
+    if (after == before) entry.checked_stamp = after;
     if (after == before && TimestampSettled(after.ctime_ns)) {
       entry.library_stamp = after;
     }

@@ -31,6 +31,9 @@ struct Entry {
   std::string library_path;  ///< absolute path of the shared library inside `dir`
   Manifest manifest;
   LibraryStamp library_stamp;  ///< set when this lookup's hash (or a valid stamp) vouched for it
+  /// The stamp the library had while this lookup hashed it (or matched a stamp), settled or not:
+  /// good for holding that very file open right now (decision 138), not for a later process.
+  LibraryStamp checked_stamp;
 };
 
 /// What a lookup checks an entry against. The manifest holds them; the warm index keeps a copy

@@ -152,8 +152,12 @@ TEST_F(CacheDirTest, LibraryStampSkipsTheHashOnlyWhileTheStatIsUnchanged) {
   auto fresh = cache.Lookup("m", kKey);
   ASSERT_TRUE(fresh);
   EXPECT_FALSE(fresh->library_stamp.known);
-
+  // It still says which file it hashed, for holding that file open at once (decision 138).
   FileInfo info = StatPath(lib);
+  EXPECT_TRUE(fresh->checked_stamp.known);
+  EXPECT_EQ(fresh->checked_stamp.inode, info.inode);
+  EXPECT_EQ(fresh->checked_stamp.ctime_ns, info.ctime_ns);
+
   EntryFacts facts = FactsOf(published->manifest);
   facts.library_stamp = {true, info.size, info.mtime_ns, info.ctime_ns, info.inode};
   // With the stamp current the bytes are not read: even a digest that would not match passes,
@@ -162,6 +166,7 @@ TEST_F(CacheDirTest, LibraryStampSkipsTheHashOnlyWhileTheStatIsUnchanged) {
   auto stamped = cache.LookupKnown("m", kKey, facts);
   ASSERT_TRUE(stamped);
   EXPECT_TRUE(stamped->library_stamp == facts.library_stamp);
+  EXPECT_TRUE(stamped->checked_stamp == facts.library_stamp);
 
   // Same size, one byte changed: the ctime moves, the hash runs and refuses the bytes.
   ASSERT_TRUE(WriteFile(lib, "0123456788").ok());

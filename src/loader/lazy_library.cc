@@ -1,5 +1,10 @@
 #include "loader/lazy_library.h"
 
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <utility>
@@ -26,6 +31,24 @@ struct Slot {
 
 Slot g_slots[kStubCount];
 std::atomic<std::size_t> g_taken{0};
+
+// Pins are descriptors the process did not ask for: a quarter of its soft limit at most (and
+// never more than 1024), so that a program opening many files of its own is not starved by
+// modules it loaded and has not called yet. Past the limit a load maps at once, as before.
+std::atomic<std::size_t> g_pinned{0};
+
+std::size_t ComputePinLimit() {
+  struct rlimit limit {};
+  std::size_t soft = 1024;
+  if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+    soft = static_cast<std::size_t>(limit.rlim_cur);
+  }
+  return std::min<std::size_t>(soft / 4, 1024);
+}
+
+// Descriptors stay open after a mapping made through them (see Load): they are the loader's
+// names for those libraries.
+std::string DescriptorPath(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
 
 xla_abi::Error* ErrorFor(CallFrame* frame, const std::string& message) {
   const xla_abi::Api* api = frame != nullptr ? frame->api : nullptr;
@@ -111,17 +134,67 @@ constexpr std::array<Handler*, kStubCount> kStubs =
 
 }  // namespace
 
-LazyLibrary::LazyLibrary(std::string module_name, std::string path)
-    : module_name_(std::move(module_name)), path_(std::move(path)) {}
+PinnedFile PinLibraryFile(const std::string& path) {
+  static const std::size_t limit = ComputePinLimit();
+  if (g_pinned.fetch_add(1, std::memory_order_relaxed) >= limit) {
+    g_pinned.fetch_sub(1, std::memory_order_relaxed);
+    return {};
+  }
+  PinnedFile pin;
+  pin.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (pin.fd < 0) {
+    g_pinned.fetch_sub(1, std::memory_order_relaxed);
+    return {};
+  }
+  pin.info = StatOpenFile(pin.fd);
+  return pin;
+}
+
+void ReleasePin(PinnedFile& pin) {
+  if (pin.fd < 0) return;
+  ::close(pin.fd);
+  g_pinned.fetch_sub(1, std::memory_order_relaxed);
+  pin = {};
+}
+
+std::size_t PinnedFiles() { return g_pinned.load(std::memory_order_relaxed); }
+std::size_t PinnedFileLimit() {
+  static const std::size_t limit = ComputePinLimit();
+  return limit;
+}
+
+LazyLibrary::LazyLibrary(std::string module_name, std::string path, PinnedFile pin)
+    : module_name_(std::move(module_name)), path_(std::move(path)), pin_(pin) {}
+
+LazyLibrary::~LazyLibrary() { ReleasePin(pin_); }
 
 Status LazyLibrary::Load() {
   std::call_once(once_, [this] {
     std::vector<std::string> symbols;
     symbols.reserve(stubs_.size());
     for (const auto& stub : stubs_) symbols.push_back(stub.second);
-    auto library = LoadLibrary(path_, symbols);
+    // The path still names the pinned file: map it by path, so debuggers and dladdr see the
+    // entry's real name. Otherwise the entry was deleted or replaced since the load, and the
+    // file the load verified is mapped through its descriptor, which then stays open: the
+    // loader knows the library by that name and must never meet it naming another file.
+    std::string map_path = path_;
+    bool through_descriptor = false;
+    if (pin_.fd >= 0) {
+      FileInfo at_path = StatPath(path_);
+      through_descriptor = !at_path.exists || at_path.inode != pin_.info.inode ||
+                           at_path.device != pin_.info.device ||
+                           at_path.ctime_ns != pin_.info.ctime_ns;
+      if (through_descriptor) map_path = DescriptorPath(pin_.fd);
+    }
+    auto library = LoadLibrary(map_path, symbols);
+    if (!through_descriptor) ReleasePin(pin_);
     if (!library.ok()) {
       failure_ = library.error();
+      if (through_descriptor) {
+        failure_->message += " (its cache entry " + path_ +
+                             " was deleted or replaced since the load; the file the load "
+                             "verified was mapped through the descriptor held since then)";
+      }
       return;
     }
     for (const auto& [index, symbol] : stubs_) {

@@ -11,6 +11,10 @@
 // (whichever thread comes first; the rest wait) and from then on is one atomic load and a tail
 // call to the real handler. A library that fails to load makes every call of its stubs return an
 // XLA error that says why and how to see it at load time instead.
+//
+// Between the load and the first call the library's file is held open (a pin, decision 138): the
+// cache entry may be deleted or replaced meanwhile by another process (clear_cache, the size cap,
+// a rebuild), and the file the load verified is still the one that gets mapped.
 #pragma once
 
 #include <atomic>
@@ -21,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "util/fs.h"
 #include "util/result.h"
 
 namespace jaxcc::loader {
@@ -31,10 +36,30 @@ struct LazyFunction {
   bool stateful = false;     ///< its metadata names the library's state type: map at the query
 };
 
+/// The library file a load verified, held open until its first call maps it.
+struct PinnedFile {
+  int fd = -1;    ///< read-only, close-on-exec; -1: none (the library is mapped by path)
+  FileInfo info;  ///< the open file's status, for the caller to compare with what it verified
+};
+
+/// Opens `path` for a pin; fd -1 when the open fails or the process already holds as many pins
+/// as it may (a share of its descriptor limit): the caller then maps the library at once. The
+/// LazyLibrary constructed with the pin owns the descriptor; a pin not handed to one must be
+/// released with ReleasePin.
+PinnedFile PinLibraryFile(const std::string& path);
+void ReleasePin(PinnedFile& pin);
+
+/// How many pins the process holds now, and may hold at most.
+std::size_t PinnedFiles();
+std::size_t PinnedFileLimit();
+
 /// One library, mapped on first need and never unmapped (XLA keeps the stubs for good).
 class LazyLibrary {
  public:
-  LazyLibrary(std::string module_name, std::string path);
+  LazyLibrary(std::string module_name, std::string path, PinnedFile pin = {});
+  ~LazyLibrary();  ///< releases a pin still held (a library never handed to XLA)
+  LazyLibrary(const LazyLibrary&) = delete;
+  LazyLibrary& operator=(const LazyLibrary&) = delete;
 
   /// Maps the library and points its stubs at the real handlers, once per process; every caller
   /// gets the same outcome (ErrorKind::kLoad with dlerror()'s text).
@@ -49,6 +74,7 @@ class LazyLibrary {
   std::string module_name_;
   std::string path_;
   std::vector<std::pair<std::size_t, std::string>> stubs_;  ///< pool slot -> symbol
+  PinnedFile pin_;
   std::once_flag once_;
   std::optional<Error> failure_;
   std::atomic<bool> loaded_{false};

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "loader/xla_ffi_abi.h"
+#include "util/fs.h"
 
 namespace jaxcc::loader {
 namespace {
@@ -39,10 +41,17 @@ extern "C" void* jaxcc_ffi_meta(Frame* frame) {
 }
 )";
 
-std::string BuildLibrary() {
+// The same library with a handler that answers nullptr: tells which of two files was mapped.
+std::string Impostor() {
+  std::string text = kLibrary;
+  text.replace(text.find("return frame->ctx;"), 18, "return nullptr;   ");
+  return text;
+}
+
+std::string BuildLibrary(const std::string& source = kLibrary) {
   char pattern[] = "/tmp/jaxcc-lazy-XXXXXX";
   std::string dir = ::mkdtemp(pattern);
-  std::ofstream(dir + "/lib.cc") << kLibrary;
+  std::ofstream(dir + "/lib.cc") << source;
   std::string command = "g++ -shared -fPIC -o " + dir + "/lib.so " + dir + "/lib.cc";
   EXPECT_EQ(std::system(command.c_str()), 0) << command;
   return dir + "/lib.so";
@@ -156,6 +165,65 @@ TEST(LazyLibrary, ThreadsCallingFirstAllReachTheHandlerOfOneMapping) {
   ASSERT_NE(handle, nullptr);
   EXPECT_EQ(*static_cast<int*>(::dlsym(handle, "jaxcc_ffi_calls")), kThreads);
   ::dlclose(handle);
+}
+
+// A stub's first call, and whether it ran the real handler of the original library.
+bool FirstCallRanTheOriginal(const std::vector<void*>& stubs) {
+  int marker = 0;
+  CallFrame call = ExecuteFrame(&marker);
+  return reinterpret_cast<void*>(AsHandler(stubs[0])(&call)) == &marker;
+}
+
+TEST(LazyLibrary, AnUnchangedPinnedFileIsMappedByItsPathAndThePinReleased) {
+  std::string path = BuildLibrary();
+  std::size_t before = PinnedFiles();
+  PinnedFile pin = PinLibraryFile(path);
+  ASSERT_GE(pin.fd, 0);
+  EXPECT_EQ(pin.info.inode, StatPath(path).inode);
+  EXPECT_EQ(PinnedFiles(), before + 1);
+  auto* library = new LazyLibrary("lazy_pinned", path, pin);
+  auto stubs = AssignLazyStubs(library, {{"jaxcc_ffi_f", 0u, false}});
+  ASSERT_TRUE(stubs.has_value());
+  EXPECT_TRUE(FirstCallRanTheOriginal(*stubs));
+  EXPECT_TRUE(Mapped(path));  // known to the loader by its own name
+  EXPECT_EQ(PinnedFiles(), before);
+}
+
+TEST(LazyLibrary, AFileDeletedBeforeTheFirstCallIsMappedThroughItsPin) {
+  std::string path = BuildLibrary();
+  auto* library = new LazyLibrary("lazy_deleted", path, PinLibraryFile(path));
+  auto stubs = AssignLazyStubs(library, {{"jaxcc_ffi_f", 0u, false}});
+  ASSERT_TRUE(stubs.has_value());
+  ASSERT_EQ(::unlink(path.c_str()), 0);  // clear_cache in another process
+  EXPECT_TRUE(FirstCallRanTheOriginal(*stubs));
+  EXPECT_TRUE(library->loaded());
+}
+
+TEST(LazyLibrary, AFileReplacedBeforeTheFirstCallStillMapsTheOneThatWasPinned) {
+  std::string path = BuildLibrary();
+  std::string impostor = BuildLibrary(Impostor());
+  auto* library = new LazyLibrary("lazy_replaced", path, PinLibraryFile(path));
+  auto stubs = AssignLazyStubs(library, {{"jaxcc_ffi_f", 0u, false}});
+  ASSERT_TRUE(stubs.has_value());
+  ASSERT_EQ(::rename(impostor.c_str(), path.c_str()), 0);  // a rebuild published over it
+  EXPECT_TRUE(FirstCallRanTheOriginal(*stubs));
+  EXPECT_FALSE(Mapped(path));  // the file now at the path was never mapped
+}
+
+TEST(LazyLibrary, PinsStopAtTheirLimitAndAFailedOpenHoldsNone) {
+  std::size_t before = PinnedFiles();
+  EXPECT_EQ(PinLibraryFile("/nonexistent/jaxcc/lib.so").fd, -1);
+  EXPECT_EQ(PinnedFiles(), before);
+  std::string path = BuildLibrary();
+  std::vector<PinnedFile> pins;
+  while (PinnedFiles() < PinnedFileLimit()) {
+    pins.push_back(PinLibraryFile(path));
+    ASSERT_GE(pins.back().fd, 0);
+  }
+  EXPECT_EQ(PinLibraryFile(path).fd, -1);  // over the limit: the caller maps at once
+  EXPECT_LE(PinnedFileLimit(), 1024u);
+  for (PinnedFile& pin : pins) ReleasePin(pin);
+  EXPECT_EQ(PinnedFiles(), before);
 }
 
 TEST(LazyLibrary, AnExhaustedPoolSaysSoAndTakesNothing) {

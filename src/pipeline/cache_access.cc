@@ -73,11 +73,21 @@ Result<LoadedModule> LoadEntryLazily(const cache::Entry& entry, const LoadReques
     functions.push_back({codegen::HandlerSymbol(spec.name), codegen::HandlerTraits(spec, options),
                          spec.has_state()});
   }
+  // The file held open from here to the first call must be the one the lookup verified (the
+  // stamp it checked); without a stamp to compare, or a pin to hold, the library is mapped now.
+  const cache::LibraryStamp& verified = entry.checked_stamp;
+  loader::PinnedFile pin;
+  if (verified.known) pin = loader::PinLibraryFile(entry.library_path);
+  if (pin.fd < 0 || pin.info.inode != verified.inode || pin.info.size != verified.size ||
+      pin.info.mtime_ns != verified.mtime_ns || pin.info.ctime_ns != verified.ctime_ns) {
+    loader::ReleasePin(pin);
+    return LoadEntry(entry, std::move(specs));
+  }
   // Never freed: XLA keeps the stubs, and the stubs this library.
-  auto* library = new loader::LazyLibrary(request.name, entry.library_path);
+  auto* library = new loader::LazyLibrary(request.name, entry.library_path, pin);
   auto stubs = loader::AssignLazyStubs(library, functions);
   if (!stubs) {
-    delete library;
+    delete library;  // releases the pin
     return LoadEntry(entry, std::move(specs));
   }
   LoadedModule module;

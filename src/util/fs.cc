@@ -85,19 +85,34 @@ bool TimestampSettled(std::int64_t stamp_ns) {
   return now_ns - stamp_ns >= 3'000'000'000LL;
 }
 
-FileInfo StatPath(const std::string& path) {
+namespace {
+
+FileInfo InfoOf(const struct stat& st) {
   FileInfo info;
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0) return info;
   info.exists = true;
   info.is_dir = S_ISDIR(st.st_mode);
   info.size = static_cast<std::int64_t>(st.st_size);
   info.mtime_ns = static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
   info.ctime_ns = static_cast<std::int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;
   info.inode = static_cast<std::uint64_t>(st.st_ino);
+  info.device = static_cast<std::uint64_t>(st.st_dev);
   info.owner = st.st_uid;
   info.mode = st.st_mode;
   return info;
+}
+
+}  // namespace
+
+FileInfo StatPath(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return {};
+  return InfoOf(st);
+}
+
+FileInfo StatOpenFile(int fd) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return {};
+  return InfoOf(st);
 }
 
 Status ReadFileChunks(const std::string& path,

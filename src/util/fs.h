@@ -20,12 +20,16 @@ struct FileInfo {
   std::int64_t mtime_ns = 0;
   std::int64_t ctime_ns = 0;  ///< status change: any write, rename or chmod moves it
   std::uint64_t inode = 0;
+  std::uint64_t device = 0;
   uid_t owner = 0;
   mode_t mode = 0;
 };
 
 /// stat(2); a missing path is {exists=false}, not an error.
 FileInfo StatPath(const std::string& path);
+
+/// fstat(2) of an open descriptor, as StatPath; {exists=false} when it fails.
+FileInfo StatOpenFile(int fd);
 
 /// True when a file timestamp lies at least 3 s in the past by the wall clock (nanoseconds): a
 /// change within a coarse file system's timestamp tick could follow unseen, so a stamp younger
