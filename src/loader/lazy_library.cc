@@ -46,6 +46,17 @@ std::size_t ComputePinLimit() {
   return std::min<std::size_t>(soft / 4, 1024);
 }
 
+// Two stats name the same file, unchanged: a write, rename, unlink or chmod moves the ctime.
+bool SameFile(const FileInfo& a, const FileInfo& b) {
+  return a.exists && b.exists && a.inode == b.inode && a.device == b.device &&
+         a.ctime_ns == b.ctime_ns;
+}
+
+// A descriptor still on the file it was opened for (deleting the file moves its ctime, not this).
+bool SameInode(const FileInfo& a, const FileInfo& b) {
+  return a.exists && b.exists && a.inode == b.inode && a.device == b.device;
+}
+
 // Descriptors stay open after a mapping made through them (see Load): they are the loader's
 // names for those libraries.
 std::string DescriptorPath(int fd) { return "/proc/self/fd/" + std::to_string(fd); }
@@ -177,14 +188,34 @@ Status LazyLibrary::Load() {
     // entry's real name. Otherwise the entry was deleted or replaced since the load, and the
     // file the load verified is mapped through its descriptor, which then stays open: the
     // loader knows the library by that name and must never meet it naming another file.
+    const FileInfo verified = pin_.info;
+    FileInfo held;
+    if (pin_.fd >= 0) held = StatOpenFile(pin_.fd);
+    if (pin_.fd >= 0 && !SameInode(held, verified)) {
+      // Other code closed the descriptor (os.closerange, a daemonising library) and the number
+      // may name another file now: it is not ours to map or to close.
+      g_pinned.fetch_sub(1, std::memory_order_relaxed);
+      pin_.fd = -1;
+    }
     std::string map_path = path_;
     bool through_descriptor = false;
-    if (pin_.fd >= 0) {
-      FileInfo at_path = StatPath(path_);
-      through_descriptor = !at_path.exists || at_path.inode != pin_.info.inode ||
-                           at_path.device != pin_.info.device ||
-                           at_path.ctime_ns != pin_.info.ctime_ns;
-      if (through_descriptor) map_path = DescriptorPath(pin_.fd);
+    if (verified.exists && !SameFile(StatPath(path_), verified)) {
+      if (pin_.fd >= 0 && (held.size != verified.size || held.mtime_ns != verified.mtime_ns)) {
+        failure_ = MakeError(ErrorKind::kLoad, "its library " + path_ +
+                                                   " was written to since the load verified it; "
+                                                   "load the module again");
+        return;
+      }
+      if (pin_.fd < 0) {
+        failure_ = MakeError(ErrorKind::kLoad,
+                             "its cache entry " + path_ +
+                                 " was deleted or replaced since the load, and the descriptor "
+                                 "jaxcc held for it was closed by other code; load the module "
+                                 "again");
+        return;
+      }
+      through_descriptor = true;
+      map_path = DescriptorPath(pin_.fd);
     }
     auto library = LoadLibrary(map_path, symbols);
     if (!through_descriptor) ReleasePin(pin_);

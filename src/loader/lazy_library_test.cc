@@ -1,6 +1,7 @@
 #include "loader/lazy_library.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -208,6 +209,53 @@ TEST(LazyLibrary, AFileReplacedBeforeTheFirstCallStillMapsTheOneThatWasPinned) {
   ASSERT_EQ(::rename(impostor.c_str(), path.c_str()), 0);  // a rebuild published over it
   EXPECT_TRUE(FirstCallRanTheOriginal(*stubs));
   EXPECT_FALSE(Mapped(path));  // the file now at the path was never mapped
+}
+
+// Other code closing every descriptor (os.closerange) must not make a stub map or close a
+// descriptor that now names another file.
+TEST(LazyLibrary, APinClosedByOtherCodeIsNeitherMappedNorClosed) {
+  std::string path = BuildLibrary();
+  PinnedFile pin = PinLibraryFile(path);
+  ASSERT_GE(pin.fd, 0);
+  std::size_t before = PinnedFiles();
+  auto* library = new LazyLibrary("lazy_closed", path, pin);
+  auto stubs = AssignLazyStubs(library, {{"jaxcc_ffi_f", 0u, false}});
+  ASSERT_TRUE(stubs.has_value());
+  ASSERT_EQ(::close(pin.fd), 0);
+  int other = ::open("/dev/null", O_RDONLY | O_CLOEXEC);  // takes the lowest free number
+  ASSERT_EQ(other, pin.fd);
+  EXPECT_TRUE(FirstCallRanTheOriginal(*stubs));  // the path still names the verified file
+  EXPECT_NE(::fcntl(other, F_GETFD), -1) << "the stub closed a descriptor it no longer owned";
+  EXPECT_EQ(PinnedFiles(), before - 1);
+  ::close(other);
+}
+
+TEST(LazyLibrary, ADeletedEntryWhosePinWasClosedByOtherCodeFailsWithTheReason) {
+  std::string path = BuildLibrary();
+  PinnedFile pin = PinLibraryFile(path);
+  auto* library = new LazyLibrary("lazy_lost", path, pin);
+  auto stubs = AssignLazyStubs(library, {{"jaxcc_ffi_f", 0u, false}});
+  ASSERT_TRUE(stubs.has_value());
+  ASSERT_EQ(::close(pin.fd), 0);
+  ASSERT_EQ(::unlink(path.c_str()), 0);
+  g_last_error.clear();
+  CallFrame call = ExecuteFrame(nullptr);
+  EXPECT_EQ(AsHandler((*stubs)[0])(&call), reinterpret_cast<xla_abi::Error*>(0x1));
+  EXPECT_NE(g_last_error.find("closed by other code"), std::string::npos) << g_last_error;
+  EXPECT_NE(g_last_error.find("module 'lazy_lost'"), std::string::npos) << g_last_error;
+}
+
+TEST(LazyLibrary, ALibraryWrittenToAfterTheLoadIsNotMapped) {
+  std::string path = BuildLibrary();
+  auto* library = new LazyLibrary("lazy_written", path, PinLibraryFile(path));
+  auto stubs = AssignLazyStubs(library, {{"jaxcc_ffi_f", 0u, false}});
+  ASSERT_TRUE(stubs.has_value());
+  std::ofstream(path, std::ios::app) << "tampered";
+  g_last_error.clear();
+  CallFrame call = ExecuteFrame(nullptr);
+  EXPECT_EQ(AsHandler((*stubs)[0])(&call), reinterpret_cast<xla_abi::Error*>(0x1));
+  EXPECT_NE(g_last_error.find("written to since the load"), std::string::npos) << g_last_error;
+  EXPECT_FALSE(Mapped(path));
 }
 
 TEST(LazyLibrary, PinsStopAtTheirLimitAndAFailedOpenHoldsNone) {
