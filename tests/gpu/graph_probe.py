@@ -35,6 +35,28 @@ def graph_xla_flags() -> str:
     return GRAPH_XLA_FLAGS
 
 
+def probe_process_env(cache_dir, runtime: str) -> dict:
+    """The environment of a fresh probe process of the GPU tests: its own cache, the CUDA runtime
+    modules link (decision 136), tests/ and tests/gpu importable, and graph capture forced."""
+    import os
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = dict(os.environ, JAXCC_CUDA_RUNTIME=runtime, JAXCC_CACHE_DIR=str(cache_dir))
+    env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(here), here])
+    env["XLA_FLAGS"] = graph_xla_flags()
+    return env
+
+
+def first_gpu_arch() -> str:
+    """The compute capability of GPU 0, as nvidia-smi says it ("9.0")."""
+    import subprocess
+
+    return subprocess.run(
+        ["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
+        capture_output=True, text=True, timeout=60,
+    ).stdout.split()[0]  # fmt: skip
+
+
 PROBE_SOURCE = r"""
 #include <cuda_runtime.h>
 

@@ -4,15 +4,13 @@ with the static runtime and with the shared one (decision 136). The CPU tests
 (tests/test_lazy_load.py) cover the stub itself; this covers dlopen of a CUDA library from
 inside XLA's GPU execution."""
 
-import os
 import subprocess
 import sys
 
 import pytest
-from graph_probe import graph_xla_flags
+from graph_probe import first_gpu_arch, probe_process_env
 
 pytestmark = pytest.mark.gpu
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 # Loads vector_add; reports whether its library is mapped, then makes its first call inside a
 # fori_loop that XLA captures as a CUDA graph (or eagerly), and checks the values.
@@ -35,13 +33,8 @@ print("AFTER", mod.library_loaded)
 @pytest.mark.parametrize("runtime", ["static", "shared"])
 @pytest.mark.parametrize("first", ["graph", "eager"])
 def test_the_first_call_maps_the_library(unique_name, tmp_path, runtime, first):
-    env = dict(os.environ, JAXCC_CUDA_RUNTIME=runtime, JAXCC_CACHE_DIR=str(tmp_path))
-    env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(HERE), HERE])
-    env["XLA_FLAGS"] = graph_xla_flags()
-    arch = subprocess.run(
-        ["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
-        capture_output=True, text=True, timeout=60,
-    ).stdout.split()[0]  # fmt: skip
+    env = probe_process_env(tmp_path, runtime)
+    arch = first_gpu_arch()
 
     def run():
         done = subprocess.run(

@@ -9,10 +9,9 @@ import subprocess
 import sys
 
 import pytest
-from graph_probe import graph_xla_flags
+from graph_probe import first_gpu_arch, probe_process_env
 
 pytestmark = pytest.mark.gpu
-HERE = os.path.dirname(os.path.abspath(__file__))
 
 # Loads vector_add (before or after the backend starts), runs it eagerly, under jit and in a
 # fori_loop that XLA captures as a CUDA graph, and prints the runtimes mapped.
@@ -38,13 +37,8 @@ print("MAPPED", *runtimes())
 
 @pytest.mark.parametrize("order", ["module-first", "backend-first"])
 def test_one_runtime_the_wheels_whichever_starts_first(unique_name, tmp_path, order):
-    env = dict(os.environ, JAXCC_CUDA_RUNTIME="shared", JAXCC_CACHE_DIR=str(tmp_path))
-    env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(HERE), HERE])
-    env["XLA_FLAGS"] = graph_xla_flags()  # the fori_loop's body runs as a CUDA graph
-    arch = subprocess.run(
-        ["nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"],
-        capture_output=True, text=True, timeout=60,
-    ).stdout.split()[0]  # fmt: skip
+    env = probe_process_env(tmp_path, "shared")  # the fori_loop's body runs as a CUDA graph
+    arch = first_gpu_arch()
     done = subprocess.run(
         [sys.executable, "-c", PROBE, order, unique_name, arch],
         capture_output=True,
