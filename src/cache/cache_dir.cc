@@ -52,13 +52,14 @@ Status CheckTrusted(const std::string& name, const std::string& dir, const std::
 
 namespace {
 
-LibraryStamp StampOfLibrary(const std::string& path) {
-  FileInfo info = StatPath(path);
+LibraryStamp StampOfLibrary(const std::string& path) { return StampOf(StatPath(path)); }
+
+}  // namespace
+
+LibraryStamp StampOf(const FileInfo& info) {
   if (!info.exists) return {};
   return {true, info.size, info.mtime_ns, info.ctime_ns, info.inode};
 }
-
-}  // namespace
 
 EntryFacts FactsOf(const Manifest& manifest) {
   return {manifest.library_file, manifest.library_sha256, manifest.dependencies, {}};

@@ -146,8 +146,7 @@ constexpr std::array<Handler*, kStubCount> kStubs =
 }  // namespace
 
 PinnedFile PinLibraryFile(const std::string& path) {
-  static const std::size_t limit = ComputePinLimit();
-  if (g_pinned.fetch_add(1, std::memory_order_relaxed) >= limit) {
+  if (g_pinned.fetch_add(1, std::memory_order_relaxed) >= PinnedFileLimit()) {
     g_pinned.fetch_sub(1, std::memory_order_relaxed);
     return {};
   }

@@ -78,8 +78,7 @@ Result<LoadedModule> LoadEntryLazily(const cache::Entry& entry, const LoadReques
   const cache::LibraryStamp& verified = entry.checked_stamp;
   loader::PinnedFile pin;
   if (verified.known) pin = loader::PinLibraryFile(entry.library_path);
-  if (pin.fd < 0 || pin.info.inode != verified.inode || pin.info.size != verified.size ||
-      pin.info.mtime_ns != verified.mtime_ns || pin.info.ctime_ns != verified.ctime_ns) {
+  if (pin.fd < 0 || !(cache::StampOf(pin.info) == verified)) {
     loader::ReleasePin(pin);
     return LoadEntry(entry, std::move(specs));
   }
