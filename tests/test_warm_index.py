@@ -53,7 +53,10 @@ PROBE = textwrap.dedent(
 
 
 def probe(source_file, cache, env=None):
-    full_env = {"JAXCC_CACHE_DIR": str(cache), **(env or {})}
+    # Every load reads the file and finds its record by the text: one record per request, however
+    # long the test runs (a file that settles mid-test would get a second, by its stamp, decision
+    # 139; test_deferred_sources.py tests that).
+    full_env = {"JAXCC_CACHE_DIR": str(cache), "JAXCC_DEFER_SOURCES": "0", **(env or {})}
     code = PROBE.replace("sys.argv[1]", repr(str(source_file)))
     result = run_python(code, env=full_env)
     assert result.returncode == 0, result.stderr[-3000:]

@@ -84,12 +84,12 @@ def string_list(value, what: str) -> list[str]:
 
 
 def source_files(sources, where: str) -> list:
-    """The request's sources as `_core.SourceFile`s: files the core read (read_source) pass as
-    they are; inline (label, text) pairs must encode as UTF-8 to cross. The core owns the rules
-    on the text itself (no NUL, not all blank: pipeline/source_text.h)."""
+    """The request's sources as the core takes them: files from read_source pass as they are;
+    inline (label, text) pairs must encode as UTF-8 to cross. The core owns the rules on the text
+    itself (no NUL, not all blank: pipeline/source_text.h)."""
     files = []
     for source in sources:
-        if not isinstance(source, _core.SourceFile):
+        if not isinstance(source, (_core.SourceFile, _core.DeferredSourceFile)):
             label, text = source
             require_utf8(text, lambda label=label: f"{where}: source {label}")
             source = _core.SourceFile(label, text)
@@ -177,9 +177,10 @@ def abspath(path, what: str) -> str:
 
 
 def read_source(path: str):
-    """The file as a `_core.SourceFile`, read by the core: its bytes never become a Python string
-    (SpecError when unreadable or not UTF-8)."""
-    return _core.read_source_file(path)
+    """The file for a request, as the core gives it: a `_core.DeferredSourceFile` (path and settled
+    stat stamp; a warm load never reads it, decision 139) or a `_core.SourceFile` read now. Its
+    bytes never become a Python string; SpecError when unreadable or not UTF-8."""
+    return _core.open_source_file(path)
 
 
 def collect_dir(directory, file_patterns, default_patterns, where: str):

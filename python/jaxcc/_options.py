@@ -92,7 +92,7 @@ def make_request(
 ) -> _core.LoadRequest:
     """Checks the Python shape of every argument, then builds the request; the core checks the
     values (name and prefix syntax, optimization level, vmap method, the sources' text) on
-    construction. `sources`: `_core.SourceFile`s the core read, or inline (label, text) pairs."""
+    construction. `sources`: what `_arguments.read_source` gave, or inline (label, text) pairs."""
     if not isinstance(name, str):
         raise SpecError(f"{where}: name must be a string, got {type(name).__name__}")
     _arguments.require_utf8(name, lambda: f"{where}: name")

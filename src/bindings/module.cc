@@ -17,6 +17,7 @@
 #include "cache/entry_names.h"
 #include "cache/lock_mode.h"
 #include "pipeline/load_module.h"
+#include "pipeline/source_text.h"
 #include "toolchain/ninja.h"
 #include "util/load_trace.h"
 
@@ -38,7 +39,10 @@ pipeline::LoadedModule LoadModulePy(const FrozenRequest& request,
 }
 
 std::vector<argspec::FunctionSpec> ResolveSpecsPy(const FrozenRequest& request) {
-  auto specs = signature::ResolveSpecs(request.value.sources, request.value.functions);
+  pipeline::LoadRequest read = request.value;
+  auto unchanged = pipeline::ReadDeferredSources(read);
+  if (!unchanged.ok()) RaiseError(unchanged.error());
+  auto specs = signature::ResolveSpecs(read.sources, read.functions);
   if (!specs.ok()) RaiseError(specs.error());
   return std::move(*specs);
 }

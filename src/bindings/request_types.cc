@@ -3,6 +3,7 @@
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/variant.h>
 #include <nanobind/stl/vector.h>
 
 #include <functional>
@@ -44,6 +45,8 @@ bool SameSources(const LoadRequest& a, const LoadRequest& b) {
       return false;
     }
   }
+  // A deferred file is the same source while its stamp is (decision 139).
+  if (a.source_stamps != b.source_stamps) return false;
   if (a.functions.has_value() != b.functions.has_value()) return false;
   if (!a.functions) return true;
   if (a.functions->size() != b.functions->size()) return false;
@@ -64,11 +67,15 @@ std::size_t HashOf(const LoadRequest& r) {
   for (const SourceFile& source : r.sources) {
     seed ^= hash(source.text) + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2);
   }
+  for (const cache::LibraryStamp& stamp : r.source_stamps) {
+    seed ^= std::hash<std::int64_t>()(stamp.ctime_ns) + 0x9e3779b97f4a7c15ULL + (seed << 6) +
+            (seed >> 2);
+  }
   return seed;
 }
 
 void MakeRequest(FrozenRequest* self, std::string name, std::string platform,
-                 std::vector<SourceFile> sources,
+                 std::vector<pipeline::SourceInput> sources,
                  std::optional<std::vector<FunctionRequest>> functions, Strings extra_cflags,
                  Strings extra_ldflags, Strings extra_include_paths, Strings source_dirs,
                  int optimization_level, std::string build_directory, std::string cache_dir,
@@ -78,7 +85,7 @@ void MakeRequest(FrozenRequest* self, std::string name, std::string platform,
   LoadRequest request;
   request.name = std::move(name);
   request.platform = std::move(platform);
-  request.sources = std::move(sources);
+  pipeline::SetSources(request, std::move(sources));
   request.functions = std::move(functions);
   request.extra_cflags = std::move(extra_cflags);
   request.extra_ldflags = std::move(extra_ldflags);
@@ -113,6 +120,22 @@ void BindSourcesAndFunctions(nb::module_& m) {
       nb::arg("path"),
       "The file at `path` as a SourceFile labelled with the path, read by the core (SpecError "
       "when unreadable or not UTF-8).");
+  nb::class_<pipeline::DeferredSource>(
+      m, "DeferredSourceFile",
+      "A source file named by its path and settled stat stamp, read only when a load needs its "
+      "bytes (decision 139).")
+      .def_prop_ro("label", [](const pipeline::DeferredSource& s) { return s.path; });
+  m.def(
+      "open_source_file",
+      [](const std::string& path) {
+        auto source = pipeline::OpenSourceFile(path);
+        if (!source.ok()) RaiseError(source.error());
+        return std::move(*source);
+      },
+      nb::arg("path"),
+      "The file at `path` for a load request: a DeferredSourceFile when its stat has settled "
+      "(a warm load then never reads it), else the SourceFile read now (SpecError when "
+      "unreadable or not UTF-8).");
   nb::class_<FunctionRequest>(m, "FunctionRequest",
                               "An entry of `functions`: a name, with arg_spec tokens or None "
                               "(infer from the C++ signature).")
@@ -156,7 +179,8 @@ void BindLoadRequest(nb::module_& m) {
       .def_prop_ro("vmap_method", [](const FrozenRequest& r) { return r.value.vmap_method; })
       .def_prop_ro("auto_register", [](const FrozenRequest& r) { return r.value.auto_register; })
       .def_prop_ro("cache_dir", [](const FrozenRequest& r) { return r.value.cache_dir; })
-      .def_prop_ro("sources", [](const FrozenRequest& r) { return r.value.sources; })
+      .def_prop_ro("sources",
+                   [](const FrozenRequest& r) { return pipeline::SourceInputs(r.value); })
       .def_prop_ro("cuda_archs", [](const FrozenRequest& r) { return r.value.cuda.archs; })
       .def_prop_ro("sharding", [](const FrozenRequest& r) { return r.value.sharding; })
       .def("__hash__", [](const FrozenRequest& r) { return r.hash; })

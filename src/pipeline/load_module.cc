@@ -18,6 +18,7 @@
 #include "pipeline/cache_access.h"
 #include "pipeline/run_build.h"
 #include "pipeline/sharding_rules.h"
+#include "pipeline/source_text.h"
 #include "pipeline/warm_index.h"
 #include "toolchain/cuda_arch_resolve.h"
 #include "toolchain/cuda_runtime.h"
@@ -80,7 +81,7 @@ void AddDirectoryTree(const std::string& root, WarmRecord& record) {
 // could differ without the request or the watched files changing: GPUs found by nvidia-smi, and
 // user build directories.
 void RememberWarm(const LoadRequest& request, const BuildEnvironment& env,
-                  const std::string& fingerprint, const std::string& key,
+                  const std::vector<std::string>& fingerprints, const std::string& key,
                   const cache::EntryFacts& facts, const std::vector<FunctionSpec>& specs,
                   const toolchain::HostCompiler& compiler, const std::optional<CudaToolchain>& cuda,
                   const std::vector<std::string>& archs, const std::string& archs_source) {
@@ -108,16 +109,19 @@ void RememberWarm(const LoadRequest& request, const BuildEnvironment& env,
   for (const WatchedPath& watched : record.watched) {
     if (!TimestampSettled(watched.stamp.mtime_ns)) return;
   }
-  (void)WriteWarmRecord(WarmIndexPath(request.cache_dir, fingerprint), record);
+  for (const std::string& fingerprint : fingerprints) {
+    (void)WriteWarmRecord(WarmIndexPath(request.cache_dir, fingerprint), record);
+  }
 }
 
 // The warm index's hit: the entry the same request resolved to last time, verified and loaded
 // exactly as the full path's lookup would (cache_access.h); nullopt sends the load down the
-// full path.
+// full path. On a hit the record is also written under `also_fingerprint` when one is given.
 std::optional<Result<LoadedModule>> LoadWarm(const LoadRequest& request, bool lazy,
                                              const std::string& fingerprint,
                                              std::vector<std::string>& archs,
-                                             std::string& archs_source) {
+                                             std::string& archs_source,
+                                             const std::string& also_fingerprint = "") {
   const std::string record_path = WarmIndexPath(request.cache_dir, fingerprint);
   auto record = ReadValidWarmRecord(record_path);
   trace::Mark("warm index");
@@ -137,15 +141,18 @@ std::optional<Result<LoadedModule>> LoadWarm(const LoadRequest& request, bool la
     (void)WriteWarmRecord(record_path, *record);
     trace::Mark("warm index: stamp kept");
   }
+  if (!also_fingerprint.empty()) {
+    (void)WriteWarmRecord(WarmIndexPath(request.cache_dir, also_fingerprint), *record);
+  }
   archs = record->cuda_archs;
   archs_source = record->cuda_archs_source;
   return hit;
 }
 
-Result<LoadedModule> LoadModuleInner(const LoadRequest& request, const BuildEnvironment& env,
+Result<LoadedModule> LoadModuleInner(const LoadRequest& given, const BuildEnvironment& env,
                                      std::vector<std::string>& archs, std::string& archs_source) {
   trace::Reset();
-  JAXCC_RETURN_IF_ERROR(ValidateRequest(request));
+  JAXCC_RETURN_IF_ERROR(ValidateRequest(given));
   if (auto cap = CacheMaxBytes(); !cap.ok()) return cap.error();
   // A misspelled lock mode is reported on every load, hit or miss, like a bad size cap.
   if (auto lock_mode = cache::LockSetting(); !lock_mode.ok()) return lock_mode.error();
@@ -156,15 +163,41 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& request, const BuildEnvi
   // signature errors first, then the cache root's.
   std::string fingerprint;
   bool root_trusted = false;
-  if (!env.force_rebuild && request.build_directory.empty() &&
-      CheckCacheRootIsPrivate(request.cache_dir).ok()) {
+  if (!env.force_rebuild && given.build_directory.empty() &&
+      CheckCacheRootIsPrivate(given.cache_dir).ok()) {
     root_trusted = true;
-    fingerprint = WarmFingerprint(request, env);
+    fingerprint = WarmFingerprint(given, env);
     trace::Mark("warm fingerprint");
-    if (auto hit = LoadWarm(request, *lazy, fingerprint, archs, archs_source)) {
+    if (auto hit = LoadWarm(given, *lazy, fingerprint, archs, archs_source)) {
       return std::move(*hit);
     }
   }
+  // Past the stamps every step needs the sources' bytes: the deferred files are read now.
+  std::optional<LoadRequest> read_request;
+  std::vector<std::string> fingerprints;  // the records a successful full path writes
+  if (!fingerprint.empty()) fingerprints.push_back(fingerprint);
+  if (HasDeferredSources(given)) {
+    read_request = given;
+    auto unchanged = ReadDeferredSources(*read_request);
+    if (!unchanged.ok()) return unchanged.error();
+    trace::Mark("read deferred sources");
+    if (!*unchanged) {
+      // A file written since its stamp was taken: these bytes are not what the stamp (and so
+      // the fingerprint) stood for, and no record may say they were.
+      fingerprints.clear();
+    } else if (!fingerprint.empty()) {
+      // The same files by their text: a record written while a file was too young to defer (the
+      // load right after an edit), or before a `touch`. Found so, it is kept under the stamps too.
+      std::string text_fingerprint = WarmFingerprint(*read_request, env);
+      trace::Mark("warm fingerprint (text)");
+      if (auto hit =
+              LoadWarm(*read_request, *lazy, text_fingerprint, archs, archs_source, fingerprint)) {
+        return std::move(*hit);
+      }
+      fingerprints.push_back(text_fingerprint);
+    }
+  }
+  const LoadRequest& request = read_request ? *read_request : given;
   // Spec and signature errors come first: they need no toolchain.
   auto specs = signature::ResolveSpecs(request.sources, request.functions);
   if (!specs.ok()) return specs.error();
@@ -240,8 +273,8 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& request, const BuildEnvi
   trace::Mark("build plan + key");
 
   auto remember = [&](const Result<LoadedModule>& loaded, const cache::EntryFacts& facts) {
-    if (loaded.ok() && !fingerprint.empty()) {
-      RememberWarm(request, env, fingerprint, key, facts, *specs, *compiler, cuda, archs,
+    if (loaded.ok() && !fingerprints.empty()) {
+      RememberWarm(request, env, fingerprints, key, facts, *specs, *compiler, cuda, archs,
                    archs_source);
     }
   };

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "argspec/function_spec.h"
+#include "cache/cache_dir.h"
 #include "signature/resolve.h"
 #include "util/result.h"
 
@@ -41,6 +42,10 @@ struct LoadRequest {
   std::string name;
   std::string platform = "cpu";
   std::vector<signature::SourceFile> sources;
+  /// Empty, or one per source: a known stamp marks that source as a file named by its path
+  /// (`label`) and stamp, its `text` empty until the full path reads it (decision 139,
+  /// source_text.h). A warm load fingerprints the stamp and never reads the file.
+  std::vector<cache::LibraryStamp> source_stamps;
   std::optional<std::vector<signature::FunctionRequest>> functions;
   std::vector<std::string> extra_cflags;
   std::vector<std::string> extra_ldflags;

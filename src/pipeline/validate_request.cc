@@ -30,7 +30,7 @@ const std::string& TargetPrefix(const LoadRequest& request) {
 
 Status ValidateRequest(const LoadRequest& request) {
   JAXCC_RETURN_IF_ERROR(cache::ValidateModuleName(request.name, "module name"));
-  JAXCC_RETURN_IF_ERROR(ValidateSources(request.sources));
+  JAXCC_RETURN_IF_ERROR(ValidateSources(request.sources, request.source_stamps));
   if (request.target_prefix) {
     JAXCC_RETURN_IF_ERROR(cache::ValidateModuleName(*request.target_prefix, "target_prefix"));
   }

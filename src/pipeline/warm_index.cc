@@ -37,9 +37,18 @@ std::string WarmFingerprint(const LoadRequest& request, const BuildEnvironment& 
   Field(hash, "name", request.name);
   Field(hash, "platform", request.platform);
   Field(hash, "sources", std::to_string(request.sources.size()));
-  for (const auto& source : request.sources) {
+  for (size_t i = 0; i < request.sources.size(); ++i) {
+    const signature::SourceFile& source = request.sources[i];
     hash.UpdateField(source.label);
-    hash.UpdateField(source.text);
+    if (i < request.source_stamps.size() && request.source_stamps[i].known) {
+      // A deferred file (decision 139): its settled stamp stands for its bytes.
+      const cache::LibraryStamp& stamp = request.source_stamps[i];
+      Field(hash, "stamp",
+            std::to_string(stamp.size) + ":" + std::to_string(stamp.mtime_ns) + ":" +
+                std::to_string(stamp.ctime_ns) + ":" + std::to_string(stamp.inode));
+    } else {
+      Field(hash, "text", source.text);
+    }
   }
   if (request.functions) {
     Field(hash, "functions", std::to_string(request.functions->size()));

@@ -56,7 +56,8 @@ struct WarmRecord {
   std::vector<WatchedPath> watched;
 };
 
-/// SHA-256 over every field of the request and every input of the full path that the request
+/// SHA-256 over every field of the request (a deferred source file by its path and stamp, not its
+/// bytes: decision 139) and every input of the full path that the request
 /// does not state (the environment's include directories, wheel folders, CUDA runtime choice and
 /// detected GPUs, and the variables
 /// the tool searches read: CXX, PATH, JAXCC_NVCC, CUDA_HOME, CUDA_PATH, JAXCC_CUDA_ARCH).

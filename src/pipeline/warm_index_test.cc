@@ -133,6 +133,31 @@ TEST(WarmIndex, TheFingerprintCoversTheRequestAndTheToolSearch) {
   EXPECT_EQ(base, WarmFingerprint(request, env));
 }
 
+TEST(WarmIndex, ADeferredFileIsFingerprintedByItsStampNotItsText) {
+  LoadRequest request;
+  request.name = "m";
+  request.sources = {{"/src/k.cc", ""}};
+  request.source_stamps = {{true, 120, 1000, 2000, 7}};
+  BuildEnvironment env;
+  const std::string base = WarmFingerprint(request, env);
+  // Every field of the stamp counts: a rewrite moves ctime even when size and mtime are kept.
+  for (int field = 0; field < 4; ++field) {
+    LoadRequest other = request;
+    cache::LibraryStamp& stamp = other.source_stamps[0];
+    (field == 0 ? stamp.size : field == 1 ? stamp.mtime_ns : stamp.ctime_ns) += field < 3;
+    if (field == 3) stamp.inode += 1;
+    EXPECT_NE(WarmFingerprint(other, env), base) << "stamp field " << field;
+  }
+  // The same file read (a text) is another fingerprint than the file by its stamp, even with the
+  // text empty: no text can pass for a stamp.
+  LoadRequest read = request;
+  read.source_stamps.clear();
+  EXPECT_NE(WarmFingerprint(read, env), base);
+  read.sources[0].text = "stamp";
+  EXPECT_NE(WarmFingerprint(read, env), base);
+  EXPECT_EQ(WarmFingerprint(request, env), base);
+}
+
 TEST(WarmIndex, ARecordHoldsOnlyWhileItsWatchedFilesAreUnchanged) {
   auto dir = MakeTempDir("jaxcc-warm-index");
   ASSERT_TRUE(dir.ok());
