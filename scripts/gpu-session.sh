@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# A GPU session's device checks as ONE device call (docs/gpu.md, "A session with a GPU"):
+#
+#   scripts/gpu-session.sh OUTDIR [SECONDS]
+#
+# A session is lent 15 minutes of device time, a machine's start included, and one command may
+# run 10; so everything runs in one call, in the order of what only a GPU can show, each step
+# started only while its usual time fits in SECONDS (default 540) since the start:
+#   1. scripts/gpu-check.sh: every `gpu` test, again under JAXCC_CUDA_RUNTIME=shared (decision
+#      136's evidence), the example, bench_cuda_gpu.py, brainevent's own CUDA-path tests through
+#      the shim (about 5 minutes on an H100 with the build)
+#   2. scripts/gpu-brainevent.sh shared: the corpus with the shared runtime and the warm probe
+#      in a JAX GPU process (about 2.5 minutes)
+#   3. scripts/gpu-brainevent.sh paired: per-call parity of brainevent's CUDA operators, both
+#      kernel layers in one process (given what is left, at least 90 s)
+# The wheels .whl/ holds (scripts/gpu-wheels.sh, run on a machine that reaches PyPI; carry
+# `.whl`) are installed into /tmp/site first. Everything is written under /tmp/gpu-session; what
+# comes back fits the device tool's limit of 8 files: OUTDIR/session.log, the check's summary.md
+# and summary.json, the JSON of steps 2 and 3, and logs.tgz with every log.
+set -uo pipefail
+[[ $# -ge 1 ]] || { echo "usage: scripts/gpu-session.sh OUTDIR [SECONDS]" >&2; exit 2; }
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+mkdir -p "$1" && OUT="$(cd "$1" && pwd)"
+BUDGET=${2:-540}
+WORK=/tmp/gpu-session
+rm -rf "$WORK" && mkdir -p "$WORK"
+START=$(date +%s)
+left() { echo $((BUDGET - ($(date +%s) - START))); }
+say() { printf '[gpu-session %4ss] %s\n' "$(($(date +%s) - START))" "$*" | tee -a "$OUT/session.log"; }
+export PYTHONUNBUFFERED=1
+
+if compgen -G "$ROOT/.whl/*.whl" >/dev/null; then
+  if python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+    --target /tmp/site "$ROOT"/.whl/*.whl >"$WORK/wheels.log" 2>&1; then
+    export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+  else
+    say "installing the carried wheels failed (wheels.log): brainevent steps will be skipped"
+  fi
+else
+  say "no .whl/ carried (scripts/gpu-wheels.sh): brainevent steps will be skipped"
+fi
+
+FAILED=()
+say "1. gpu-check ($(left) s left)"
+"$ROOT/scripts/gpu-check.sh" "$WORK/check" 2>&1 | tee -a "$OUT/session.log"
+[[ ${PIPESTATUS[0]} -eq 0 ]] || FAILED+=(gpu-check)
+cp "$WORK/check/summary.md" "$WORK/check/summary.json" "$OUT/" 2>/dev/null
+# gpu-check installed jaxcc into its virtual environment: the later steps use that one.
+PY=python3
+[[ -x $WORK/check/venv/bin/python ]] && PY=$WORK/check/venv/bin/python
+
+have_brainevent=0
+"$PY" -c "import brainevent, brainstate" >/dev/null 2>&1 && have_brainevent=1
+if [[ $have_brainevent == 1 && $(left) -ge 150 ]]; then
+  say "2. gpu-brainevent shared ($(left) s left)"
+  PYTHON=$PY "$ROOT/scripts/gpu-brainevent.sh" "$WORK/be" shared 2>&1 | tee -a "$OUT/session.log"
+  [[ ${PIPESTATUS[0]} -eq 0 ]] || FAILED+=(shared)
+  cp "$WORK/be/shared-corpus.json" "$WORK/be/shared-load.json" "$OUT/" 2>/dev/null
+else
+  say "2. skipped (brainevent importable: $have_brainevent; $(left) s left, 150 needed)"
+fi
+if [[ $have_brainevent == 1 && $(left) -ge 90 ]]; then
+  say "3. gpu-brainevent paired ($(left) s left)"
+  PYTHON=$PY timeout $(($(left) - 15)) "$ROOT/scripts/gpu-brainevent.sh" "$WORK/be" paired 2>&1 |
+    tee -a "$OUT/session.log"
+  [[ ${PIPESTATUS[0]} -eq 0 ]] || FAILED+=(paired)
+  cp "$WORK/be/paired.json" "$OUT/" 2>/dev/null
+else
+  say "3. skipped ($(left) s left, 90 needed)"
+fi
+
+# Every log, without caches, virtual environments or build trees.
+tar czf "$OUT/logs.tgz" -C "$WORK" --exclude='*-cache' --exclude='*-caches' --exclude=venv \
+  --exclude='*.so' . 2>/dev/null
+say "done in $(($(date +%s) - START)) s; failed: ${FAILED[*]:-none}"
+[[ ${#FAILED[@]} -eq 0 ]]
