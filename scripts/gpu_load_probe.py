@@ -5,9 +5,11 @@
 CACHE is a jaxcc cache that scripts/brainevent_corpus.py filled (sm_80 + sm_90). Every row is a
 fresh process that starts JAX's GPU backend (`jax.devices("gpu")`) before it loads anything, as a
 JAX program does, then:
-  one      loads `_csr/binary_csrmv.cu`'s module warm: load time and the core's stages
-           (`jaxcc._core.last_load_trace()`), three processes in a row, then three with
-           CUDA_MODULE_LOADING=EAGER (the load should not change; the first call may)
+  one      loads `_csr/binary_csrmv.cu`'s module warm: load time, the core's stages
+           (`jaxcc._core.last_load_trace()`) and the Python side's (`py: ...`: the core call as
+           Python sees it, the environment, registration with JAX), three processes in a row,
+           then three with CUDA_MODULE_LOADING=EAGER (the load should not change; the first
+           call may)
   all      loads all buildable modules warm, one after another: total, dlopen + dlsym, the rest
   maps     which CUDA runtime and cuBLAS the process has mapped after JAX's backend started, and
            after the cuBLAS-linked module loaded (one libcublas.so.13 expected)
@@ -44,11 +46,29 @@ PROBE = textwrap.dedent(
         # Outside the timed loads: the hybrid files' options import brainevent (seconds).
         return (rel, *corpus.load_options(rel, ["8.0", "9.0"], include))
 
+    # The Python side of a load, split as the core's trace splits its own part: what the rest of
+    # a GPU load is (registration through JAX's CUDA plugin, the environment, the loader).
+    from jaxcc import _core, _discovery, _registry
+    py = {}
+    def timed(owner, attr, label):
+        inner = getattr(owner, attr)
+        def wrapper(*a, **k):
+            t = time.perf_counter()
+            try:
+                return inner(*a, **k)
+            finally:
+                py[label] = py.get(label, 0.0) + time.perf_counter() - t
+        setattr(owner, attr, wrapper)
+    timed(_discovery, "build_environment", "py: build environment")
+    timed(_core, "load_module", "py: core (total)")
+    timed(_registry, "register_module", "py: register with jax")
+
     def load(opts):
         rel, name, kwargs = opts
+        py.clear()
         t = time.perf_counter()
         module = jaxcc.load_cuda_file(root / rel, name=name, **kwargs)
-        return module, time.perf_counter() - t, dict(jaxcc._core.last_load_trace())
+        return module, time.perf_counter() - t, {**dict(jaxcc._core.last_load_trace()), **py}
 
     def mapped(*needles):
         found = set()
@@ -77,10 +97,14 @@ PROBE = textwrap.dedent(
         files = [options(f) for f in corpus.corpus_files(root) if f not in corpus.UNBUILDABLE]
         t = time.perf_counter()
         dlopen = 0.0
+        split = {}
         for opts in files:
             _, s, trace = load(opts)
             dlopen += trace.get("dlopen + dlsym", 0.0)
-        out.update(seconds=time.perf_counter() - t, dlopen=dlopen, modules=len(files))
+            for key, value in trace.items():
+                if key.startswith("py: "):
+                    split[key] = split.get(key, 0.0) + value
+        out.update(seconds=time.perf_counter() - t, dlopen=dlopen, modules=len(files), split=split)
         out["after_cublas_module"] = mapped("libcublas")
     print("RESULT " + json.dumps(out))
     """
@@ -131,6 +155,9 @@ def main() -> None:
             f"all {ok[0]['modules']} modules warm after JAX's GPU backend: {total:.1f} ms "
             f"(runs {runs}), dlopen + dlsym {dlopen:.1f} ms, the rest {total - dlopen:.1f} ms"
         )
+        for key in sorted(ok[0].get("split", {})):
+            median = statistics.median(a["split"][key] * 1e3 for a in ok)
+            print(f"  {key}: {median:.2f} ms (summed over modules, median)")
         print("libcublas mapped after the cuBLAS module:", ok[0]["after_cublas_module"])
     else:
         print("all: ERROR", alls[0]["error"])
