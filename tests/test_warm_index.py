@@ -211,3 +211,24 @@ def test_a_corrupt_or_foreign_index_record_is_ignored_and_rewritten(tmp_path):
     record.write_bytes(good.replace(key, b"0" * 64))
     report = probe(source, cache)
     assert report["value"] == 3.0 and not took_warm_path(report)
+
+
+def test_the_full_path_trims_an_index_that_outgrew_its_limit(tmp_path):
+    # Records of requests nobody makes again (every edit leaves one) are bounded: past 2048 the
+    # full path removes the oldest down to three quarters (pipeline/warm_index.h), its own new
+    # record being the newest.
+    source = make_module(tmp_path, 4)
+    cache = tmp_path / "cache"
+    index = cache / ".index"
+    index.mkdir(parents=True, mode=0o700)
+    cache.chmod(0o700)
+    for i in range(2100):
+        stale = index / f"{i:064x}"
+        stale.write_text("not a record")
+        os.utime(stale, (1000 + i, 1000 + i))
+    first = probe(source, cache)
+    assert not took_warm_path(first) and first["value"] == 4.0
+    left = sorted(p.name for p in index.iterdir())
+    assert len(left) == 2048 * 3 // 4
+    assert f"{0:064x}" not in left and f"{2099:064x}" in left  # the oldest went first
+    assert took_warm_path(probe(source, cache))  # the new record was kept

@@ -134,6 +134,8 @@ Result<int> CacheDir::Clear(const std::optional<std::string>& name) const {
   if (!name) {
     (void)RemoveTree(JoinPath(root_, ".objects"));
     (void)RemoveTree(JoinPath(root_, ".pch"));
+    // The warm index (pipeline/warm_index.h): its records only name entries, now all gone.
+    (void)RemoveTree(JoinPath(root_, ".index"));
   }
   return removed;
 }

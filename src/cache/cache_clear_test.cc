@@ -101,10 +101,15 @@ TEST_F(CacheClearTest, ClearingEverythingRemovesSharedWrapperObjectsNamingAModul
   Publish("add", kKey1);
   ASSERT_TRUE(MakeDirs(cache_.root() + "/.objects").ok());
   ASSERT_TRUE(WriteFile(cache_.root() + "/.objects/k.o", "object").ok());
+  // The warm index's records belong to no module either (their names are request fingerprints).
+  ASSERT_TRUE(MakeDirs(cache_.root() + "/.index").ok());
+  ASSERT_TRUE(WriteFile(cache_.root() + "/.index/" + std::string(64, 'a'), "record").ok());
   ASSERT_TRUE(cache_.Clear(std::string("add")).ok());
   EXPECT_TRUE(StatPath(cache_.root() + "/.objects/k.o").exists);
+  EXPECT_TRUE(StatPath(cache_.root() + "/.index/" + std::string(64, 'a')).exists);
   ASSERT_TRUE(cache_.Clear(std::nullopt).ok());
   EXPECT_FALSE(StatPath(cache_.root() + "/.objects").exists);
+  EXPECT_FALSE(StatPath(cache_.root() + "/.index").exists);
 }
 
 TEST_F(CacheClearTest, RemovesDeadBuildDirsAndKeepsLiveOnes) {

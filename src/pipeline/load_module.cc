@@ -112,6 +112,7 @@ void RememberWarm(const LoadRequest& request, const BuildEnvironment& env,
   for (const std::string& fingerprint : fingerprints) {
     (void)WriteWarmRecord(WarmIndexPath(request.cache_dir, fingerprint), record);
   }
+  (void)TrimWarmIndex(DirName(WarmIndexPath(request.cache_dir, fingerprints.front())));
 }
 
 // The warm index's hit: the entry the same request resolved to last time, verified and loaded

@@ -1,7 +1,12 @@
 #include "pipeline/warm_index.h"
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <utility>
 
 #include "util/fields.h"
 #include "util/fs.h"
@@ -274,6 +279,50 @@ std::optional<WarmRecord> ReadValidWarmRecord(const std::string& path) {
 Status WriteWarmRecord(const std::string& path, const WarmRecord& record) {
   JAXCC_RETURN_IF_ERROR(MakeDirs(DirName(path), 0700));
   return WriteFileAtomic(path, EncodeWarmRecord(record), 0600);
+}
+
+namespace {
+
+bool IsRecordName(const std::string& name) {
+  if (name.size() != 64) return false;
+  for (char c : name) {
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int TrimWarmIndex(const std::string& index_dir, size_t max_records) {
+  constexpr std::int64_t kHourNs = 3600LL * 1000 * 1000 * 1000;
+  const std::int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                  std::chrono::system_clock::now().time_since_epoch())
+                                  .count();
+  int removed = 0;
+  std::vector<std::string> records;
+  for (const std::string& name : ListDir(index_dir)) {
+    if (IsRecordName(name)) {
+      records.push_back(name);
+    } else if (name.find(".tmp-") != std::string::npos) {
+      const std::string path = JoinPath(index_dir, name);
+      FileInfo info = StatPath(path);
+      if (info.exists && now_ns - info.mtime_ns > kHourNs && ::unlink(path.c_str()) == 0) {
+        ++removed;
+      }
+    }
+  }
+  if (records.size() <= max_records) return removed;
+  std::vector<std::pair<std::int64_t, std::string>> by_age;
+  by_age.reserve(records.size());
+  for (const std::string& name : records) {
+    by_age.emplace_back(StatPath(JoinPath(index_dir, name)).mtime_ns, name);
+  }
+  std::sort(by_age.begin(), by_age.end());
+  const size_t keep = max_records * 3 / 4;
+  for (size_t i = 0; i + keep < by_age.size(); ++i) {
+    if (::unlink(JoinPath(index_dir, by_age[i].second).c_str()) == 0) ++removed;
+  }
+  return removed;
 }
 
 }  // namespace jaxcc::pipeline

@@ -77,6 +77,18 @@ FileStamp StampOf(const std::string& path);
 /// index only saves time.
 Status WriteWarmRecord(const std::string& path, const WarmRecord& record);
 
+/// The most records `.index` keeps. Every edit of a source (and, with decision 139, every file
+/// that settles) leaves a record nobody will ask for again, so the full path, which writes
+/// records, trims the oldest past this; a record trimmed while still in use costs its next load
+/// one pass of the full path without a build.
+inline constexpr size_t kMaxWarmRecords = 2048;
+
+/// When `index_dir` holds more than `max_records` records, removes the oldest (by mtime) down to
+/// three quarters of it; also removes the temporary files of writes whose process died (over an
+/// hour old). Returns how many files it removed; errors are ignored (another process may trim at
+/// the same time).
+int TrimWarmIndex(const std::string& index_dir, size_t max_records = kMaxWarmRecords);
+
 /// A record <-> its bytes: length-prefixed fields (util/fields.h), every field of the record, so
 /// the specs come back exactly as signature resolution gave them. Decoding never throws: any
 /// malformed, truncated or foreign text is nullopt.

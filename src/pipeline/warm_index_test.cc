@@ -5,6 +5,8 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "util/fs.h"
 
 namespace jaxcc::pipeline {
@@ -156,6 +158,39 @@ TEST(WarmIndex, ADeferredFileIsFingerprintedByItsStampNotItsText) {
   read.sources[0].text = "stamp";
   EXPECT_NE(WarmFingerprint(read, env), base);
   EXPECT_EQ(WarmFingerprint(request, env), base);
+}
+
+TEST(WarmIndex, TrimmingKeepsTheNewestRecordsAndSweepsDeadWritersTemporaries) {
+  char pattern[] = "/tmp/jaxcc-index-XXXXXX";
+  ASSERT_NE(::mkdtemp(pattern), nullptr);
+  const std::string dir = pattern;
+  auto make = [&](const std::string& name, std::int64_t age_s) {
+    const std::string path = dir + "/" + name;
+    ASSERT_TRUE(WriteFile(path, "r").ok());
+    struct timeval times[2];
+    ::gettimeofday(&times[0], nullptr);
+    times[0].tv_sec -= age_s;
+    times[1] = times[0];
+    ASSERT_EQ(::utimes(path.c_str(), times), 0);
+  };
+  auto record = [](int i) { return std::string(63, 'a') + static_cast<char>('0' + i); };
+  for (int i = 0; i < 10; ++i) make(record(i), 1000 - i);  // record(9) is the newest
+  make(record(0) + ".tmp-dead", 7200);                     // a writer that died two hours ago
+  make(record(1) + ".tmp-live", 5);                        // one writing now
+  make("notes", 99999);                                    // not the index's: never touched
+  // Within the limit: only the dead writer's file goes.
+  EXPECT_EQ(TrimWarmIndex(dir, 10), 1);
+  EXPECT_EQ(ListDir(dir).size(), 12u);
+  // Over it (10 > 8): the oldest go until 6 (three quarters) are left.
+  EXPECT_EQ(TrimWarmIndex(dir, 8), 4);
+  std::vector<std::string> left = ListDir(dir);
+  std::vector<std::string> want = {
+      record(4), record(5), record(6), record(7), record(8), record(9), record(1) + ".tmp-live",
+      "notes"};
+  std::sort(left.begin(), left.end());
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(left, want);
+  (void)RemoveTree(dir);
 }
 
 TEST(WarmIndex, ARecordHoldsOnlyWhileItsWatchedFilesAreUnchanged) {
