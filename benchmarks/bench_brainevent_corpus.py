@@ -80,22 +80,15 @@ PROBE = textwrap.dedent(
         jobs_args.append((root / rel, name, kwargs))
     stages = {}
     if breakdown and side == "jaxcc":
-        from jaxcc import _core, _discovery, _registry
-        def timed(owner, attr, label):
-            inner = getattr(owner, attr)
-            def wrapper(*a, **k):
-                t = time.perf_counter()
-                try:
-                    return inner(*a, **k)
-                finally:
-                    stages[label] = stages.get(label, 0.0) + time.perf_counter() - t
-                    if attr == "load_module" and hasattr(_core, "last_load_trace"):
-                        for key, value in _core.last_load_trace():
-                            stages["core: " + key] = stages.get("core: " + key, 0.0) + value
-            setattr(owner, attr, wrapper)
-        timed(_discovery, "build_environment", "py: build environment")
-        timed(_core, "load_module", "core (total)")
-        timed(_registry, "register_module", "py: register with jax")
+        import load_stages  # scripts/load_stages.py
+        from jaxcc import _core
+        def core_trace(label):
+            if label == "core (total)" and hasattr(_core, "last_load_trace"):
+                for key, value in _core.last_load_trace():
+                    stages["core: " + key] = stages.get("core: " + key, 0.0) + value
+        load_stages.time_stages(
+            stages, ("py: build environment", "core (total)", "py: register with jax"), core_trace
+        )
     preload_s = 0.0
     if preload:
         # What a JAX GPU process has already mapped (jaxlib's CUDA plugin loads cuBLAS): the

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import pathlib
 import statistics
 import subprocess
 import sys
@@ -26,34 +27,19 @@ import textwrap
 
 from bench_core import SEED_SRC
 
+SCRIPTS = pathlib.Path(__file__).resolve().parent.parent / "scripts"
+
 PROBE = textwrap.dedent(
     """
     import json, sys, time, timeit, jax
     import jaxcc
     from jaxcc import _core
-    try:  # module layout of this jaxcc; older ones time the core call only
-        from jaxcc import _discovery, _load, _options, _registry
-    except ImportError:
-        _discovery = _load = _options = _registry = None
     jaxcc.set_cache_dir(sys.argv[2])
     stages = {}
-    def timed(owner, attr, label):
-        inner = getattr(owner, attr, None)
-        if inner is None:
-            return
-        def wrapper(*args, **kwargs):
-            t = time.perf_counter()
-            try:
-                return inner(*args, **kwargs)
-            finally:
-                stages[label] = stages.get(label, 0.0) + time.perf_counter() - t
-        setattr(owner, attr, wrapper)
     if sys.argv[4] == "1":
-        timed(_options, "make_request", "py: request build")
-        timed(_discovery, "build_environment", "py: build environment")
-        timed(_core, "load_module", "core (total)")
-        timed(_registry, "register_module", "py: register with jax")
-        timed(_load, "CompiledModule", "py: CompiledModule")
+        sys.path.insert(0, sys.argv[5])
+        import load_stages  # scripts/load_stages.py; stages this jaxcc lacks are left out
+        load_stages.time_stages(stages)
     functions = {"add_one": None, "scale_by": ["arg", "ret", "attr.factor:float32"]}
     t0 = time.perf_counter()
     mod = jaxcc.load_cpp_inline("bench_warm", sys.argv[1], functions)
@@ -71,7 +57,7 @@ PROBE = textwrap.dedent(
 
 def probe(python: str, cache: str, mode: str, breakdown: bool = False):
     out = subprocess.run(
-        [python, "-c", PROBE, SEED_SRC, cache, mode, "1" if breakdown else "0"],
+        [python, "-c", PROBE, SEED_SRC, cache, mode, "1" if breakdown else "0", str(SCRIPTS)],
         capture_output=True,
         text=True,
         check=True,

@@ -6,7 +6,7 @@ CACHE is a jaxcc cache that scripts/brainevent_corpus.py filled (sm_80 + sm_90).
 fresh process that starts JAX's GPU backend (`jax.devices("gpu")`) before it loads anything, as a
 JAX program does, then:
   one      loads `_csr/binary_csrmv.cu`'s module warm: load time, the core's stages
-           (`jaxcc._core.last_load_trace()`) and the Python side's (`py: ...`: the core call as
+           (`jaxcc._core.last_load_trace()`) and the Python side's (the core call as
            Python sees it, the environment, registration with JAX), three processes in a row,
            then three with CUDA_MODULE_LOADING=EAGER (the load should not change; the first
            call may)
@@ -48,20 +48,9 @@ PROBE = textwrap.dedent(
 
     # The Python side of a load, split as the core's trace splits its own part: what the rest of
     # a GPU load is (registration through JAX's CUDA plugin, the environment, the loader).
-    from jaxcc import _core, _discovery, _registry
+    import load_stages
     py = {}
-    def timed(owner, attr, label):
-        inner = getattr(owner, attr)
-        def wrapper(*a, **k):
-            t = time.perf_counter()
-            try:
-                return inner(*a, **k)
-            finally:
-                py[label] = py.get(label, 0.0) + time.perf_counter() - t
-        setattr(owner, attr, wrapper)
-    timed(_discovery, "build_environment", "py: build environment")
-    timed(_core, "load_module", "py: core (total)")
-    timed(_registry, "register_module", "py: register with jax")
+    load_stages.time_stages(py, ("py: build environment", "core (total)", "py: register with jax"))
 
     def load(opts):
         rel, name, kwargs = opts
@@ -101,9 +90,8 @@ PROBE = textwrap.dedent(
         for opts in files:
             _, s, trace = load(opts)
             dlopen += trace.get("dlopen + dlsym", 0.0)
-            for key, value in trace.items():
-                if key.startswith("py: "):
-                    split[key] = split.get(key, 0.0) + value
+            for key in py:
+                split[key] = split.get(key, 0.0) + trace[key]
         out.update(seconds=time.perf_counter() - t, dlopen=dlopen, modules=len(files), split=split)
         out["after_cublas_module"] = mapped("libcublas")
     print("RESULT " + json.dumps(out))
