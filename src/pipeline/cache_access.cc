@@ -10,6 +10,7 @@
 #include "loader/lazy_library.h"
 #include "loader/library.h"
 #include "pipeline/load_module.h"
+#include "util/env_setting.h"
 #include "util/fault_point.h"
 #include "util/fs.h"
 #include "util/load_trace.h"
@@ -100,12 +101,8 @@ Result<LoadedModule> LoadEntryLazily(const cache::Entry& entry, const LoadReques
 }
 
 Result<bool> LazyLoadSetting() {
-  const char* text = std::getenv("JAXCC_LAZY_LOAD");
-  if (text == nullptr || *text == '\0' || std::strcmp(text, "1") == 0) return true;
-  if (std::strcmp(text, "0") == 0) return false;
-  return MakeError(ErrorKind::kSpec, std::string("JAXCC_LAZY_LOAD=") + text +
-                                         " is not a setting; use 1 (map a warm module's library "
-                                         "at its first call, the default) or 0 (at the load)");
+  return OnOffSetting("JAXCC_LAZY_LOAD", "map a warm module's library at its first call",
+                      "at the load");
 }
 
 const char* MissName(cache::LookupMiss miss) {

@@ -6,10 +6,10 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 
 #include "cache/lock_mode.h"
+#include "util/env_setting.h"
 #include "util/fs.h"
 #include "util/text.h"
 
@@ -82,13 +82,8 @@ Result<signature::SourceFile> ReadSourceFile(const std::string& path) {
 }
 
 Result<bool> DeferSourcesSetting() {
-  const char* text = std::getenv("JAXCC_DEFER_SOURCES");
-  if (text == nullptr || *text == '\0' || std::strcmp(text, "1") == 0) return true;
-  if (std::strcmp(text, "0") == 0) return false;
-  return MakeError(ErrorKind::kSpec, std::string("JAXCC_DEFER_SOURCES=") + text +
-                                         " is not a setting; use 1 (a settled source file is "
-                                         "known by its stamp, the default) or 0 (read every "
-                                         "source file at every load)");
+  return OnOffSetting("JAXCC_DEFER_SOURCES", "a settled source file is known by its stamp",
+                      "read every source file at every load");
 }
 
 Result<SourceInput> OpenSourceFile(const std::string& path) {
