@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstdint>
 #include <cstring>
 
@@ -30,9 +29,7 @@ bool IsOrphan(const std::string& path, const ParsedBuildDir& parsed, const std::
   if (parsed.host.empty() || parsed.host == host) {
     return parsed.pid != ::getpid() && ProcessIsGone(parsed.pid);
   }
-  std::int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                            std::chrono::system_clock::now().time_since_epoch())
-                            .count();
+  std::int64_t now_ns = WallClockNs();
   FileInfo info = StatPath(path);
   return info.exists && now_ns - info.mtime_ns > kForeignBuildDirStaleNs;
 }
@@ -69,17 +66,9 @@ int RemoveFailedBuilds(const CacheDir& cache, const std::optional<std::string>& 
 // A lock-file holder killed between writing its temporary file and unlinking it leaves
 // "<lock>.tmp-<host>-<pid>-<random>" behind; an hour is far beyond the microseconds it lives.
 void RemoveStaleLockTemps(const std::string& locks_dir) {
-  std::int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                            std::chrono::system_clock::now().time_since_epoch())
-                            .count();
-  for (const std::string& name : ListDir(locks_dir)) {
-    if (name.find(".tmp-") == std::string::npos) continue;
-    std::string path = JoinPath(locks_dir, name);
-    FileInfo info = StatPath(path);
-    if (info.exists && !info.is_dir && now_ns - info.mtime_ns > kStaleLockTempNs) {
-      ::unlink(path.c_str());
-    }
-  }
+  (void)RemoveStaleTemporaries(locks_dir, kStaleLockTempNs, [](const std::string& name) {
+    return name.find(".tmp-") != std::string::npos;
+  });
 }
 
 }  // namespace

@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <optional>
 
@@ -64,17 +63,7 @@ Result<std::string> CopyAndHash(const std::string& from, const std::string& to) 
 }
 
 void RemoveStaleTempFiles(const std::string& dir) {
-  std::int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                            std::chrono::system_clock::now().time_since_epoch())
-                            .count();
-  for (const std::string& name : ListDir(dir)) {
-    if (!IsTempFileName(name)) continue;
-    std::string path = JoinPath(dir, name);
-    FileInfo info = StatPath(path);
-    if (info.exists && !info.is_dir && now_ns - info.mtime_ns > kStaleTempNs) {
-      ::unlink(path.c_str());
-    }
-  }
+  (void)RemoveStaleTemporaries(dir, kStaleTempNs, IsTempFileName);
 }
 
 }  // namespace

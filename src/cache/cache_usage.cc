@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <chrono>
 #include <cstdlib>
 
 #include "cache/entry_names.h"
@@ -19,12 +18,6 @@ namespace {
 constexpr std::int64_t kNsPerSecond = 1000000000;
 // Refreshing the use time at most this often keeps a hot loop of loads from writing metadata.
 constexpr std::int64_t kMarkUsedIntervalNs = 60 * kNsPerSecond;
-
-std::int64_t NowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
 
 std::int64_t DirectoryBytes(const std::string& dir) {
   std::int64_t total = 0;
@@ -70,7 +63,7 @@ std::vector<EntryUsage> ListEntries(const std::string& root) {
 
 void MarkUsed(const std::string& entry_dir) {
   FileInfo info = StatPath(entry_dir);
-  if (!info.exists || NowNs() - info.mtime_ns < kMarkUsedIntervalNs) return;
+  if (!info.exists || WallClockNs() - info.mtime_ns < kMarkUsedIntervalNs) return;
   // nullptr times = "now"; a read-only cache simply keeps the old time.
   (void)::utimensat(AT_FDCWD, entry_dir.c_str(), nullptr, 0);
 }
@@ -78,7 +71,7 @@ void MarkUsed(const std::string& entry_dir) {
 Result<PruneReport> Prune(const CacheDir& cache, const PruneOptions& options) {
   PruneReport report;
   std::vector<EntryUsage> entries = ListEntries(cache.root());  // most recent first
-  std::int64_t now_ns = NowNs();
+  std::int64_t now_ns = WallClockNs();
   std::int64_t total = 0;
   for (const EntryUsage& entry : entries) total += entry.bytes;
 

@@ -5,7 +5,6 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <chrono>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -133,9 +132,7 @@ Result<std::string> DigestDirectories(const std::vector<std::string>& dirs,
   std::map<std::string, std::string> used;  // memo entries for the files seen now
   bool all_settled = true;                  // no file inside the racy window
   std::set<std::string> seen_paths;
-  std::int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                            std::chrono::system_clock::now().time_since_epoch())
-                            .count();
+  std::int64_t now_ns = WallClockNs();
 
   Sha256Builder digest;
   digest.UpdateField(kDigestSchema);

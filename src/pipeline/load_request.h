@@ -66,6 +66,12 @@ struct LoadRequest {
   std::map<std::string, std::string> sharding;
 };
 
+/// Whether source `i` of a request whose stamps are `source_stamps` is a deferred file, its text
+/// not read yet (decision 139).
+inline bool IsDeferredSource(const std::vector<cache::LibraryStamp>& source_stamps, size_t i) {
+  return i < source_stamps.size() && source_stamps[i].known;
+}
+
 /// Where this process finds headers and tools, and how to run the build.
 struct BuildEnvironment {
   std::string jaxcc_include_dir;

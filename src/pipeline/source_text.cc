@@ -122,7 +122,7 @@ void SetSources(LoadRequest& request, std::vector<SourceInput> inputs) {
 std::vector<SourceInput> SourceInputs(const LoadRequest& request) {
   std::vector<SourceInput> inputs;
   for (size_t i = 0; i < request.sources.size(); ++i) {
-    if (i < request.source_stamps.size() && request.source_stamps[i].known) {
+    if (IsDeferredSource(request.source_stamps, i)) {
       inputs.emplace_back(DeferredSource{request.sources[i].label, request.source_stamps[i]});
     } else {
       inputs.emplace_back(request.sources[i]);
@@ -157,7 +157,7 @@ Status ValidateSources(const std::vector<signature::SourceFile>& sources,
                        const std::vector<cache::LibraryStamp>& deferred_stamps) {
   bool all_blank = true;
   for (size_t i = 0; i < sources.size(); ++i) {
-    if (i < deferred_stamps.size() && deferred_stamps[i].known) {
+    if (IsDeferredSource(deferred_stamps, i)) {
       all_blank = false;  // unknown until read; ReadDeferredSources checks again
       continue;
     }

@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <utility>
@@ -45,7 +44,7 @@ std::string WarmFingerprint(const LoadRequest& request, const BuildEnvironment& 
   for (size_t i = 0; i < request.sources.size(); ++i) {
     const signature::SourceFile& source = request.sources[i];
     hash.UpdateField(source.label);
-    if (i < request.source_stamps.size() && request.source_stamps[i].known) {
+    if (IsDeferredSource(request.source_stamps, i)) {
       // A deferred file (decision 139): its settled stamp stands for its bytes.
       const cache::LibraryStamp& stamp = request.source_stamps[i];
       Field(hash, "stamp",
@@ -295,21 +294,13 @@ bool IsRecordName(const std::string& name) {
 
 int TrimWarmIndex(const std::string& index_dir, size_t max_records) {
   constexpr std::int64_t kHourNs = 3600LL * 1000 * 1000 * 1000;
-  const std::int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                  std::chrono::system_clock::now().time_since_epoch())
-                                  .count();
-  int removed = 0;
+  // WriteFileAtomic's "<record>.tmp-<tag>" of a writer that died.
+  int removed = RemoveStaleTemporaries(index_dir, kHourNs, [](const std::string& name) {
+    return name.find(".tmp-") != std::string::npos;
+  });
   std::vector<std::string> records;
   for (const std::string& name : ListDir(index_dir)) {
-    if (IsRecordName(name)) {
-      records.push_back(name);
-    } else if (name.find(".tmp-") != std::string::npos) {
-      const std::string path = JoinPath(index_dir, name);
-      FileInfo info = StatPath(path);
-      if (info.exists && now_ns - info.mtime_ns > kHourNs && ::unlink(path.c_str()) == 0) {
-        ++removed;
-      }
-    }
+    if (IsRecordName(name)) records.push_back(name);
   }
   if (records.size() <= max_records) return removed;
   std::vector<std::pair<std::int64_t, std::string>> by_age;

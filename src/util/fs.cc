@@ -77,12 +77,31 @@ Status RemoveAt(int dir_fd, const char* name, const std::string& shown_path) {
 
 }  // namespace
 
+std::int64_t WallClockNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
 bool TimestampSettled(std::int64_t stamp_ns) {
   // Whole seconds (std::time) would read up to a second early and refuse stamps that settled.
-  const std::int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                  std::chrono::system_clock::now().time_since_epoch())
-                                  .count();
-  return now_ns - stamp_ns >= 3'000'000'000LL;
+  return WallClockNs() - stamp_ns >= 3'000'000'000LL;
+}
+
+int RemoveStaleTemporaries(const std::string& dir, std::int64_t max_age_ns,
+                           const std::function<bool(const std::string&)>& is_temporary) {
+  const std::int64_t now_ns = WallClockNs();
+  int removed = 0;
+  for (const std::string& name : ListDir(dir)) {
+    if (!is_temporary(name)) continue;
+    const std::string path = JoinPath(dir, name);
+    FileInfo info = StatPath(path);
+    if (info.exists && !info.is_dir && now_ns - info.mtime_ns > max_age_ns &&
+        ::unlink(path.c_str()) == 0) {
+      ++removed;
+    }
+  }
+  return removed;
 }
 
 namespace {

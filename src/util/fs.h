@@ -36,6 +36,15 @@ FileInfo StatOpenFile(int fd);
 /// than that vouches for nothing (the racy-timestamp rule of decisions 84 and 90; its one owner).
 bool TimestampSettled(std::int64_t stamp_ns);
 
+/// The wall clock now, in nanoseconds since the epoch: the clock file timestamps are compared with.
+std::int64_t WallClockNs();
+
+/// Removes the files of `dir` whose names `is_temporary` accepts and whose mtime is more than
+/// `max_age_ns` in the past: what writers that died between creating and renaming them left
+/// (a live writer's file lives for microseconds). Returns how many it removed.
+int RemoveStaleTemporaries(const std::string& dir, std::int64_t max_age_ns,
+                           const std::function<bool(const std::string&)>& is_temporary);
+
 Result<std::string> ReadFile(const std::string& path);
 
 /// Reads a file in 64 KiB chunks, handing each to `on_chunk` (for hashing without holding the
