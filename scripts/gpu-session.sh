@@ -8,7 +8,10 @@
 # started only while its usual time fits in SECONDS (default 540) since the start:
 #   1. scripts/gpu-check.sh: every `gpu` test, again under JAXCC_CUDA_RUNTIME=shared (decision
 #      136's evidence), the example, bench_cuda_gpu.py, brainevent's own CUDA-path tests through
-#      the shim (about 5 minutes on an H100 with the build)
+#      the shim, in triage mode and for the directories no GPU session has run yet (_dense and
+#      _jit_uniform passed on an H100 and an H200; BRAINEVENT_GPU_DIRS overrides); the whole
+#      check took 564 s on an H200 with those two directories in full mode, which left no time
+#      for steps 2 and 3
 #   2. scripts/gpu-brainevent.sh shared: the corpus with the shared runtime and the warm probe
 #      in a JAX GPU process (about 2.5 minutes)
 #   3. scripts/gpu-brainevent.sh paired: per-call parity of brainevent's CUDA operators, both
@@ -41,7 +44,9 @@ else
 fi
 
 FAILED=()
-say "1. gpu-check ($(left) s left)"
+export BRAINEVENT_GPU_DIRS=${BRAINEVENT_GPU_DIRS:-_event _jit_scalar}
+export BRAINEVENT_GPU_TRIAGE=${BRAINEVENT_GPU_TRIAGE-1}
+say "1. gpu-check ($(left) s left; brainevent's CUDA tests of $BRAINEVENT_GPU_DIRS)"
 "$ROOT/scripts/gpu-check.sh" "$WORK/check" 2>&1 | tee -a "$OUT/session.log"
 [[ ${PIPESTATUS[0]} -eq 0 ]] || FAILED+=(gpu-check)
 cp "$WORK/check/summary.md" "$WORK/check/summary.json" "$OUT/" 2>/dev/null

@@ -39,6 +39,25 @@ def test_second_load_in_a_new_process_is_a_cache_hit(fresh_cache, unique_name):
     assert second.stdout.split() == ["True", "3.0"]
 
 
+def test_a_module_alive_at_exit_is_not_reported_as_a_leak(fresh_cache, unique_name):
+    # Loaded modules live as long as the process, and JAX's C++ caches often hold what refers to
+    # them past the interpreter's teardown (seen after brainevent's Numba operators). Such a
+    # process must exit quietly, without nanobind's "leaked instances" report (decision 142).
+    # The reference taken here with Py_IncRef is one that is never given back, like those.
+    code = (
+        "import ctypes, jaxcc, jax.numpy as jnp\n"
+        f"m = jaxcc.load_cpp_inline({unique_name!r}, {add_source(2)!r}, ['add'])\n"
+        "spec = m._loaded.specs[0]\n"
+        "ctypes.pythonapi.Py_IncRef(ctypes.py_object(spec))\n"
+        "ctypes.pythonapi.Py_IncRef(ctypes.py_object(m))\n"
+        "print(float(m.add(jnp.ones(2), jnp.ones(2))[0]))\n"
+    )
+    done = run_python(code)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["4.0"]
+    assert "leaked" not in done.stderr, done.stderr
+
+
 def test_in_process_reload_returns_the_same_module(unique_name):
     first = jaxcc.load_cpp_inline(unique_name, add_source(), ["add"])
     again = jaxcc.load_cpp_inline(unique_name, add_source(), ["add"])

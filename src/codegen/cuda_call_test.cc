@@ -124,5 +124,31 @@ TEST(CudaCallScope, AnErrorLeftBeforeTheCallIsNotBlamedOnTheFunction) {
   EXPECT_NO_THROW(scope.Check());
 }
 
+TEST(CudaCallScope, AFunctionThatThrowsLeavesNoErrorBehindForXla) {
+  // BE_CUDA_CHECK(cudaMemcpyAsync(...)) throws before Check() runs; the failed call's error is
+  // still pending on the thread. With the shared runtime that is XLA's runtime, whose next
+  // kernel load would fail on it, so the scope clears it on the way out.
+  fake = FakeRuntime{};
+  try {
+    CudaCallScope scope(StreamOn(0), "bad_memcpy");
+    fake.last_error = 1;  // cudaErrorInvalidValue, recorded by the failed memcpy
+    throw CudaError("cudaMemcpyAsync failed", 1);
+  } catch (const CudaError&) {
+  }
+  EXPECT_EQ(fake.last_error, 0);
+}
+
+TEST(CudaCallScope, AfterTheCheckTheDestructorAsksTheRuntimeNothing) {
+  // Once Check() has read (and reset) the error, the destructor makes no second runtime call:
+  // the common path of a handler call costs one cudaGetLastError after the function, not two.
+  fake = FakeRuntime{};
+  {
+    CudaCallScope scope(StreamOn(0), "vector_add");
+    scope.Check();
+    fake.last_error = 7;  // a probe: a second cudaGetLastError would reset it
+  }
+  EXPECT_EQ(fake.last_error, 7);
+}
+
 }  // namespace
 }  // namespace jaxcc::detail

@@ -102,6 +102,13 @@ def test_be_cuda_check_raises_a_python_exception(mixed):
     x = jnp.ones(8, jnp.float32)
     with pytest.raises(Exception, match="(?i)cuda"):
         jax.block_until_ready(mixed.bad_memcpy(x))
+    # The failed cudaMemcpyAsync left its error pending on the thread when BE_CUDA_CHECK threw.
+    # The handler clears it on the way out: under JAXCC_CUDA_RUNTIME=shared the runtime is XLA's,
+    # whose next kernel load would otherwise fail ("There was an error before calling
+    # cuModuleGetFunction"; seen on an H200). New programs make XLA load new kernels.
+    for k in range(3):
+        fresh = jax.jit(lambda v, k=k: jnp.sin(v) * (3.0 + k) + 0.5)
+        np.testing.assert_allclose(np.asarray(fresh(x)), np.sin(1.0) * (3.0 + k) + 0.5, 1e-6)
 
 
 def probe_in_fresh_process(name: str, allowed: bool, flags: str) -> dict:

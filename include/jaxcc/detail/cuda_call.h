@@ -60,6 +60,11 @@ namespace jaxcc::detail {
 /// function left (cudaGetLastError, which also resets it). The destructor restores the device.
 /// While XLA captures the stream into a CUDA graph the device is left alone: XLA records on the
 /// stream's own device, and asking the stream for its device would invalidate the capture.
+/// However the call ends, the scope leaves no error behind on the thread: when the function
+/// throws (BE_CUDA_CHECK on a failed cudaMemcpyAsync, say), the error that call recorded would
+/// otherwise stay pending, and with the shared runtime (decision 136) it is XLA's runtime that
+/// holds it: XLA's next kernel load on this thread peeks at it and fails ("There was an error
+/// before calling cuModuleGetFunction"), blaming an unrelated program (seen on an H200).
 class CudaCallScope {
  public:
   CudaCallScope(void* stream, const char* function) : function_(function) {
@@ -81,12 +86,14 @@ class CudaCallScope {
   }
 
   ~CudaCallScope() {
+    if (!checked_) (void)cudaGetLastError();
     if (restore_) (void)cudaSetDevice(previous_);
   }
 
   /// Throws CudaError if the user's function left a CUDA error (a launch that failed, a grid or
   /// block of zero threads, too much shared memory, ...).
-  void Check() const {
+  void Check() {
+    checked_ = true;  // cudaGetLastError below resets the error, whether or not it throws
     const int status = static_cast<int>(cudaGetLastError());
     if (status != 0) {
       Throw(status, "a kernel launch or CUDA call in " + std::string(function_) +
@@ -112,6 +119,7 @@ class CudaCallScope {
   const char* function_;
   int previous_ = -1;
   bool restore_ = false;
+  bool checked_ = false;
 };
 
 }  // namespace jaxcc::detail

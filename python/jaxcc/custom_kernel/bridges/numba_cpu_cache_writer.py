@@ -17,6 +17,7 @@ _queue_changed = threading.Condition()
 _writing = [0]
 _writer: list = []
 _last_queued = [0.0]
+_stopping = [False]
 # The writer starts once BATCH entries wait and no kernel was compiled for QUIET_SECONDS. A
 # store holds Numba's compiler lock (and llvmlite's global lock) for its code generation, so a
 # compile that starts meanwhile waits for it: a process that makes a few kernels (a notebook, one
@@ -38,7 +39,7 @@ def store_later(root, name, inputs, library, symbol, build_seconds) -> None:
         if not _writer:
             import atexit
 
-            atexit.register(flush)
+            atexit.register(_finish)
             thread = threading.Thread(target=_write_in_background, name="jaxcc-numba-cache",
                                       daemon=True)  # fmt: skip
             _writer.append(thread)
@@ -67,6 +68,8 @@ def _write_in_background() -> None:
     while True:
         with _queue_changed:
             while True:
+                if _stopping[0]:
+                    return
                 quiet_for = time.monotonic() - _last_queued[0]
                 if len(_pending) >= BATCH and quiet_for >= QUIET_SECONDS:
                     break
@@ -90,6 +93,19 @@ def _write(item) -> None:
     except Exception:  # noqa: BLE001 - not kept; the next process compiles again
         return
     store(root, name, inputs, blob, renamed, seconds)
+
+
+def _finish() -> None:
+    """At exit: writes what is queued, then ends the background thread. A daemon thread still
+    waiting when the interpreter finalizes is frozen with its frame, which keeps this module's
+    globals, and through them jaxcc's extension objects, alive past nanobind's leak check (a
+    "nanobind: leaked ... instances" report at every exit of a process that used numba_kernel)."""
+    flush()
+    with _queue_changed:
+        _stopping[0] = True
+        _queue_changed.notify_all()
+    for thread in _writer:
+        thread.join(timeout=10.0)
 
 
 def flush() -> None:
