@@ -29,38 +29,48 @@ declare -A max_len=([fuzz_arg_spec]=1024 [fuzz_signature]=4096 [fuzz_macro_expan
 declare -A dict=([fuzz_arg_spec]=fuzz/arg_spec.dict [fuzz_signature]=fuzz/signature.dict
   [fuzz_macro_expander]=fuzz/macro_expander.dict)
 
-failed=0
-summary=()
-for target in "${targets[@]}"; do
-  name=${target#fuzz_}
-  work=$build/run/$target
-  artifacts=$build/artifacts/$target
+# run_target TARGET: one libFuzzer run; its summary line goes to build/fuzz/run/TARGET/summary.
+# Each libFuzzer process uses one core, so the targets run up to $(nproc) at a time: the same
+# fuzzing time per target in about a third less wall time on two cores.
+run_target() {
+  local target=$1 name=${1#fuzz_} work=$build/run/$1 artifacts=$build/artifacts/$1 rc=0 line
   rm -rf "$work"
   mkdir -p "$work/corpus" "$artifacts"
   cp -R "fuzz/corpus/$name/." "$work/corpus/"
-  log=$work/fuzz.log
+  local log=$work/fuzz.log
   echo "fuzz: running $target for $seconds s (corpus fuzz/corpus/$name, log $log)"
-  rc=0
   # -timeout: one input taking seconds is a hang worth a report; -rss_limit_mb: a blow-up too.
   "$build/src/fuzz/$target" "$work/corpus" -dict="${dict[$target]}" \
     -max_len="${max_len[$target]}" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
     -artifact_prefix="$artifacts/" -print_final_stats=1 >"$log" 2>&1 || rc=$?
+  local runs speed added cov crash
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   speed=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
   added=$(sed -n 's/^stat::new_units_added: *//p' "$log" | tail -1)
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2 || true)
   crash=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -1)
   if [ "$rc" -ne 0 ]; then
-    failed=1
     tail -n 40 "$log" >&2
     line="fuzz: $target ${runs:-?} runs in $seconds s, CRASHED (exit $rc): input ${crash:-not written, see $log}"
   else
     line="fuzz: $target ${runs:-?} runs in $seconds s (${speed:-?} exec/s, coverage ${cov:-?}, ${added:-0} new units), 0 crashes"
   fi
-  echo "$line"
-  summary+=("$line")
-done
+  echo "$line" | tee "$work/summary"
+  echo "$rc" >"$work/rc"
+}
 
+slots=$(nproc)
+for target in "${targets[@]}"; do
+  while [ "$(jobs -rp | wc -l)" -ge "$slots" ]; do wait -n || true; done
+  run_target "$target" &
+done
+wait
+
+failed=0
 echo "fuzz: summary"
-printf '  %s\n' "${summary[@]}"
+for target in "${targets[@]}"; do
+  work=$build/run/$target
+  printf '  %s\n' "$(cat "$work/summary" 2>/dev/null || echo "fuzz: $target: no result")"
+  [ "$(cat "$work/rc" 2>/dev/null)" = 0 ] || failed=1
+done
 exit "$failed"

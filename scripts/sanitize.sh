@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The C++ unit tests again, built with AddressSanitizer and UndefinedBehaviorSanitizer
 # (JAXCC_SANITIZE=ON, no recovery) in build/asan: any leak, out-of-bounds access or undefined
-# behaviour fails the test that triggers it. -O1 keeps the build and the run quick.
+# behaviour fails the test that triggers it. -O0: the build takes half the time of -O1's (177 against
+# 328 s on two cores) for a run 5 s longer, and no access is optimised away from the checks.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 start=$(date +%s)
 cmake -S . -B build/asan -G Ninja -DJAXCC_SANITIZE=ON -DJAXCC_BUILD_TESTS=ON \
-  -DJAXCC_BUILD_PYTHON=OFF -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" >/dev/null
+  -DJAXCC_BUILD_PYTHON=OFF -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1" >/dev/null
 cmake --build build/asan -j "$(nproc)"
 built=$(date +%s)
 
