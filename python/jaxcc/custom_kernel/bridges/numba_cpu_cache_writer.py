@@ -96,10 +96,9 @@ def _write(item) -> None:
 
 
 def _finish() -> None:
-    """At exit: writes what is queued, then ends the background thread. A daemon thread still
-    waiting when the interpreter finalizes is frozen with its frame, which keeps this module's
-    globals, and through them jaxcc's extension objects, alive past nanobind's leak check (a
-    "nanobind: leaked ... instances" report at every exit of a process that used numba_kernel)."""
+    """At exit: writes what is queued, then ends the background thread, so that nothing of
+    jaxcc's is still running (or frozen mid-wait with its frame) while the interpreter tears
+    down; decision 142."""
     flush()
     with _queue_changed:
         _stopping[0] = True
