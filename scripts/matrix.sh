@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The version-matrix legs of scripts/test.sh, each in its own virtual environment under build/
 # (build/venv-pyXY) with the newest JAX that pip finds for that Python:
-#   ./scripts/matrix.sh test 3.12 [pytest args]   the pytest suite without `slow` tests, -n nproc
+#   ./scripts/matrix.sh test 3.12 [pytest args]   the pytest suite without `slow` and
+#                                                 `version_independent` tests, -n nproc
 #   ./scripts/matrix.sh smoke 3.13                pip install ., the README quickstart and one
 #                                                 XLACustomKernel call (scripts/smoke_quickstart.py)
 # The interpreter comes from $JAXCC_PYTHON_3_12 (dots as underscores), the PATH, pyenv or
@@ -100,7 +101,7 @@ fi
 "$vpython" -c 'import sys, jax; print(f"matrix: Python {sys.version.split()[0]}, jax {jax.__version__}")'
 
 if [ "$mode" = test ]; then
-  "$vpython" -m pytest tests -q -n "$(nproc)" -m "not slow" "$@"
+  "$vpython" -m pytest tests -q -n "$(nproc)" -m "not slow and not version_independent" "$@"
 else
   "$vpython" scripts/smoke_quickstart.py README.md
 fi

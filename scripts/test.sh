@@ -5,8 +5,9 @@
 #   sanitize     the same under ASan+UBSan (scripts/sanitize.sh)
 #   fuzz         each libFuzzer target for JAXCC_FUZZ_SECONDS, default 60 (scripts/fuzz.sh)
 #   pytest       the Python suite on $PYTHON (python3: Python 3.11, JAX 0.10.x), real JAX and g++
-#   pytest-3.12  the Python suite without `slow` tests on Python 3.12 with the newest JAX on PyPI,
-#                in build/venv-py312 (scripts/matrix.sh)
+#   pytest-3.12  the Python suite on Python 3.12 with the newest JAX on PyPI, in build/venv-py312
+#                (scripts/matrix.sh), without `slow` tests and without the `version_independent`
+#                modules (tests/conftest.py), whose outcome the pytest phase already settled
 #   smoke-3.13   Python 3.13, newest JAX: pip install ., README quickstart, one XLACustomKernel call
 #   pip-check    scripts/pip_check.sh: the sdist and the auditwheel-repaired wheel installed as a
 #                user would (unprivileged, no system headers), quickstart, doctor, load_library
@@ -43,9 +44,8 @@ end
 
 PYTHON=${PYTHON:-python3}
 begin ctest
-JAX_INCLUDE=$("$PYTHON" -c "import jax.ffi; print(jax.ffi.include_dir())")
-cmake -S . -B build/ctest -G Ninja -DJAXCC_BUILD_TESTS=ON -DJAXCC_BUILD_PYTHON=OFF \
-  -DJAXCC_FFI_INCLUDE_DIR="$JAX_INCLUDE" >/dev/null
+# XLA's FFI headers for the tests that compare with them: cmake/JaxccTestXlaInclude.cmake.
+cmake -S . -B build/ctest -G Ninja -DJAXCC_BUILD_TESTS=ON -DJAXCC_BUILD_PYTHON=OFF >/dev/null
 cmake --build build/ctest -j "$(nproc)"
 ctest --test-dir build/ctest --output-on-failure -j "$(nproc)"
 end

@@ -66,9 +66,34 @@ def _jax_has_gpu() -> bool:
         return False
 
 
+# Modules whose outcome cannot depend on the Python or JAX version: what they exercise is the
+# build, the cache, source files or a command line, and on a machine without a GPU JAX only
+# registers what they build. They are marked `version_independent`; the Python 3.12 leg of the
+# README's test command (newest JAX) leaves them to the 3.11 leg, which runs everything
+# (decision 145). A module that calls a kernel through JAX in a way that matters does not belong.
+VERSION_INDEPENDENT_MODULES = {
+    "test_cuda_build.py": "nvcc builds; without a GPU, JAX only registers the targets",
+    "test_object_reuse.py": "the object cache across module builds",
+    "test_wrapper_reuse.py": "reuse of the generated wrapper's object",
+    "test_deferred_sources.py": "source files entering a request by their stat stamp",
+    "test_warm_index.py": "the warm index's records and its refusals",
+    "test_cache_cli.py": "the cache command line",
+    "test_concurrency.py": "processes and threads building one cache entry",
+    "test_faults.py": "the cache under killed and failing builds",
+    "test_install_errors.py": "CMake's refusals at install time",
+    "test_source_files.py": "how the core reads source text",
+    "test_layering.py": "the stages' include graph",
+    "test_nvcc_wheel_dirs.py": "finding nvcc's wheel directories",
+    "test_gpu_check_summary.py": "the GPU check's summary script",
+}
+
+
 def pytest_collection_modifyitems(config, items):
-    """Tests marked `gpu` run only where JAX has a CUDA backend and are skipped (not failed)
-    elsewhere, CI included."""
+    """Marks the version-independent modules' tests. Tests marked `gpu` run only where JAX has a
+    CUDA backend and are skipped (not failed) elsewhere, CI included."""
+    for item in items:
+        if item.path.name in VERSION_INDEPENDENT_MODULES:
+            item.add_marker(pytest.mark.version_independent)
     if not any("gpu" in item.keywords for item in items) or _jax_has_gpu():
         return
     skip = pytest.mark.skip(reason="needs an NVIDIA GPU and a CUDA-enabled jaxlib")
