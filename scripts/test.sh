@@ -45,7 +45,15 @@ end
 PYTHON=${PYTHON:-python3}
 begin ctest
 # XLA's FFI headers for the tests that compare with them: cmake/JaxccTestXlaInclude.cmake.
-cmake -S . -B build/ctest -G Ninja -DJAXCC_BUILD_TESTS=ON -DJAXCC_BUILD_PYTHON=OFF >/dev/null
+# The stage libraries are the objects setup's pip build compiled (the same g++, Release flags and
+# paths): through setup's ccache they are not compiled twice (decision 145).
+ctest_compiler=(-DCMAKE_CXX_COMPILER="$(command -v "${CXX:-g++}")")
+if command -v ccache >/dev/null; then
+  ctest_compiler+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+  export CCACHE_DIR=${CCACHE_DIR:-$PWD/build/ccache}
+fi
+cmake -S . -B build/ctest -G Ninja -DJAXCC_BUILD_TESTS=ON -DJAXCC_BUILD_PYTHON=OFF \
+  "${ctest_compiler[@]}" >/dev/null
 cmake --build build/ctest -j "$(nproc)"
 ctest --test-dir build/ctest --output-on-failure -j "$(nproc)"
 end
