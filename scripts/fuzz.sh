@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (clang, ASan+UBSan, build/fuzz) and runs each for about
-# JAXCC_FUZZ_SECONDS (default 60) of one core, all at once, starting from a scratch copy of its corpus in fuzz/corpus/ so
-# the repository's corpus stays as committed. Exits non-zero if any target crashed, timed out or
+# Builds the libFuzzer targets (clang, ASan+UBSan, build/fuzz) and runs them all at once, each for
+# about JAXCC_FUZZ_SECONDS (default 60) of one core, starting from a scratch copy of its corpus in
+# fuzz/corpus/ so the repository's corpus stays as committed. Exits non-zero if any target crashed, timed out or
 # broke an invariant; the input that did it is kept under build/fuzz/artifacts/<target>/.
 #   JAXCC_FUZZ_SECONDS=600 ./scripts/fuzz.sh              # longer run
 #   ./scripts/fuzz.sh fuzz_signature                      # one target
