@@ -44,7 +44,7 @@ else
 fi
 
 FAILED=()
-export BRAINEVENT_GPU_DIRS=${BRAINEVENT_GPU_DIRS:-_event _jit_scalar}
+export BRAINEVENT_GPU_DIRS=${BRAINEVENT_GPU_DIRS:-_jit_normal _fcn}
 export BRAINEVENT_GPU_TRIAGE=${BRAINEVENT_GPU_TRIAGE-1}
 say "1. gpu-check ($(left) s left; brainevent's CUDA tests of $BRAINEVENT_GPU_DIRS)"
 "$ROOT/scripts/gpu-check.sh" "$WORK/check" 2>&1 | tee -a "$OUT/session.log"
