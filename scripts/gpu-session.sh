@@ -8,10 +8,10 @@
 # started only while its usual time fits in SECONDS (default 540) since the start:
 #   1. scripts/gpu-check.sh: every `gpu` test, again under JAXCC_CUDA_RUNTIME=shared (decision
 #      136's evidence), the example, bench_cuda_gpu.py, brainevent's own CUDA-path tests through
-#      the shim, in triage mode and for the directories no GPU session has run yet (_dense and
-#      _jit_uniform passed on an H100 and an H200; BRAINEVENT_GPU_DIRS overrides); the whole
-#      check took 564 s on an H200 with those two directories in full mode, which left no time
-#      for steps 2 and 3
+#      the shim, in triage mode and for the directories no GPU session has run yet (_dense,
+#      _jit_uniform, _event and _jit_scalar have passed; _csr, _tcsr and _op come after these;
+#      BRAINEVENT_GPU_DIRS overrides); the check took 443 s on an H200 with _event and
+#      _jit_scalar in triage mode
 #   2. scripts/gpu-brainevent.sh shared: the corpus with the shared runtime and the warm probe
 #      in a JAX GPU process (about 2.5 minutes)
 #   3. scripts/gpu-brainevent.sh paired: per-call parity of brainevent's CUDA operators, both
