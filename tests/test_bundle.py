@@ -240,6 +240,46 @@ def test_build_module_refuses_the_flags_its_load_calls_decide(tmp_path, flags, n
     assert not out.exists()
 
 
+DOT_PLUS = r"""
+extern "C" float cblas_sdot(int n, const float* x, int incx, const float* y, int incy);
+// @BE dot_plus arg arg ret
+void dot_plus(const jaxcc::Tensor x, const jaxcc::Tensor y, jaxcc::Tensor out) {
+    out.data_ptr<float>()[0] = cblas_sdot(int(x.numel()), x.data_ptr<float>(), 1,
+                                          y.data_ptr<float>(), 1) + OFFSET;
+}
+"""
+
+
+def test_build_takes_cflags_and_ldflags_as_the_docs_write_them(tmp_path):
+    """`--cflags "-D... -O1"` (a separate value starting with '-', which argparse alone refuses
+    with "expected one argument") and `--ldflags "-lopenblas"` reach the compiler and the linker:
+    without the macro the source does not compile, without the library the bundle's dlopen fails."""
+    if not any(
+        os.path.exists(f"{d}/libopenblas.so") for d in ("/usr/lib/x86_64-linux-gnu", "/usr/lib")
+    ):
+        pytest.skip("needs OpenBLAS (apt-get install -y libopenblas-dev)")
+    source = tmp_path / "dot_plus.cc"
+    source.write_text(DOT_PLUS)
+    out = tmp_path / "dot_bundle"
+    result = jaxcc_cli(
+        "build", str(source), "--name", "flagged_dot", "--cflags", "-DOFFSET=2.5f -O1",
+        "--ldflags", "-lopenblas", "--out", str(out),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    mod = jaxcc.load_library(out, target_prefix="flagged_dot_bundle")
+    x = jnp.arange(4, dtype=jnp.float32)
+    one = jax.ShapeDtypeStruct((1,), jnp.float32)
+    np.testing.assert_allclose(mod.dot_plus(x, x, outs=one), [14.0 + 2.5])
+    refused = jaxcc_cli("build", str(source), "--out", str(tmp_path / "none"))
+    assert refused.returncode != 0 and "OFFSET" in refused.stderr
+    unlinked = jaxcc_cli("build", str(source), "--cflags=-DOFFSET=1", "--out", str(tmp_path / "u"))
+    if unlinked.returncode == 0:  # the link leaves cblas_sdot undefined: the load must say so
+        with pytest.raises(jaxcc.LoadError, match="cblas_sdot"):
+            jaxcc.load_library(tmp_path / "u", target_prefix="unlinked_dot")
+    else:
+        assert "cblas_sdot" in unlinked.stderr
+
+
 def test_build_errors_are_clear(tmp_path):
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "notes.txt").write_text("mine")
