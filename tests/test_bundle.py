@@ -280,6 +280,61 @@ def test_build_takes_cflags_and_ldflags_as_the_docs_write_them(tmp_path):
         assert "cblas_sdot" in unlinked.stderr
 
 
+USES_FAKE_DEP = r"""
+extern "C" float jaxcc_fake_dep_offset();
+// @BE shift arg ret
+void shift(const jaxcc::Tensor x, jaxcc::Tensor y) {
+    for (int64_t i = 0; i < x.numel(); ++i)
+        y.data_ptr<float>()[i] = x.data_ptr<float>()[i] + jaxcc_fake_dep_offset();
+}
+"""
+
+LOAD_SHIFT = """
+import sys, jax.numpy as jnp, jaxcc
+try:
+    mod = jaxcc.load_library(sys.argv[1], target_prefix="fake_dep_shift")
+except jaxcc.BundleError as e:
+    print("BUNDLE_ERROR", e)
+    raise SystemExit(3)
+print("RESULT", list(map(float, mod.shift(jnp.zeros(2, jnp.float32)))))
+"""
+
+
+def test_a_bundle_records_the_libraries_it_needs_and_names_a_missing_one(tmp_path):
+    """The manifest lists the shared libraries beyond the C/C++ runtime; on a machine whose loader
+    cannot find one, load_library is a BundleError naming it and where it usually comes from
+    (it was `LoadError: ... cannot open shared object file` with no hint), and nothing loads."""
+    libdir = tmp_path / "deps"
+    libdir.mkdir()
+    (libdir / "dep.c").write_text("float jaxcc_fake_dep_offset(void) { return 7.0f; }\n")
+    subprocess.run(
+        ["gcc", "-shared", "-fPIC", "-o", str(libdir / "libjaxcc_fake_dep.so"),
+         str(libdir / "dep.c"), "-Wl,-soname,libjaxcc_fake_dep.so.1"],
+        check=True, timeout=120,
+    )  # fmt: skip
+    os.symlink("libjaxcc_fake_dep.so", libdir / "libjaxcc_fake_dep.so.1")
+    source = tmp_path / "shift.cc"
+    source.write_text(USES_FAKE_DEP)
+    out = tmp_path / "shift_bundle"
+    result = jaxcc_cli(
+        "build", str(source), "--ldflags", f"-L{libdir} -ljaxcc_fake_dep", "--out", str(out),
+        env={"LD_LIBRARY_PATH": str(libdir)},  # the build loads the module it built
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    needed = manifest_of(out)["needed_libraries"]
+    assert needed == ["libjaxcc_fake_dep.so.1"]  # libc, libstdc++, libm... are not recorded
+    code = f"import sys; sys.argv = ['-', {str(out)!r}]\n" + LOAD_SHIFT
+    found = run_python(code, env={"LD_LIBRARY_PATH": str(libdir)})
+    assert found.returncode == 0, found.stderr[-2000:]
+    assert "RESULT [7.0, 7.0]" in found.stdout
+    missing = run_python(code, env={"LD_LIBRARY_PATH": ""})
+    assert missing.returncode == 3, missing.stdout + missing.stderr[-2000:]
+    message = missing.stdout
+    assert "libjaxcc_fake_dep.so.1" in message and "which this machine's dynamic loader" in message
+    assert "apt-file search libjaxcc_fake_dep.so.1" in message and "LD_LIBRARY_PATH" in message
+    assert "Nothing was loaded from this bundle" in message
+
+
 def test_build_errors_are_clear(tmp_path):
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "notes.txt").write_text("mine")
