@@ -374,3 +374,32 @@ def test_a_cache_directory_others_can_write_is_refused(tmp_path, unique_name):
         assert jaxcc.load_cpp_inline(unique_name, add_source(), ["add"]).function_names == ["add"]
     finally:
         jaxcc.set_cache_dir(previous)
+
+
+OPENMP_ROWS = r"""
+#include <omp.h>
+// @BE row_sums arg ret
+void row_sums(const jaxcc::Tensor x, jaxcc::Tensor out) {
+    const int64_t rows = x.size(0), cols = x.size(1);
+    const float* in = x.data_ptr<float>();
+    float* sums = out.data_ptr<float>();
+    #pragma omp parallel for num_threads(2)
+    for (int64_t r = 0; r < rows; ++r) {
+        float total = 0.0f;
+        for (int64_t c = 0; c < cols; ++c) total += in[r * cols + c];
+        sums[r] = total + 0.0f * omp_get_thread_num();
+    }
+}
+"""
+
+
+def test_openmp_needs_fopenmp_in_extra_cflags_alone(unique_name):
+    """`#pragma omp` with `-fopenmp` in extra_cflags only: jaxcc links with it too (issue 39 item
+    4; before, the link failed with `undefined reference to GOMP_parallel` and a `-l<name>`
+    hint), and the module needs the OpenMP runtime."""
+    mod = jaxcc.load_cpp_inline(unique_name, OPENMP_ROWS, None, extra_cflags=["-fopenmp"])
+    x = jnp.arange(12, dtype=jnp.float32).reshape(4, 3)
+    sums = mod.row_sums(x, outs=jax.ShapeDtypeStruct((4,), jnp.float32))
+    np.testing.assert_allclose(sums, np.asarray(x).sum(axis=1))
+    needed = [line for line in open(mod.path, "rb").read().split(b"\0") if b"libgomp" in line]
+    assert needed, "the module does not link the OpenMP runtime"

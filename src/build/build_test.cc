@@ -89,6 +89,12 @@ TEST(FixHint, NamesTheOptionThatFixesTheFailure) {
             std::string::npos);
   EXPECT_NE(FixHint("k.cc:(.text+0x5): undefined reference to `gone()'").find("extra_ldflags"),
             std::string::npos);
+  // OpenMP's symbols get the flag that brings them, not the generic -l<name>.
+  for (const char* line : {"k.cc:(.text+0x5): undefined reference to `GOMP_parallel'",
+                           "k.cc:(.text+0x9): undefined reference to `omp_get_max_threads'"}) {
+    EXPECT_NE(FixHint(line).find("pass -fopenmp in extra_cflags"), std::string::npos) << line;
+    EXPECT_EQ(FixHint(line).find("-l<name>"), std::string::npos) << line;
+  }
   EXPECT_NE(FixHint("g++: error: unrecognized command-line option '-fx'").find("extra_cflags"),
             std::string::npos);
   EXPECT_NE(FixHint("nvcc fatal   : Unknown option '-fx'").find("extra_cuda_cflags"),

@@ -66,6 +66,12 @@ constexpr Hint kHints[] = {
     {"cannot find -l",
      "How to fix: install the library, or pass its directory too: "
      "extra_ldflags=['-L<dir>', '-l<name>']."},
+    {"undefined reference to `GOMP_",
+     "How to fix: the code uses OpenMP (#pragma omp): pass -fopenmp in extra_cflags (jaxcc links "
+     "with it too)."},
+    {"undefined reference to `omp_",
+     "How to fix: the code calls the OpenMP runtime: pass -fopenmp in extra_cflags (jaxcc links "
+     "with it too)."},
     {"undefined reference to",
      "How to fix: define the symbol in the sources, or link the library that defines it with "
      "extra_ldflags=['-l<name>'] (and '-L<dir>')."},
