@@ -98,6 +98,13 @@ class KernelError(JaxccError, RuntimeError):
     generator or kernel failing (the message then names the other backends)."""
 
 
+class NotDifferentiableError(JaxccError, ValueError, NotImplementedError):
+    """`jax.grad`, `jax.jvp`, `jax.vjp` or `jax.linear_transpose` reached a compiled kernel
+    function, for which JAX has no derivative rule (an FFI call has none): the message says how to
+    give it one (`jax.custom_vjp`, or an XLACustomKernel with JVP and transpose rules). A
+    `ValueError`, as JAX's own error is, and a `NotImplementedError`, as it was in older JAX."""
+
+
 class KernelLoweringError(KernelError, CompileError):
     """An XLACustomKernel backend's kernel generator, or its kernel, raised while the call was
     traced (the original is `__cause__`): a `KernelError` as before, and a `CompileError`, which
