@@ -221,6 +221,80 @@ def test_progress_line_on_a_terminal_for_slow_builds():
     assert quiet.getvalue() == ""
 
 
+def test_progress_counts_build_steps_and_a_log_gets_lines_only_when_asked(monkeypatch):
+    import time
+
+    from jaxcc._progress import BuildProgress
+
+    monkeypatch.setenv("JAXCC_PROGRESS", "1")
+    log = io.StringIO()  # not a terminal, but asked for: whole lines, no carriage returns
+    with BuildProgress("many_units", delay=0.0, stream=log) as progress:
+        progress.update(7, 20)  # before the first line is drawn (the delay is zero)
+        progress.start()
+        time.sleep(0.3)
+    lines = log.getvalue().splitlines()
+    assert lines[0].startswith("jaxcc: building many_units: 7/20 steps, ")
+    assert lines[-1].startswith("jaxcc: built many_units in ") and lines[-1].endswith("(20 steps)")
+    assert "\r" not in log.getvalue() and "\033" not in log.getvalue()
+    monkeypatch.setenv("JAXCC_PROGRESS", "0")
+
+    class FakeTty(io.StringIO):
+        def isatty(self):
+            return True
+
+    silenced = FakeTty()
+    with BuildProgress("many_units", delay=0.0, stream=silenced) as progress:
+        progress.start()
+        time.sleep(0.3)
+    assert silenced.getvalue() == ""
+
+
+def test_a_multi_file_build_reports_its_steps_as_ninja_runs_them(
+    unique_name, monkeypatch, tmp_path
+):
+    from jaxcc import _load
+
+    seen = []
+
+    class Recorder(_load.BuildProgress):
+        def update(self, finished, total):
+            seen.append((finished, total))
+            super().update(finished, total)
+
+    monkeypatch.setattr(_load, "BuildProgress", Recorder)
+    for i in range(3):
+        (tmp_path / f"unit_{i}.cc").write_text(
+            f"// @BE plus_{i}\nvoid plus_{i}(const BE::Tensor x, BE::Tensor out) {{\n"
+            f"  for (int64_t j = 0; j < x.numel(); ++j) out.data_ptr<float>()[j] = "
+            f"x.data_ptr<float>()[j] + {i + 1}.5f; /* {unique_name} */\n}}\n"
+        )
+    mod = jaxcc.load_cpp_dir(str(tmp_path), name=unique_name)
+    assert float(mod.plus_2(jnp.zeros(1))[0]) == 3.5
+    totals = {total for _, total in seen}
+    assert len(totals) == 1 and totals.pop() >= 4  # three units and the link, at least
+    assert [finished for finished, _ in seen] == sorted(finished for finished, _ in seen)
+
+
+def test_every_broken_file_of_a_build_is_reported_at_its_own_line(unique_name, tmp_path):
+    """ninja runs with -k 0: two broken files of five give one CompileError with each file's
+    first error at the user's line, in order (it stopped at the first before)."""
+    for i in range(5):
+        body = f"out.data_ptr<float>()[0] = {i}.0f;"
+        if i in (1, 3):
+            body = f"undeclared_in_unit_{i}();"
+        (tmp_path / f"k{i}.cc").write_text(
+            f"// @BE k{i}\nvoid k{i}(const BE::Tensor x, BE::Tensor out) {{\n  {body}\n}}\n"
+        )
+    with pytest.raises(jaxcc.CompileError) as caught:
+        jaxcc.load_cpp_dir(str(tmp_path), name=unique_name)
+    message = str(caught.value)
+    assert message.startswith("2 build steps failed"), message
+    first = message.find(f"{tmp_path / 'k1.cc'}:3:")
+    second = message.find(f"{tmp_path / 'k3.cc'}:3:")
+    assert 0 < first < second, message
+    assert "undeclared_in_unit_1" in message and "undeclared_in_unit_3" in message
+
+
 def test_the_progress_hook_runs_on_a_build_and_never_on_a_hit(unique_name, monkeypatch):
     from jaxcc import _load
 

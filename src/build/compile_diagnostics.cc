@@ -134,4 +134,45 @@ std::string FirstError(const std::string& output) {
   return tail;
 }
 
+bool ParseNinjaStatus(const std::string& line, int* finished, int* total) {
+  const std::string prefix = kNinjaStatusPrefix;
+  if (line.compare(0, prefix.size(), prefix) != 0) return false;
+  size_t slash = line.find('/', prefix.size());
+  size_t close = line.find(']', prefix.size());
+  if (slash == std::string::npos || close == std::string::npos || slash > close) return false;
+  try {
+    *finished = std::stoi(line.substr(prefix.size(), slash - prefix.size()));
+    *total = std::stoi(line.substr(slash + 1, close - slash - 1));
+  } catch (const std::exception&) {
+    return false;
+  }
+  return *finished >= 0 && *total >= *finished;
+}
+
+std::vector<std::string> FailedStepOutputs(const std::string& output) {
+  std::vector<std::string> failed;
+  bool inside = false;
+  for (const std::string& line : SplitLines(output)) {
+    int finished = 0, total = 0;
+    bool ends = ParseNinjaStatus(line, &finished, &total) || line.rfind("ninja: ", 0) == 0;
+    if (line.rfind("FAILED: ", 0) == 0) {
+      failed.emplace_back();
+      inside = true;
+      continue;
+    }
+    if (ends) inside = false;
+    if (inside) failed.back() += line + "\n";
+  }
+  return failed;
+}
+
+std::string FailedBuildMessage(const std::string& output) {
+  std::vector<std::string> failed = FailedStepOutputs(output);
+  if (failed.size() < 2) return FirstError(output);
+  std::string message =
+      std::to_string(failed.size()) + " build steps failed; the first error of each, in order:";
+  for (const std::string& step : failed) message += "\n\n" + FirstError(step);
+  return message;
+}
+
 }  // namespace jaxcc::build

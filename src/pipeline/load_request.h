@@ -94,6 +94,8 @@ struct BuildEnvironment {
   std::function<void(std::string_view)> on_output;  ///< verbose build output, live
   /// Called once a load knows it must compile (not on a cache hit), e.g. to show progress.
   std::function<void()> on_build_start;
+  /// Called with (steps finished, steps in the build) as the build runs (build::BuildRequest).
+  std::function<void(int, int)> on_progress;
 };
 
 /// $JAXCC_BUILD_TIMEOUT in seconds (default 600); a value that is not a number in (0, 1e6] is a
