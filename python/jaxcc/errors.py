@@ -82,6 +82,12 @@ class BackendWarning(UserWarning):
     primitive uses its default (warned once per primitive, platform and backend)."""
 
 
+class ReloadWarning(UserWarning):
+    """A module was loaded again in this process with changed code: its functions run under new,
+    versioned FFI target names, and the raw target names (and jitted functions traced before)
+    still mean the first version. Warned once per module."""
+
+
 class ShardingWarning(UserWarning):
     """A kernel without a sharding rule was called on sharded inputs: XLA gathers them to every
     device and runs the whole kernel there (warned once per function; docs/sharding.md)."""
