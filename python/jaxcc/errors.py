@@ -46,7 +46,9 @@ class BundleError(LoadError):
 
 
 class RegistrationError(JaxccError, RuntimeError):
-    """An FFI target name is already registered with different code."""
+    """brainevent's error for an FFI target name registered with different code. jaxcc registers
+    changed code under versioned names instead (decision 155), so it raises none; the class stays
+    for code that catches it (brainevent's `KernelRegistrationError` is this class)."""
 
 
 class CacheError(JaxccError, OSError):
