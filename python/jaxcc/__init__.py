@@ -25,7 +25,10 @@ from ._registry import registered_targets as list_registered_targets
 from ._scratch import MAX_SCRATCH_BYTES
 from ._sharding import ShardingRule
 from ._sharding_check import set_sharding_check
+from ._tune_spec import Autotune
 from .errors import (
+    AutotuneError,
+    AutotuneWarning,
     BackendError,
     BackendWarning,
     BenchmarkDataFnNotProvidedError,
@@ -127,6 +130,9 @@ def __dir__():
 
 
 __all__ = [
+    "Autotune",
+    "AutotuneError",
+    "AutotuneWarning",
     "BackendError",
     "BackendWarning",
     "BenchmarkConfig",

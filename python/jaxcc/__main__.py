@@ -31,13 +31,14 @@ _ENTRY_FIELDS = (
 
 
 def _cache_ls(as_json: bool) -> int:
-    from . import _core, get_cache_dir
+    from . import _core, _tune_store, get_cache_dir
 
     root = get_cache_dir()
     rows = _core.cache_list(root)
     if as_json:
         entries = [{field: getattr(row, field) for field in _ENTRY_FIELDS} for row in rows]
-        print(json.dumps({"cache_dir": root, "entries": entries}, indent=2))
+        decisions = _tune_store.list_decisions(root)
+        print(json.dumps({"cache_dir": root, "entries": entries, "autotune": decisions}, indent=2))
         return 0
     cap = _core.cache_max_bytes()
     total = sum(row.bytes for row in rows)
@@ -56,6 +57,8 @@ def _cache_ls(as_json: bool) -> int:
             f"{_age(now - row.last_used_ns / 1e9):>10} {row.build_seconds:>6.1f}s  "
             f"{functions}{state}"
         )
+    for line in _tune_store.describe(_tune_store.list_decisions(root)):
+        print(line)
     return 0
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 
-from . import _core, _loaded_table
+from . import _core, _loaded_table, _tune_store
 from .errors import SpecError
 
 _explicit_cache_dir: str | None = None
@@ -52,4 +52,5 @@ def clear_cache(name: str | None = None) -> int:
     _loaded_table.map_libraries(name)
     removed = _core.clear_cache(get_cache_dir(), name)
     _loaded_table.forget(name)
+    _tune_store.forget(get_cache_dir(), name)  # tuning decisions go with their builds
     return removed

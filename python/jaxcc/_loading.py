@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from . import _arguments, _core, _load, _options
+from . import _arguments, _core, _load, _options, _tune_spec
 from ._module import CompiledModule
 from ._types import ComputeCapability, Functions, PathArg, Sources, StringList
 
@@ -20,8 +20,10 @@ def _load_request(
     force_rebuild=False,
     replace=False,
     ninja_workers=None,
+    tune=None,
     **request_arguments,
 ) -> CompiledModule:
+    tuned = _tune_spec.parse_tune(tune, where)
     run = _options.run_options(
         where,
         verbose=verbose,
@@ -29,6 +31,10 @@ def _load_request(
         replace=replace,
         ninja_workers=ninja_workers,
     )
+    if tuned:
+        from ._tune_build import load_tuned
+
+        return load_tuned(where, run, request_arguments, tuned)
     return _load.load(_options.make_request(where, **request_arguments), run)
 
 
@@ -50,6 +56,7 @@ def load_cpp_inline(
     ninja_workers: int | None = None,
     vmap_method: str = "sequential",
     sharding=None,
+    tune=None,
 ) -> CompiledModule:
     """Compile inline C++ (CPU) source and return a CompiledModule.
 
@@ -58,6 +65,9 @@ def load_cpp_inline(
     `<name>:LINE`. The result is cached by SHA-256 of everything that affects the binary.
     `sharding`: {function: rule} in Shardy's einsum notation ("b i, i -> b i"), so the function
     stays partitioned under jax.jit with sharded inputs (docs/sharding.md).
+    `tune`: {function: {MACRO: [candidates]}} or {function: jaxcc.Autotune(...)}: one build per
+    configuration (`-DMACRO=value`), the fastest chosen per operand shapes at the first call and
+    remembered in the cache (docs/usage.md, "Autotuning").
     `replace` (brainevent's flag): loading unchanged code again is a no-op either way; changed
     code under a name that is already registered raises RegistrationError, because XLA cannot
     swap a registered handler.
@@ -82,6 +92,7 @@ def load_cpp_inline(
         ninja_workers=ninja_workers,
         vmap_method=vmap_method,
         sharding=sharding,
+        tune=tune,
     )
 
 
@@ -153,6 +164,7 @@ def load_cuda_inline(
     allow_cuda_graph: bool = True,
     vmap_method: str = "sequential",
     sharding=None,
+    tune=None,
 ) -> CompiledModule:
     """Compile inline CUDA source and return a CompiledModule whose functions run on the GPU.
 
@@ -187,6 +199,7 @@ def load_cuda_inline(
         extra_cuda_cflags=extra_cuda_cflags,
         use_fast_math=use_fast_math,
         allow_cuda_graph=allow_cuda_graph,
+        tune=tune,
     )
 
 

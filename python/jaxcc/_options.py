@@ -15,7 +15,7 @@ CPP_OPTIONS = frozenset(
     {
         "extra_cflags", "extra_ldflags", "extra_include_paths", "build_directory", "verbose",
         "force_rebuild", "replace", "auto_register", "target_prefix", "optimization_level",
-        "ninja_workers", "vmap_method", "sharding",
+        "ninja_workers", "vmap_method", "sharding", "tune",
     }
 )  # fmt: skip
 CUDA_OPTIONS = CPP_OPTIONS | {

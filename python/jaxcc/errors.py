@@ -99,6 +99,16 @@ class ShardingError(JaxccError, ValueError):
     """The same finding as ShardingWarning, raised when JAXCC_SHARDING_CHECK=error."""
 
 
+class AutotuneError(JaxccError, RuntimeError):
+    """Tuning found no trustworthy variant: every configuration's outputs disagree with the
+    reference configuration's (decision 156b)."""
+
+
+class AutotuneWarning(UserWarning):
+    """Tuning left something out: a configuration that did not compile, a variant whose outputs
+    disagree with the reference, a parameter the source never uses, or a spent time budget."""
+
+
 class KernelError(JaxccError, RuntimeError):
     """A kernel reported a failure: a compiled kernel's JAXCC_CHECK/BE_CHECK, unsupported dtype or
     C++ exception during an eager call (`__cause__` is JAX's original error; under `jax.jit` JAX

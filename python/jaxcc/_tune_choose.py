@@ -1,0 +1,282 @@
+"""Choosing a tuned function's variant (decision 156b): the first call (or trace, under jax.jit
+or vmap) for a new tuning key times every variant on inputs of those shapes, drops the variants
+whose outputs disagree with the reference configuration, and calls the fastest; the decision is
+kept in memory and in the cache directory (_tune_store.py), so later traces and processes time
+nothing."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import threading
+import time
+import warnings
+
+from . import _tune_store
+from ._module import KernelFunction
+from ._tune_spec import TuneSpec, config_tag, config_text
+from .errors import AutotuneError, AutotuneWarning, SpecError
+
+_lock = threading.Lock()
+_decisions: dict[str, dict] = {}  # decision id -> record, this process
+_warned: set[tuple[str, str]] = set()  # (reference target, config tag): disagreement warned
+
+# Timing: calls before measuring (the first compiles), then at least _MIN_RUNS and at most
+# _MAX_RUNS measured calls, stopping once a variant has had _TARGET_S of measured time.
+_WARMUP = 2
+_MIN_RUNS = 5
+_MAX_RUNS = 50
+_TARGET_S = 0.2
+
+
+def _budget_s() -> float | None:
+    text = os.environ.get("JAXCC_TUNE_BUDGET_S", "").strip()
+    if not text:
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise SpecError(
+            f"JAXCC_TUNE_BUDGET_S={text!r} is not a number of seconds; set e.g. 30, or unset it"
+        ) from None
+    return value if value > 0 else None
+
+
+def _print(line: str) -> None:
+    if os.environ.get("JAXCC_PRINT_AUTOTUNING", "") not in ("", "0"):
+        print(line, file=sys.stderr, flush=True)
+
+
+def default_key(shapes, attributes) -> str:
+    del attributes
+    return ",".join(f"{s.dtype}[{','.join(str(d) for d in s.shape)}]" for s in shapes)
+
+
+class TunedFunction(KernelFunction):
+    """A KernelFunction whose calls go to the variant chosen for the operands' tuning key.
+
+    `variants`: {config tag: (config, that variant's KernelFunction)}, in candidate order.
+    `target` stays the reference build's plain name; `chosen_target(*arrays, ...)` says which
+    variant a call with such operands runs (tuning first if needed)."""
+
+    def __init__(self, module, reference: KernelFunction, spec: TuneSpec, variants: dict):
+        super().__init__(
+            module.name, reference.target, reference.spec, reference.vmap_method,
+            reference.platform,
+        )  # fmt: skip
+        self._module = module
+        self._tune = spec
+        self._variants = variants
+        self._reference_tag = config_tag(spec.reference)
+        if self._reference_tag not in variants:  # it failed to compile: the first one that built
+            self._reference_tag = next(iter(variants))
+
+    @property
+    def variant_targets(self) -> dict[str, str]:
+        """Config text -> FFI target of every variant that compiled."""
+        return {config_text(c): fn.target for c, fn in self._variants.values()}
+
+    def __call__(self, *arrays, outs=None, **attributes):
+        if len(arrays) != self.num_args:
+            return super().__call__(*arrays, outs=outs, **attributes)  # its CallError
+        self._check_arrays(arrays)
+        chosen = self._choose(arrays, outs, attributes)
+        return self._variants[chosen][1](*arrays, outs=outs, **attributes)
+
+    def chosen_config(self, *arrays, outs=None, **attributes) -> dict:
+        return dict(self._variants[self._choose(arrays, outs, attributes)][0])
+
+    def _choose(self, arrays, outs, attributes) -> str:
+        import jax
+
+        shapes = [jax.ShapeDtypeStruct(tuple(a.shape), a.dtype) for a in arrays]
+        options = self._tune.options
+        key = (options.key or default_key)(shapes, attributes)
+        if not isinstance(key, str):
+            key = repr(key)
+        device = self._device_model()
+        ident = _tune_store.decision_id(
+            self._module.key, self.name, list(self._variants), self._reference_tag, key, device
+        )
+        cache_dir = self._module._tune_cache_dir
+        with _lock:
+            record = _decisions.get(ident)
+            if record is None:
+                record = _tune_store.read(cache_dir, ident)
+                if record is not None and record.get("chosen") in self._variants:
+                    _decisions[ident] = record
+                    self._report(record, cached=True)
+                else:
+                    record = self._tune_now(shapes, outs, attributes, key, device)
+                    _decisions[ident] = record
+                    _tune_store.write(cache_dir, ident, record)
+                    self._report(record, cached=False)
+        return record["chosen"]
+
+    def _device_model(self) -> str:
+        if self.platform == "cuda":
+            import jax
+
+            return f"gpu:{jax.devices('gpu')[0].device_kind}"
+        return f"cpu:{_tune_store.cpu_model()}"
+
+    def _report(self, record: dict, cached: bool) -> None:
+        _print(
+            f"jaxcc autotune: {self.__qualname__} key={record['key']} "
+            f"device={record['device']} -> {record['chosen_text']} "
+            f"{record['time_s'] * 1e6:.1f} us (slowest {record['slowest_s'] * 1e6:.1f} us, "
+            f"{record['tried']} tried)" + (" cached" if cached else "")
+            + (" [budget exhausted]" if record.get("budget_exhausted") else "")
+        )  # fmt: skip
+
+    def _inputs(self, shapes, attributes):
+        import numpy as np
+
+        hook = self._tune.options.tune_inputs
+        if hook is not None:
+            xs = list(hook(shapes, attributes))
+            if len(xs) != len(shapes):
+                raise SpecError(
+                    f"{self.name}: tune_inputs returned {len(xs)} arrays for {len(shapes)} operands"
+                )
+            return xs
+        rng = np.random.default_rng(0)
+        xs = []
+        for s in shapes:
+            dtype = np.dtype(s.dtype)
+            if dtype.kind == "b":
+                xs.append(rng.random(s.shape) < 0.5)
+            elif dtype.kind in "iu":
+                xs.append(rng.integers(0, 8, size=s.shape).astype(dtype))
+            elif dtype.kind == "c":
+                xs.append(
+                    (rng.standard_normal(s.shape) + 1j * rng.standard_normal(s.shape)).astype(dtype)
+                )
+            else:
+                xs.append(rng.standard_normal(s.shape).astype(dtype))
+        return xs
+
+    def _tune_now(self, shapes, outs, attributes, key, device) -> dict:
+        import jax
+
+        budget = _budget_s()
+        start = time.perf_counter()
+        # Under an outer jax.jit or vmap trace the timing runs eagerly, outside that trace.
+        with jax.ensure_compile_time_eval():
+            xs = [jax.device_put(x) for x in self._inputs(shapes, attributes)]
+            order = [self._reference_tag] + [t for t in self._variants if t != self._reference_tag]
+            expected = None
+            times: dict[str, float] = {}
+            disagree: dict[str, str] = {}
+            exhausted = False
+            for i, tag in enumerate(order):
+                if budget is not None and i > 0 and time.perf_counter() - start > budget:
+                    exhausted = True
+                    break
+                fn = self._variants[tag][1]
+                run = jax.jit(lambda *a, fn=fn: fn(*a, outs=outs, **attributes))
+                result = self._run(run, xs)
+                if expected is None:
+                    expected = result
+                else:
+                    problem = self._compare(expected, result)
+                    if problem:
+                        disagree[tag] = problem
+                        continue
+                times[tag] = self._time(run, xs)
+        tried = len(times) + len(disagree)
+        self._warn_disagreement(disagree, tried)
+        chosen = min(times, key=times.get)
+        elapsed = time.perf_counter() - start
+        if exhausted:
+            warnings.warn(
+                f"jaxcc: tuning {self.__qualname__} for key {key} passed JAXCC_TUNE_BUDGET_S="
+                f"{budget:g} after {tried} of {len(self._variants)} variants ({elapsed:.2f} s); "
+                f"kept the best so far, {config_text(self._variants[chosen][0])}, and remembered "
+                "it (delete the decision with `jaxcc cache clear` or raise the budget to time "
+                "the rest)",
+                AutotuneWarning,
+                stacklevel=4,
+            )
+        return {
+            "module": self._module.name,
+            "function": self.name,
+            "key": key,
+            "device": device,
+            "chosen": chosen,
+            "chosen_text": config_text(self._variants[chosen][0]),
+            "target": self._variants[chosen][1].target,
+            "time_s": times[chosen],
+            "slowest_s": max(times.values()),
+            "tried": tried,
+            "times_s": {config_text(self._variants[t][0]): v for t, v in times.items()},
+            "excluded": {config_text(self._variants[t][0]): p for t, p in disagree.items()},
+            "tuning_s": elapsed,
+            "budget_exhausted": exhausted,
+            "created_unix": time.time(),
+        }
+
+    @staticmethod
+    def _run(run, xs):
+        import jax
+        import numpy as np
+
+        out = jax.block_until_ready(run(*xs))
+        leaves = out if isinstance(out, (list, tuple)) else [out]
+        return [np.asarray(leaf) for leaf in leaves]
+
+    @staticmethod
+    def _time(run, xs) -> float:
+        import jax
+
+        for _ in range(_WARMUP):
+            jax.block_until_ready(run(*xs))
+        samples: list[float] = []
+        while len(samples) < _MAX_RUNS and (len(samples) < _MIN_RUNS or sum(samples) < _TARGET_S):
+            t0 = time.perf_counter()
+            jax.block_until_ready(run(*xs))
+            samples.append(time.perf_counter() - t0)
+        return statistics.median(samples)
+
+    def _compare(self, expected, result) -> str:
+        import numpy as np
+
+        options = self._tune.options
+        for i, (want, got) in enumerate(zip(expected, result, strict=True)):
+            if want.dtype.kind in "biu":
+                same = np.array_equal(want, got)
+            else:
+                same = np.allclose(got, want, rtol=options.rtol, atol=options.atol, equal_nan=True)
+            if not same:
+                diff = np.max(np.abs(got.astype(np.complex128) - want.astype(np.complex128)))
+                return f"output {i + 1} differs from the reference by up to {diff:.3g}"
+        return ""
+
+    def _warn_disagreement(self, disagree: dict, tried: int) -> None:
+        if not disagree:
+            return
+        reference = config_text(self._variants[self._reference_tag][0])
+        if tried > 1 and len(disagree) == tried - 1:
+            detail = "; ".join(
+                f"{config_text(self._variants[t][0])}: {p}" for t, p in disagree.items()
+            )
+            raise AutotuneError(
+                f"{self.__qualname__}: every variant disagrees with the reference configuration "
+                f"{reference} ({detail}). Either the reference or the kernel's use of the tuned "
+                "parameters is wrong; check the kernel, name a trusted configuration with "
+                "jaxcc.Autotune(reference={...}), or loosen rtol=/atol= if the differences are "
+                "rounding"
+            )
+        for tag, problem in disagree.items():
+            with_key = (self.target, tag)
+            if with_key in _warned:
+                continue
+            _warned.add(with_key)
+            warnings.warn(
+                f"jaxcc: {self.__qualname__}: variant {config_text(self._variants[tag][0])} is "
+                f"left out of tuning: {problem} (reference {reference}, rtol="
+                f"{self._tune.options.rtol:g}, atol={self._tune.options.atol:g})",
+                AutotuneWarning,
+                stacklevel=5,
+            )

@@ -1,0 +1,255 @@
+"""Autotuning (issue 40, decisions 156a-c): declared candidates become one build each, the first
+call per tuning key times them and picks the fastest that agrees with the reference, and the
+decision is remembered in the cache so another process times nothing. Tiny kernels, 2-3
+variants each: real builds, kept short."""
+
+import json
+import os
+import textwrap
+import warnings
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from conftest import run_python
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import jaxcc
+from jaxcc import _core, _tune_store
+from jaxcc._tune_spec import module_configs, parse_tune
+
+# c = a + 1, recomputed REPEAT times (a compiler barrier keeps every pass): the same answer for
+# every REPEAT, and a large REPEAT is slower by that factor.
+REPEAT_SOURCE = r"""
+#ifndef REPEAT
+#define REPEAT 1
+#endif
+// @BE bump arg ret
+void bump(const jaxcc::Tensor& a, jaxcc::Tensor& c) {
+  const float* x = a.data_ptr<float>();
+  float* y = c.data_ptr<float>();
+  for (int r = 0; r < REPEAT; ++r) {
+    for (int64_t i = 0; i < a.numel(); ++i) y[i] = x[i] + 1.0f;
+    asm volatile("" ::: "memory");
+  }
+}
+"""
+
+# c = a + OFFSET / 8 (integer division): OFFSET 0..7 agree, 8 and above do not.
+OFFSET_SOURCE = r"""
+// @BE shift arg ret
+void shift(const jaxcc::Tensor& a, jaxcc::Tensor& c) {
+  for (int64_t i = 0; i < a.numel(); ++i)
+    c.data_ptr<float>()[i] = a.data_ptr<float>()[i] + float(OFFSET / 8);
+}
+"""
+
+X = jnp.arange(4096, dtype=jnp.float32)
+os.environ.pop("JAXCC_TUNE_BUDGET_S", None)
+
+
+@pytest.fixture
+def printed(monkeypatch):
+    monkeypatch.setenv("JAXCC_PRINT_AUTOTUNING", "1")
+
+
+def _decision_lines(err: str) -> list[str]:
+    return [line for line in err.splitlines() if line.startswith("jaxcc autotune:")]
+
+
+def test_tuned_function_picks_fastest_variant_and_prints_one_line(unique_name, printed, capfd):
+    mod = jaxcc.load_cpp_inline(unique_name, REPEAT_SOURCE, tune={"bump": {"REPEAT": [3000, 1]}})
+    targets = mod.bump.variant_targets
+    assert targets == {
+        "REPEAT=3000": f"{unique_name}@tune-REPEAT3000.bump",
+        "REPEAT=1": f"{unique_name}@tune-REPEAT1.bump",
+    }
+    registered = jaxcc.list_registered_targets()
+    assert all(t in registered for t in targets.values())
+    assert f"{unique_name}.bump" in registered  # the reference under the plain name
+    np.testing.assert_array_equal(mod.bump(X), X + 1)
+    assert mod.bump.chosen_config(X) == {"REPEAT": "1"}
+    lines = _decision_lines(capfd.readouterr().err)
+    assert len(lines) == 1, lines
+    assert "REPEAT=1 " in lines[0] and "2 tried" in lines[0] and "float32[4096]" in lines[0]
+    assert "cached" not in lines[0]
+    mod.bump(X)  # the same key again: no timing, no line
+    assert not _decision_lines(capfd.readouterr().err)
+
+
+def test_tuned_call_inside_jit_and_vmap_lowers_to_the_chosen_target(unique_name):
+    mod = jaxcc.load_cpp_inline(unique_name, REPEAT_SOURCE, tune={"bump": {"REPEAT": [3000, 1]}})
+    x = jnp.ones((2, 512), jnp.float32)
+    hlo = jax.jit(lambda v: mod.bump(v)).lower(x).as_text()
+    assert f"{unique_name}@tune-REPEAT1.bump" in hlo
+    assert f"{unique_name}@tune-REPEAT3000.bump" not in hlo
+    np.testing.assert_array_equal(jax.jit(jax.vmap(mod.bump))(x), x + 1)
+    # vmap's key is the per-element shape (what the sequential calls run on)
+    record = [
+        r for r in _tune_store.list_decisions(jaxcc.get_cache_dir()) if r["module"] == unique_name
+    ]
+    assert {r["key"] for r in record} == {"float32[2,512]", "float32[512]"}
+
+
+def test_second_process_times_nothing(fresh_cache, unique_name):
+    code = textwrap.dedent(f"""
+        import jax.numpy as jnp, jaxcc
+        mod = jaxcc.load_cpp_inline({unique_name!r}, {REPEAT_SOURCE!r},
+                                    tune={{"bump": {{"REPEAT": [400, 1]}}}})
+        print(float(mod.bump(jnp.zeros(2048, jnp.float32))[0]))
+    """)
+    env = {"JAXCC_PRINT_AUTOTUNING": "1", "JAXCC_CACHE_DIR": str(fresh_cache)}
+    first = run_python(code, env)
+    assert first.returncode == 0, first.stderr
+    second = run_python(code, env)
+    assert second.returncode == 0, second.stderr
+    (line1,) = _decision_lines(first.stderr)
+    (line2,) = _decision_lines(second.stderr)
+    assert not line1.endswith("cached") and line2.endswith("cached")
+    assert line1.split(" -> ")[1].split()[0] == line2.split(" -> ")[1].split()[0] == "REPEAT=1"
+    assert second.stdout.strip() == "1.0"
+    listing = run_python("from jaxcc.__main__ import main; main(['cache', 'ls'])", env)
+    assert "autotuning decisions: 1" in listing.stdout
+    assert f"{unique_name}.bump [float32[2048]]" in listing.stdout
+    as_json = run_python("from jaxcc.__main__ import main; main(['cache', 'ls', '--json'])", env)
+    assert json.loads(as_json.stdout)["autotune"][0]["chosen_text"] == "REPEAT=1"
+    jaxcc.clear_cache(unique_name)
+    assert not _tune_store.list_decisions(str(fresh_cache))
+
+
+def test_adding_a_candidate_builds_only_the_new_variant(fresh_cache, unique_name):
+    jaxcc.load_cpp_inline(unique_name, REPEAT_SOURCE, tune={"bump": {"REPEAT": [1, 2]}})
+    assert len(_core.cache_list(str(fresh_cache))) == 2
+    mod = jaxcc.load_cpp_inline(unique_name, REPEAT_SOURCE, tune={"bump": {"REPEAT": [1, 2, 3]}})
+    entries = _core.cache_list(str(fresh_cache))
+    assert len(entries) == 3
+    assert len(mod.bump.variant_targets) == 3
+    # the decision of the old candidate list is not reused for the new one
+    np.testing.assert_array_equal(mod.bump(X), X + 1)
+
+
+def test_constraints_prune_before_building_and_tune_inputs_feed_the_timing(unique_name):
+    seen = []
+
+    def inputs(shapes, attributes):
+        seen.append([tuple(s.shape) for s in shapes])
+        return [np.full(s.shape, 2.0, s.dtype) for s in shapes]
+
+    tune = jaxcc.Autotune(
+        REPEAT=[1, 2, 5000], constraints=lambda c: c["REPEAT"] != 2, tune_inputs=inputs
+    )
+    mod = jaxcc.load_cpp_inline(unique_name, REPEAT_SOURCE, tune={"bump": tune})
+    assert sorted(mod.bump.variant_targets) == ["REPEAT=1", "REPEAT=5000"]
+    np.testing.assert_array_equal(mod.bump(X), X + 1)
+    assert seen == [[(4096,)]]
+
+
+def test_variant_disagreeing_with_reference_is_left_out_with_one_warning(unique_name):
+    mod = jaxcc.load_cpp_inline(unique_name, OFFSET_SOURCE, tune={"shift": {"OFFSET": [0, 1, 9]}})
+    with pytest.warns(jaxcc.AutotuneWarning, match=r"OFFSET=9 is left out of tuning"):
+        y = mod.shift(X)
+    np.testing.assert_array_equal(y, X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mod.shift(jnp.zeros(7, jnp.float32))  # another key: tuned again, not warned again
+    record = [
+        r for r in _tune_store.list_decisions(jaxcc.get_cache_dir()) if r["module"] == unique_name
+    ]
+    assert all("OFFSET=9" in r["excluded"] and "OFFSET=9" not in r["times_s"] for r in record)
+
+
+def test_every_variant_disagreeing_with_reference_is_an_autotune_error(unique_name):
+    mod = jaxcc.load_cpp_inline(unique_name, OFFSET_SOURCE, tune={"shift": {"OFFSET": [0, 9]}})
+    with pytest.raises(jaxcc.AutotuneError, match=r"every variant disagrees.*OFFSET=9"):
+        mod.shift(X)
+
+
+def test_named_reference_is_the_one_compared_against(unique_name):
+    tune = jaxcc.Autotune(OFFSET=[0, 9, 10], reference={"OFFSET": 9})
+    mod = jaxcc.load_cpp_inline(unique_name, OFFSET_SOURCE, tune={"shift": tune})
+    with pytest.warns(jaxcc.AutotuneWarning, match=r"OFFSET=0 is left out"):
+        np.testing.assert_array_equal(mod.shift(X), X + 1)
+
+
+def test_failing_configuration_is_left_out_and_the_rest_used(unique_name):
+    source = "#if REPEAT == 2\n#error REPEAT=2 is not supported\n#endif\n" + REPEAT_SOURCE
+    with pytest.warns(
+        jaxcc.AutotuneWarning, match=r"1 of 3 tuning configurations failed.*REPEAT=2"
+    ):
+        mod = jaxcc.load_cpp_inline(unique_name, source, tune={"bump": {"REPEAT": [2, 1, 3]}})
+    assert sorted(mod.bump.variant_targets) == ["REPEAT=1", "REPEAT=3"]
+    np.testing.assert_array_equal(mod.bump(X), X + 1)  # the reference failed: first that built
+
+
+def test_every_configuration_failing_is_a_compile_error_naming_each(unique_name):
+    source = "#error never builds\n" + REPEAT_SOURCE
+    with pytest.raises(jaxcc.CompileError) as info:
+        jaxcc.load_cpp_inline(unique_name, source, tune={"bump": {"REPEAT": [1, 2]}})
+    assert "every tuning configuration" in str(info.value)
+    assert "[REPEAT=1]" in str(info.value) and "[REPEAT=2]" in str(info.value)
+
+
+def test_parameter_the_source_never_uses_warns(unique_name):
+    with pytest.warns(jaxcc.AutotuneWarning, match=r"NOPE never appear in the source"):
+        jaxcc.load_cpp_inline(unique_name, REPEAT_SOURCE, tune={"bump": {"NOPE": [1, 2]}})
+
+
+def test_spent_budget_keeps_the_best_so_far_and_says_so(unique_name, monkeypatch, printed, capfd):
+    monkeypatch.setenv("JAXCC_TUNE_BUDGET_S", "0.000001")
+    mod = jaxcc.load_cpp_inline(unique_name, REPEAT_SOURCE, tune={"bump": {"REPEAT": [3, 1]}})
+    with pytest.warns(jaxcc.AutotuneWarning, match=r"JAXCC_TUNE_BUDGET_S=1e-06 after 1 of 2"):
+        np.testing.assert_array_equal(mod.bump(X), X + 1)
+    assert mod.bump.chosen_config(X) == {"REPEAT": "3"}
+    (line,) = _decision_lines(capfd.readouterr().err)
+    assert "1 tried" in line and "budget exhausted" in line
+
+
+def test_tune_naming_an_unknown_function_is_a_spec_error(unique_name):
+    with pytest.raises(jaxcc.SpecError, match=r"tune names \['nope'\].*its functions: bump"):
+        jaxcc.load_cpp_inline(unique_name, REPEAT_SOURCE, tune={"nope": {"REPEAT": [1, 2]}})
+
+
+@pytest.mark.parametrize(
+    "tune, message",
+    [
+        ({"bump": {"REPEAT": []}}, r"has no candidate values"),
+        ({"bump": {}}, r"names no parameter"),
+        ({}, r"non-empty dict"),
+        ({"bump": {"REPEAT": "12"}}, r"must be a list of candidate values"),
+        ({"bump": {"REPEAT": [1.5]}}, r"is not an int, bool or identifier token"),
+        ({"bump": {"REPEAT": ["a b"]}}, r"is not an int, bool or identifier token"),
+        ({"bump": {"REPEAT": [1, 1]}}, r"lists 1 twice"),
+        ({"bump": {"2X": [1]}}, r"is not a macro name"),
+        ({"bump": {"REPEAT": [1], "key": [1]}}, r"jaxcc.Autotune"),
+        ({"bump": jaxcc.Autotune(REPEAT=[1, 2], constraints=lambda c: False)}, r"rejected every"),
+        ({"bump": jaxcc.Autotune(REPEAT=[1, 2], reference={"REPEAT": 3})}, r"reference="),
+        ({"bump": [1, 2]}, r"must be a dict of parameter"),
+    ],
+)
+def test_bad_tune_declarations_are_spec_errors_before_any_build(tune, message):
+    with pytest.raises(jaxcc.SpecError, match=message):
+        jaxcc.load_cpp_inline("never_built", "#error no build\n" + REPEAT_SOURCE, tune=tune)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.dictionaries(
+        st.sampled_from(["f", "g"]),
+        st.dictionaries(
+            st.sampled_from(["A", "B", "C"]),
+            st.lists(st.integers(-5, 50), min_size=1, max_size=3, unique=True),
+            min_size=1,
+        ),
+        min_size=1,
+    )
+)
+def test_module_builds_cover_every_configuration_once(tune):
+    specs = parse_tune(tune, "test")
+    builds = module_configs(specs)
+    assert len({tuple(sorted(b.items())) for b in builds}) == len(builds)
+    for spec in specs.values():
+        assert len(spec.configs) == int(np.prod([len(v) for v in tune[spec.function].values()]))
+        for config in spec.configs:
+            assert {**builds[0], **config} in builds
