@@ -253,3 +253,39 @@ def test_module_builds_cover_every_configuration_once(tune):
         assert len(spec.configs) == int(np.prod([len(v) for v in tune[spec.function].values()]))
         for config in spec.configs:
             assert {**builds[0], **config} in builds
+
+
+# c[0] = the sum of a, forwards or backwards; c[i] = a[i] otherwise.
+SUM_ORDER_SOURCE = r"""
+// @BE total arg ret
+void total(const jaxcc::Tensor& a, jaxcc::Tensor& c) {
+  const float* x = a.data_ptr<float>();
+  float* y = c.data_ptr<float>();
+  const int64_t n = a.numel();
+  float s = 0.0f;
+  for (int64_t i = 0; i < n; ++i) s += x[REVERSE ? n - 1 - i : i];
+  for (int64_t i = 1; i < n; ++i) y[i] = x[i];
+  y[0] = s;
+}
+"""
+
+
+def test_reordered_sum_cancelling_to_near_zero_is_not_a_disagreement(unique_name):
+    """Regression: per-element allclose called a variant wrong when a sum that cancels to near
+    zero kept the rounding of its large terms; the tolerance is relative to the output's scale."""
+
+    def cancelling(shapes, attributes):
+        x = np.random.default_rng(3).standard_normal(shapes[0].shape).astype(np.float32) * 1000
+        return [x - x.mean(dtype=np.float64).astype(np.float32)]
+
+    tune = jaxcc.Autotune(REVERSE=[0, 1], tune_inputs=cancelling)
+    mod = jaxcc.load_cpp_inline(unique_name, SUM_ORDER_SOURCE, tune={"total": tune})
+    (x,) = cancelling([jax.ShapeDtypeStruct((256,), jnp.float32)], {})
+    sums = [
+        float(jax.ffi.ffi_call(t, jax.ShapeDtypeStruct(x.shape, x.dtype))(x)[0])
+        for t in mod.total.variant_targets.values()
+    ]
+    assert sums[0] != sums[1]  # the orders really round differently
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        mod.total(jnp.asarray(x))

@@ -162,16 +162,14 @@ class TunedFunction(KernelFunction):
 
         budget = _budget_s()
         start = time.perf_counter()
+        order = [self._reference_tag] + [t for t in self._variants if t != self._reference_tag]
         # Under an outer jax.jit or vmap trace the timing runs eagerly, outside that trace.
         with jax.ensure_compile_time_eval():
             xs = [jax.device_put(x) for x in self._inputs(shapes, attributes)]
-            order = [self._reference_tag] + [t for t in self._variants if t != self._reference_tag]
+            runs, disagree, exhausted = {}, {}, False
             expected = None
-            times: dict[str, float] = {}
-            disagree: dict[str, str] = {}
-            exhausted = False
-            for i, tag in enumerate(order):
-                if budget is not None and i > 0 and time.perf_counter() - start > budget:
+            for tag in order:  # compile and check each variant; the reference first
+                if budget is not None and runs and time.perf_counter() - start > budget:
                     exhausted = True
                     break
                 fn = self._variants[tag][1]
@@ -179,14 +177,14 @@ class TunedFunction(KernelFunction):
                 result = self._run(run, xs)
                 if expected is None:
                     expected = result
-                else:
-                    problem = self._compare(expected, result)
-                    if problem:
-                        disagree[tag] = problem
-                        continue
-                times[tag] = self._time(run, xs)
-        tried = len(times) + len(disagree)
-        self._warn_disagreement(disagree, tried)
+                elif problem := self._compare(expected, result):
+                    disagree[tag] = problem
+                    continue
+                runs[tag] = run
+            tried = len(runs) + len(disagree)
+            self._warn_disagreement(disagree, tried)
+            times, cut = self._time(runs, xs, start, budget)
+        exhausted = exhausted or cut
         chosen = min(times, key=times.get)
         elapsed = time.perf_counter() - start
         if exhausted:
@@ -218,6 +216,31 @@ class TunedFunction(KernelFunction):
         }
 
     @staticmethod
+    def _time(runs: dict, xs, start: float, budget) -> tuple[dict, bool]:
+        """Median seconds per call of each run. Interleaved rounds (one call of each variant per
+        round) so that a burst of load from other processes falls on every variant alike rather
+        than on whichever was being timed; at least _MIN_RUNS rounds, then rounds until each has
+        about _TARGET_S of samples or _MAX_RUNS. Past the budget, the rounds done so far count."""
+        import jax
+
+        for run in runs.values():
+            for _ in range(_WARMUP):
+                jax.block_until_ready(run(*xs))
+        samples: dict = {tag: [] for tag in runs}
+        cut = False
+        for rounds in range(_MAX_RUNS):
+            for tag, run in runs.items():
+                t0 = time.perf_counter()
+                jax.block_until_ready(run(*xs))
+                samples[tag].append(time.perf_counter() - t0)
+            if rounds + 1 >= _MIN_RUNS and min(sum(v) for v in samples.values()) >= _TARGET_S:
+                break
+            if budget is not None and time.perf_counter() - start > budget:
+                cut = len(runs) > 1 and rounds + 1 < _MIN_RUNS
+                break
+        return {tag: statistics.median(v) for tag, v in samples.items()}, cut
+
+    @staticmethod
     def _run(run, xs):
         import jax
         import numpy as np
@@ -226,31 +249,33 @@ class TunedFunction(KernelFunction):
         leaves = out if isinstance(out, (list, tuple)) else [out]
         return [np.asarray(leaf) for leaf in leaves]
 
-    @staticmethod
-    def _time(run, xs) -> float:
-        import jax
-
-        for _ in range(_WARMUP):
-            jax.block_until_ready(run(*xs))
-        samples: list[float] = []
-        while len(samples) < _MAX_RUNS and (len(samples) < _MIN_RUNS or sum(samples) < _TARGET_S):
-            t0 = time.perf_counter()
-            jax.block_until_ready(run(*xs))
-            samples.append(time.perf_counter() - t0)
-        return statistics.median(samples)
-
     def _compare(self, expected, result) -> str:
+        """'' when `result` matches the reference's outputs: integers and bools exactly, floats
+        within atol + rtol * (the largest magnitude of that reference output). Relative to the
+        output's scale, not each element's: a blocked sum reorders the additions, and an element
+        that cancels to near zero carries the rounding of the large terms it summed."""
         import numpy as np
 
         options = self._tune.options
         for i, (want, got) in enumerate(zip(expected, result, strict=True)):
+            if want.shape != got.shape:
+                return f"output {i + 1} has shape {got.shape}, the reference {want.shape}"
             if want.dtype.kind in "biu":
-                same = np.array_equal(want, got)
-            else:
-                same = np.allclose(got, want, rtol=options.rtol, atol=options.atol, equal_nan=True)
-            if not same:
-                diff = np.max(np.abs(got.astype(np.complex128) - want.astype(np.complex128)))
-                return f"output {i + 1} differs from the reference by up to {diff:.3g}"
+                if not np.array_equal(want, got):
+                    return f"output {i + 1} differs from the reference's (integers: exactly)"
+                continue
+            want64 = want.astype(np.complex128)
+            diff = np.abs(got.astype(np.complex128) - want64)
+            finite = np.isfinite(want64)
+            if not np.array_equal(finite, np.isfinite(got.astype(np.complex128))):
+                return f"output {i + 1} has non-finite values where the reference has none"
+            scale = float(np.max(np.abs(want64[finite]), initial=0.0))
+            worst = float(np.max(diff[finite], initial=0.0))
+            if worst > options.atol + options.rtol * scale:
+                return (
+                    f"output {i + 1} differs from the reference by up to {worst:.3g} "
+                    f"(largest reference magnitude {scale:.3g})"
+                )
         return ""
 
     def _warn_disagreement(self, disagree: dict, tried: int) -> None:

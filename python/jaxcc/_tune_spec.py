@@ -33,7 +33,8 @@ class Autotune:
     - `tune_inputs(shapes, attributes) -> list of arrays`: the operands timing runs on (default:
       random values of those shapes and dtypes), for kernels that need structured inputs;
     - `reference`: the configuration (a dict) whose outputs the others must match, default the
-      first; `rtol`/`atol`: how closely (numpy.allclose; integer and bool outputs exactly).
+      first; `rtol`/`atol`: how closely: |difference| <= atol + rtol * (largest magnitude of that
+      reference output), elementwise; integer and bool outputs exactly.
     """
 
     def __init__(
