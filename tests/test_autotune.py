@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 import jaxcc
 from jaxcc import _core, _tune_store
+from jaxcc._export import required_targets
 from jaxcc._tune_spec import module_configs, parse_tune
 
 # c = a + 1, recomputed REPEAT times (a compiler barrier keeps every pass): the same answer for
@@ -289,3 +290,25 @@ def test_reordered_sum_cancelling_to_near_zero_is_not_a_disagreement(unique_name
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         mod.total(jnp.asarray(x))
+
+
+def test_export_calls_the_chosen_variant_and_deserialize_in_another_process(
+    fresh_cache, unique_name
+):
+    """The artefact names the chosen variant's target; a process that loads the same tuned
+    module (its decision read from the cache, so the same variant) runs it."""
+    mod = jaxcc.load_cpp_inline(unique_name, REPEAT_SOURCE, tune={"bump": {"REPEAT": [3000, 1]}})
+    x = jax.ShapeDtypeStruct((1024,), jnp.float32)
+    exported = jaxcc.export(lambda v: mod.bump(v) * 2, x)
+    assert f"{unique_name}@tune-REPEAT1.bump" in required_targets(exported)
+    blob = bytes(exported.serialize())
+    code = textwrap.dedent(f"""
+        import numpy as np, jax.numpy as jnp, jaxcc
+        mod = jaxcc.load_cpp_inline({unique_name!r}, {REPEAT_SOURCE!r},
+                                    tune={{"bump": {{"REPEAT": [3000, 1]}}}})
+        exp = jaxcc.deserialize(bytes.fromhex({blob.hex()!r}), modules=[mod])
+        print(float(exp.call(jnp.ones(1024, jnp.float32))[0]))
+    """)
+    done = run_python(code, {"JAXCC_CACHE_DIR": str(fresh_cache)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "4.0"
