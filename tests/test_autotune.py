@@ -312,3 +312,49 @@ def test_export_calls_the_chosen_variant_and_deserialize_in_another_process(
     done = run_python(code, {"JAXCC_CACHE_DIR": str(fresh_cache)})
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "4.0"
+
+
+TILED_CUDA = r"""
+#include <cuda_runtime.h>
+#include "jaxcc/jaxcc.h"
+static_assert(THREADS == 128 || THREADS == 256, "THREADS must reach nvcc as a macro");
+
+__global__ void twice_kernel(const float* x, float* y, int n) {
+  int base = (blockIdx.x * THREADS + threadIdx.x) * ITEMS;
+  for (int k = 0; k < ITEMS; ++k)
+    if (base + k < n) y[base + k] = 2.0f * x[base + k];
+}
+
+// @BE twice arg ret stream
+void twice(const jaxcc::Tensor& x, jaxcc::Tensor& y, int64_t stream) {
+  int n = static_cast<int>(x.numel());
+  int per_block = THREADS * ITEMS;
+  twice_kernel<<<(n + per_block - 1) / per_block, THREADS, 0, (cudaStream_t)stream>>>(
+      x.data_ptr<float>(), y.data_ptr<float>(), n);
+}
+"""
+
+
+@pytest.mark.skipif(
+    not os.path.exists("/usr/local/cuda/bin/nvcc") and not os.environ.get("CUDA_HOME"),
+    reason="nvcc is not installed",
+)
+def test_cuda_variants_build_without_a_gpu_each_with_its_macros(unique_name, monkeypatch):
+    if not os.environ.get("CUDA_HOME") and os.path.exists("/usr/local/cuda/bin/nvcc"):
+        monkeypatch.setenv("CUDA_HOME", "/usr/local/cuda")
+    mod = jaxcc.load_cuda_inline(
+        unique_name,
+        TILED_CUDA,
+        compute_capability="8.0",
+        tune={
+            "twice": jaxcc.Autotune(
+                THREADS=[128, 256],
+                ITEMS=[1, 4],
+                constraints=lambda c: c["ITEMS"] == 4 or c["THREADS"] == 128,
+            )
+        },
+    )
+    assert sorted(mod.twice.variant_targets) == [
+        "THREADS=128,ITEMS=1", "THREADS=128,ITEMS=4", "THREADS=256,ITEMS=4",
+    ]  # fmt: skip
+    assert f"{unique_name}@tune-THREADS256-ITEMS4.twice" in jaxcc.list_registered_targets()
