@@ -358,3 +358,35 @@ def test_cuda_variants_build_without_a_gpu_each_with_its_macros(unique_name, mon
         "THREADS=128,ITEMS=1", "THREADS=128,ITEMS=4", "THREADS=256,ITEMS=4",
     ]  # fmt: skip
     assert f"{unique_name}@tune-THREADS256-ITEMS4.twice" in jaxcc.list_registered_targets()
+
+
+def test_jaxcc_tune_decides_ahead_so_the_next_process_times_nothing(fresh_cache, tmp_path):
+    ops = tmp_path / "tuned_ops.py"
+    ops.write_text(
+        "import jaxcc\n"
+        f"mod = jaxcc.load_cpp_inline('aot_ops', {REPEAT_SOURCE!r}, "
+        "tune={'bump': {'REPEAT': [500, 1]}})\n"
+    )
+    env = {"JAXCC_CACHE_DIR": str(fresh_cache), "JAXCC_PRINT_AUTOTUNING": "1"}
+    cli = "import sys; from jaxcc.__main__ import main; sys.exit(main(sys.argv[1:]))"
+    bad = run_python(
+        f"import sys; sys.argv[1:] = ['tune', {str(ops)!r}, '--shapes', 'bump=f[3'];" + cli, env
+    )
+    assert bad.returncode == 2 and "is not DTYPE[D0,D1,...]" in bad.stderr
+    ahead = run_python(
+        f"import sys; sys.argv[1:] = ['tune', {str(ops)!r}, '--shapes', 'bump=float32[333]'];"
+        + cli,
+        env,
+    )
+    assert ahead.returncode == 0, ahead.stderr
+    (line,) = _decision_lines(ahead.stderr)
+    assert "aot_ops.bump key=float32[333]" in line and "REPEAT=1" in line
+    assert not line.endswith("cached")
+    user = run_python(
+        f"import runpy, jax.numpy as jnp; ns = runpy.run_path({str(ops)!r}); "
+        "ns['mod'].bump(jnp.zeros(333, jnp.float32))",
+        env,
+    )
+    assert user.returncode == 0, user.stderr
+    (line,) = _decision_lines(user.stderr)
+    assert line.endswith("cached")

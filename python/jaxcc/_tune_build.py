@@ -18,6 +18,13 @@ from ._tune_choose import TunedFunction
 from ._tune_spec import TuneSpec, config_flags, config_tag, config_text, module_configs
 from .errors import AutotuneWarning, CompileError, SpecError
 
+# Every tuned function loaded in this process, by qualified name (module.function): `jaxcc tune`.
+_tuned: dict[str, TunedFunction] = {}
+
+
+def tuned_functions() -> dict[str, TunedFunction]:
+    return dict(_tuned)
+
 
 def variant_prefix(prefix: str, config: dict) -> str:
     return f"{prefix}@tune-{config_tag(config)}"
@@ -85,7 +92,8 @@ def load_tuned(where: str, run, arguments: dict, specs: dict[str, TuneSpec]) -> 
             entry = built.get(config_tag(full))
             if entry is not None:
                 variants[config_tag(config)] = (config, entry[1].functions[fn])
-        reference.functions[fn] = TunedFunction(reference, reference.functions[fn], spec, variants)
+        tuned = TunedFunction(reference, reference.functions[fn], spec, variants)
+        reference.functions[fn] = _tuned[tuned.__qualname__] = tuned
     return reference
 
 

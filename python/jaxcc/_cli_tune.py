@@ -1,0 +1,106 @@
+"""`jaxcc tune`: tune ahead of time, so that no user's first call pays for timing.
+
+    jaxcc tune mypkg.ops --shapes "matmul=float32[256,256],float32[256,256]->float32[256,256]"
+
+imports the module (or runs a .py file), which loads its kernels with `tune=`, then decides
+each named function for each operand signature given, printing one line per decision; the
+decisions land in the cache directory like any other (decision 156c), where later processes
+read them."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import re
+import runpy
+import sys
+
+_OPERAND = re.compile(r"\s*([A-Za-z0-9_]+)\[([0-9,\s]*)\]\s*")
+
+
+def add_tune_command(commands) -> None:
+    tune = commands.add_parser(
+        "tune",
+        help="decide tuned kernels' variants ahead of time (cached for later processes)",
+        description="Imports MODULE (a module name or a .py file) and tunes each function named "
+        "by --shapes for those operands; the decisions are stored in the cache directory.",
+    )
+    tune.add_argument("module", help="module to import (mypkg.ops) or a .py file to run")
+    tune.add_argument(
+        "--shapes",
+        action="append",
+        default=[],
+        metavar="FN=OPERANDS[->OUTPUTS]",
+        help='repeatable, e.g. "matmul=float32[64,48],float32[48,32]->float32[64,32]"; the '
+        "outputs may be left out when there is one, shaped like the first operand",
+    )
+
+
+def _structs(text: str, where: str):
+    import jax
+    import jax.numpy as jnp
+
+    if not re.fullmatch(rf"{_OPERAND.pattern}(,{_OPERAND.pattern})*", text):
+        raise ValueError(
+            f"{where}: {text.strip()!r} is not DTYPE[D0,D1,...] separated by commas, e.g. "
+            "float32[64,48],float32[48,32]"
+        )
+    structs = []
+    for match in _OPERAND.finditer(text):
+        dims = tuple(int(d) for d in match.group(2).split(",") if d.strip())
+        try:
+            dtype = jnp.dtype(match.group(1))
+        except TypeError:
+            raise ValueError(f"{where}: unknown dtype {match.group(1)!r}") from None
+        structs.append(jax.ShapeDtypeStruct(dims, dtype))
+    return structs
+
+
+def parse_shapes(spec: str):
+    """'fn=OPERANDS[->OUTPUTS]' -> (fn, [ShapeDtypeStruct], outs or None)."""
+    fn, sep, rest = spec.partition("=")
+    if not sep or not fn.strip():
+        raise ValueError(f"--shapes {spec!r}: write FN=OPERANDS, e.g. matmul=float32[64,48],...")
+    operands, arrow, outputs = rest.partition("->")
+    ins = _structs(operands, f"--shapes {spec!r}")
+    outs = None
+    if arrow:
+        outs = _structs(outputs, f"--shapes {spec!r}")
+        outs = outs[0] if len(outs) == 1 else outs
+    return fn.strip(), ins, outs
+
+
+def run_tune_command(args: argparse.Namespace) -> int:
+    import os
+
+    from ._tune_build import tuned_functions
+
+    os.environ.setdefault("JAXCC_PRINT_AUTOTUNING", "1")
+    try:
+        requests = [parse_shapes(s) for s in args.shapes]
+    except ValueError as e:
+        print(f"jaxcc tune: {e}", file=sys.stderr)
+        return 2
+    if args.module.endswith(".py"):
+        runpy.run_path(args.module, run_name="__jaxcc_tune__")
+    else:
+        importlib.import_module(args.module)
+    found = tuned_functions()
+    if not found:
+        print(f"jaxcc tune: {args.module} loads no function with tune=", file=sys.stderr)
+        return 1
+    if not requests:
+        print("jaxcc tune: tuned functions: " + ", ".join(sorted(found)), file=sys.stderr)
+        print("give --shapes FN=OPERANDS for each shape to tune", file=sys.stderr)
+        return 1
+    for fn, ins, outs in requests:
+        matches = [f for name, f in found.items() if name == fn or name.endswith("." + fn)]
+        if not matches:
+            print(
+                f"jaxcc tune: no tuned function {fn!r}; there are: {', '.join(sorted(found))}",
+                file=sys.stderr,
+            )
+            return 1
+        for function in matches:
+            function.chosen_config(*ins, outs=outs)
+    return 0
