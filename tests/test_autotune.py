@@ -390,3 +390,34 @@ def test_jaxcc_tune_decides_ahead_so_the_next_process_times_nothing(fresh_cache,
     assert user.returncode == 0, user.stderr
     (line,) = _decision_lines(user.stderr)
     assert line.endswith("cached")
+
+
+def test_variant_raising_on_the_tuning_inputs_is_left_out(unique_name):
+    source = REPEAT_SOURCE.replace(
+        "  const float* x",
+        '  if (REPEAT == 2) throw std::runtime_error("REPEAT=2 refuses");\n  const float* x',
+    )
+    source = "#include <stdexcept>\n" + source
+    mod = jaxcc.load_cpp_inline(unique_name, source, tune={"bump": {"REPEAT": [1, 2, 3]}})
+    with pytest.warns(jaxcc.AutotuneWarning, match=r"REPEAT=2 is left out of tuning: it raised"):
+        np.testing.assert_array_equal(mod.bump(X), X + 1)
+    assert mod.bump.chosen_config(X) in ({"REPEAT": "1"}, {"REPEAT": "3"})
+
+
+def test_reference_raising_on_random_inputs_points_at_tune_inputs(unique_name):
+    source = "#include <stdexcept>\n" + REPEAT_SOURCE.replace(
+        "  const float* x",
+        '  if (a.data_ptr<float>()[0] != 7.0f) throw std::runtime_error("needs a 7");\n'
+        "  const float* x",
+    )
+    mod = jaxcc.load_cpp_inline(unique_name, source, tune={"bump": {"REPEAT": [1, 2]}})
+    with pytest.raises(jaxcc.AutotuneError, match=r"raised on the tuning inputs.*tune_inputs"):
+        mod.bump(jnp.full(8, 7.0, jnp.float32))
+
+
+def test_symbolic_shapes_call_the_reference_with_one_warning(unique_name):
+    mod = jaxcc.load_cpp_inline(unique_name, REPEAT_SOURCE, tune={"bump": {"REPEAT": [2, 1]}})
+    (n,) = jax.export.symbolic_shape("n")
+    with pytest.warns(jaxcc.AutotuneWarning, match=r"symbolic sizes"):
+        exported = jaxcc.export(mod.bump, jax.ShapeDtypeStruct((n,), jnp.float32))
+    assert f"{unique_name}@tune-REPEAT2.bump" in required_targets(exported)

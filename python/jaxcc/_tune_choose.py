@@ -16,7 +16,7 @@ import warnings
 from . import _tune_store
 from ._module import KernelFunction
 from ._tune_spec import TuneSpec, config_tag, config_text
-from .errors import AutotuneError, AutotuneWarning, SpecError
+from .errors import AutotuneError, AutotuneWarning, JaxccError, SpecError
 
 _lock = threading.Lock()
 _decisions: dict[str, dict] = {}  # decision id -> record, this process
@@ -91,6 +91,8 @@ class TunedFunction(KernelFunction):
         import jax
 
         shapes = [jax.ShapeDtypeStruct(tuple(a.shape), a.dtype) for a in arrays]
+        if not all(isinstance(d, int) for s in shapes for d in s.shape):
+            return self._untunable(shapes)
         options = self._tune.options
         key = (options.key or default_key)(shapes, attributes)
         if not isinstance(key, str):
@@ -113,6 +115,21 @@ class TunedFunction(KernelFunction):
                     _tune_store.write(cache_dir, ident, record)
                     self._report(record, cached=False)
         return record["chosen"]
+
+    def _untunable(self, shapes) -> str:
+        """Symbolic sizes (jax.export with shape polymorphism): nothing to time on, so the call
+        uses the reference configuration, said once per function."""
+        if (self.target, "symbolic") not in _warned:
+            _warned.add((self.target, "symbolic"))
+            warnings.warn(
+                f"jaxcc: {self.__qualname__} is traced with symbolic sizes "
+                f"({default_key(shapes, {})}), which cannot be timed; it calls the reference "
+                f"configuration {config_text(self._variants[self._reference_tag][0])}. Export "
+                "with concrete shapes to get the tuned variant",
+                AutotuneWarning,
+                stacklevel=4,
+            )
+        return self._reference_tag
 
     def _device_model(self) -> str:
         if self.platform == "cuda":
@@ -174,7 +191,20 @@ class TunedFunction(KernelFunction):
                     break
                 fn = self._variants[tag][1]
                 run = jax.jit(lambda *a, fn=fn: fn(*a, outs=outs, **attributes))
-                result = self._run(run, xs)
+                try:
+                    result = self._run(run, xs)
+                except (jax.errors.JaxRuntimeError, JaxccError) as e:
+                    first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+                    if expected is not None:
+                        disagree[tag] = f"it raised: {first}"
+                        continue
+                    raise AutotuneError(
+                        f"{self.__qualname__}: the reference configuration "
+                        f"{config_text(self._variants[tag][0])} raised on the tuning inputs "
+                        f"(random values of shapes {key}): {first}. If the kernel needs "
+                        "structured inputs (indices, sorted data), give them with "
+                        "jaxcc.Autotune(..., tune_inputs=lambda shapes, attributes: [...])"
+                    ) from e
                 if expected is None:
                     expected = result
                 elif problem := self._compare(expected, result):
