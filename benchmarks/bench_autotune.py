@@ -10,7 +10,7 @@ and depth) x UNROLL (columns per inner step), on a few shapes. For each shape:
 - second process: its first call on the same shapes (the decisions read from the cache, no
   timing; `cached` in JAXCC_PRINT_AUTOTUNING's lines), against this process's first call.
 
-  python benchmarks/bench_autotune.py [--rounds 7]
+  python benchmarks/bench_autotune.py [--rounds 60]
 """
 
 from __future__ import annotations
@@ -85,7 +85,8 @@ def _operands(n, k, m):
 
 
 def _offline(mod, shape, rounds: int) -> dict[str, float]:
-    """Median per-call time of every variant: `rounds` interleaved rounds of timed batches, so a
+    """Median per-call time of every variant over `rounds` interleaved rounds (one blocking call
+    of each variant per round, as the tuner times, but several times as many rounds), so a
     burst of load on the shared machine hits every variant alike."""
     a, b, out = _operands(*shape)
     runs = {
@@ -95,18 +96,12 @@ def _offline(mod, shape, rounds: int) -> dict[str, float]:
     for run in runs.values():
         for _ in range(3):
             run(a, b).block_until_ready()
-    # calls per batch: about 20 ms of the middle variant
-    t0 = time.perf_counter()
-    runs[MIDDLE](a, b).block_until_ready()
-    per_batch = max(1, int(0.02 / max(time.perf_counter() - t0, 1e-6)))
     samples: dict[str, list[float]] = {text: [] for text in runs}
     for _ in range(rounds):
         for text, run in runs.items():
             t0 = time.perf_counter()
-            for _ in range(per_batch):
-                r = run(a, b)
-            r.block_until_ready()
-            samples[text].append((time.perf_counter() - t0) / per_batch)
+            run(a, b).block_until_ready()
+            samples[text].append(time.perf_counter() - t0)
     return {text: statistics.median(s) for text, s in samples.items()}
 
 
@@ -116,7 +111,9 @@ t0 = time.perf_counter()
 import jax, jax.numpy as jnp, jaxcc
 sys.path.insert(0, {bench_dir!r})
 from bench_autotune import SOURCE, TUNE, SHAPES, _operands
+t = time.perf_counter()
 mod = jaxcc.load_cpp_inline("bench_autotune", SOURCE, tune=TUNE)
+print("warm_load", time.perf_counter() - t)
 for shape in SHAPES:
     a, b, out = _operands(*shape)
     t = time.perf_counter()
@@ -127,7 +124,7 @@ for shape in SHAPES:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--rounds", type=int, default=60)
     args = parser.parse_args()
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     cache = tempfile.mkdtemp(prefix="jaxcc-bench-autotune-")
@@ -175,6 +172,10 @@ def main() -> None:
     print(f"\nsecond process: {sum(line.endswith('cached') for line in cached)} of "
           f"{len(cached)} decisions cached (no timing)")  # fmt: skip
     for line in second.stdout.splitlines():
+        if line.startswith("warm_load"):
+            print(f"  warm tuned load ({n_variants} variants + reference): "
+                  f"{float(line.split()[1]) * 1e3:.1f} ms")  # fmt: skip
+            continue
         _, rest = line.split(" ", 1)
         shape_text, seconds = rest.rsplit(" ", 1)
         shape = tuple(int(x) for x in shape_text.strip("()").split(","))
