@@ -178,8 +178,9 @@ def test_failing_configuration_is_left_out_and_the_rest_used(unique_name):
     source = "#if REPEAT == 2\n#error REPEAT=2 is not supported\n#endif\n" + REPEAT_SOURCE
     with pytest.warns(
         jaxcc.AutotuneWarning, match=r"1 of 3 tuning configurations failed.*REPEAT=2"
-    ):
+    ) as record:
         mod = jaxcc.load_cpp_inline(unique_name, source, tune={"bump": {"REPEAT": [2, 1, 3]}})
+    assert record[0].filename == __file__
     assert sorted(mod.bump.variant_targets) == ["REPEAT=1", "REPEAT=3"]
     np.testing.assert_array_equal(mod.bump(X), X + 1)  # the reference failed: first that built
 
@@ -193,8 +194,9 @@ def test_every_configuration_failing_is_a_compile_error_naming_each(unique_name)
 
 
 def test_parameter_the_source_never_uses_warns(unique_name):
-    with pytest.warns(jaxcc.AutotuneWarning, match=r"NOPE never appear in the source"):
+    with pytest.warns(jaxcc.AutotuneWarning, match=r"NOPE never appear in the source") as record:
         jaxcc.load_cpp_inline(unique_name, REPEAT_SOURCE, tune={"bump": {"NOPE": [1, 2]}})
+    assert record[0].filename == __file__  # at the user's line
 
 
 def test_spent_budget_keeps_the_best_so_far_and_says_so(unique_name, monkeypatch, printed, capfd):

@@ -66,7 +66,7 @@ def load_tuned(where: str, run, arguments: dict, specs: dict[str, TuneSpec]) -> 
             f"jaxcc: module '{arguments['name']}': {len(failed)} of {len(builds)} tuning "
             f"configurations failed to compile and are left out ({names}); the others are tuned",
             AutotuneWarning,
-            stacklevel=4,
+            stacklevel=4,  # load_tuned, _load_request, the loader, the user's line
         )
     any_module = next(iter(built.values()))[1]
     unknown = [fn for fn in specs if fn not in any_module.specs]
@@ -140,5 +140,5 @@ def _warn_unused_parameters(arguments: dict, specs: dict[str, TuneSpec]) -> None
                 "code; use the macro in the kernel (e.g. `#ifndef BLOCK` / `#define BLOCK 32`) "
                 "or drop the parameter",
                 AutotuneWarning,
-                stacklevel=4,
+                stacklevel=5,  # here, load_tuned, _load_request, the loader, the user's line
             )
