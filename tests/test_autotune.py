@@ -423,3 +423,19 @@ def test_symbolic_shapes_call_the_reference_with_one_warning(unique_name):
     with pytest.warns(jaxcc.AutotuneWarning, match=r"symbolic sizes"):
         exported = jaxcc.export(mod.bump, jax.ShapeDtypeStruct((n,), jnp.float32))
     assert f"{unique_name}@tune-REPEAT2.bump" in required_targets(exported)
+
+
+def test_jaxcc_build_of_a_tuned_module_says_bundles_do_not_carry_tuning_yet(tmp_path):
+    (tmp_path / "tuned_for_bundle.py").write_text(
+        "import jaxcc\n"
+        f"mod = jaxcc.load_cpp_inline('bundle_tuned', {REPEAT_SOURCE!r}, "
+        "tune={'bump': {'REPEAT': [1, 2]}})\n"
+    )
+    done = run_python(
+        "import sys; from jaxcc.__main__ import main; "
+        f"sys.exit(main(['build', '--module', 'tuned_for_bundle', '--out', {str(tmp_path / 'out')!r}]))",
+        {"PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"},
+    )
+    assert done.returncode == 1
+    assert "bundle_tuned are loaded with tune=" in done.stderr
+    assert "do not carry tuning variants" in done.stderr

@@ -187,6 +187,7 @@ def _ignored_flags_message(flags: list[str]) -> str:
 def _requests_from_modules(modules: list[str]):
     """The distinct requests of the load_* calls the modules make when imported."""
     from . import _load
+    from ._tune_build import tuned_module_names
     from .errors import SpecError
 
     with _load.recording_loads() as recorded:
@@ -203,6 +204,13 @@ def _requests_from_modules(modules: list[str]):
         )
     names = [r.name for r in requests]
     twice = sorted({n for n in names if names.count(n) > 1})
+    tuned = sorted(set(names) & tuned_module_names())
+    if tuned:
+        raise SpecError(
+            f"jaxcc build: module(s) {', '.join(tuned)} are loaded with tune=, and bundles do not "
+            "carry tuning variants and decisions yet; bundle them with a load without tune= "
+            "(the chosen configuration's macros in extra_cflags)"
+        )
     if twice:
         raise SpecError(
             f"jaxcc build: module name(s) {', '.join(twice)} loaded with different "

@@ -26,6 +26,10 @@ def tuned_functions() -> dict[str, TunedFunction]:
     return dict(_tuned)
 
 
+def tuned_module_names() -> set[str]:
+    return {f._module.name for f in _tuned.values()}
+
+
 def variant_prefix(prefix: str, config: dict) -> str:
     return f"{prefix}@tune-{config_tag(config)}"
 
