@@ -98,6 +98,7 @@ def load_tuned(where: str, run, arguments: dict, specs: dict[str, TuneSpec]) -> 
                 variants[config_tag(config)] = (config, entry[1].functions[fn])
         tuned = TunedFunction(reference, reference.functions[fn], spec, variants)
         reference.functions[fn] = _tuned[tuned.__qualname__] = tuned
+        reference.__dict__.pop(fn, None)  # an attribute cached by an earlier mod.<fn> look-up
     return reference
 
 
