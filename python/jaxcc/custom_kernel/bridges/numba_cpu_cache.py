@@ -78,6 +78,7 @@ def _key_code(code, out: list, seen: set) -> None:
             out.append(_key_value(const, seen))
 
 
+_chains_of_code: dict = {}
 _CHAIN_STARTS = ("LOAD_GLOBAL", "LOAD_DEREF", "LOAD_NAME")
 _CHAIN_LINKS = ("LOAD_ATTR", "LOAD_METHOD")
 
@@ -86,6 +87,9 @@ def _attribute_chains(code) -> set:
     """(where, name, attributes) of every name the code (nested code included) loads and the
     attributes it reads from it at once: `pkg.sub.CONST` is ('LOAD_GLOBAL', 'pkg', ('sub',
     'CONST')). Numba resolves such a chain while typing, through every module on the way."""
+    found = _chains_of_code.get(code)
+    if found is not None:
+        return found
     import dis
 
     chains = set()
@@ -104,7 +108,9 @@ def _attribute_chains(code) -> set:
                 chain = None
         if chain is not None:
             chains.add((chain[0], chain[1], tuple(chain[2])))
-    return chains
+    if len(_chains_of_code) < 4096:  # code objects are immutable: read each once
+        _chains_of_code[code] = frozenset(chains)
+    return frozenset(chains)
 
 
 def _versioned(module_name: str) -> bool:

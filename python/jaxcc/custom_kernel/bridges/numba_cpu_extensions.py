@@ -41,7 +41,7 @@ def _qualified(obj) -> str:
 def _implementations(template) -> list:
     """The Python functions that decide what a typing template does: the function given to
     @overload/@overload_method/@overload_attribute, an @intrinsic's definition, or, for a
-    hand-written template class, its own methods."""
+    hand-written template class, the methods of its own that a user's module defined."""
     found = [
         getattr(template, attribute)
         for attribute in ("_overload_func", "_definition_func")
@@ -51,10 +51,9 @@ def _implementations(template) -> list:
         return found
     return [
         value
-        for klass in inspect.getmro(template)
-        if not _versioned(klass.__module__ or "")
+        for klass in template.__mro__
         for value in vars(klass).values()
-        if inspect.isfunction(value)
+        if inspect.isfunction(value) and not _versioned(_module_of(value))
     ]
 
 
@@ -68,7 +67,7 @@ def _is_users(template) -> bool:
         function = getattr(template, attribute, None)
         if callable(function):
             return not _versioned(_module_of(function))
-    return any(not _versioned(klass.__module__ or "") for klass in template.__mro__)
+    return bool(_implementations(template))
 
 
 def _registries():
