@@ -75,6 +75,7 @@ def test_an_unknown_reload_hook_is_never_kept_nor_loaded(fresh_cache):
 
 BIG = np.zeros(300_000, np.float32)  # frozen into the code by Numba; too large to key
 
+
 def test_cache_ls_says_why_a_kernel_is_compiled_in_each_process(fresh_cache):
     @numba.njit
     def reads_an_object(x, out):
@@ -146,6 +147,9 @@ def test_an_intrinsic_is_keyed_by_its_definition():
     # Made first: each @intrinsic registers a typing template, part of every key (the next test).
     one, two, one_again = make(1.0), make(2.0), make(1.0)
     assert key(one) != key(two)
+    assert key(one) == key(one_again)
+    # An equal intrinsic made again (a factory per configuration) leaves every key as it was.
+    make(2.0)
     assert key(one) == key(one_again)
 
 

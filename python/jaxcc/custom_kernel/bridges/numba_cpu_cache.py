@@ -373,10 +373,17 @@ def _entry_dir(root: str, name: str, key: str) -> str:
     return os.path.join(root, f"{name}-{key[:24]}")
 
 
+def _reload_parfors() -> None:
+    from numba.core.typed_passes import _reload_parfors as numba_reload_parfors
+
+    numba_reload_parfors()
+
+
 # Numba's reload hooks (CompileResult.reload_init) that an entry may ask its loader to run, by
-# name: what its own cache pickles by reference. Parfors code calls Numba's threading layer
-# through symbols that only `_launch_threads` defines; linked without them it jumps to null.
-_RELOAD_HOOKS = {"numba.core.typed_passes._reload_parfors"}
+# name, as its own cache pickles them by reference; each runs through a static import, so an
+# entry never names code to import. Parfors code calls Numba's threading layer through symbols
+# that only `_launch_threads` defines: linked without them, it jumped to null.
+_RELOAD_HOOKS = {"numba.core.typed_passes._reload_parfors": _reload_parfors}
 
 
 def reload_hook_names(result) -> list[str]:
@@ -393,11 +400,8 @@ def reload_hook_names(result) -> list[str]:
 def run_reload_hooks(names) -> None:
     """Runs an entry's reload hooks before its code is linked (names outside the allow-list
     never reach here: `load` treats such an entry as damaged)."""
-    import importlib
-
     for name in names:
-        module, _, function = name.rpartition(".")
-        getattr(importlib.import_module(module), function)()
+        _RELOAD_HOOKS[name]()
 
 
 def load(root: str, name: str, inputs: dict):
@@ -421,7 +425,7 @@ def load(root: str, name: str, inputs: dict):
         if not blob or not isinstance(symbol, str):
             raise ValueError("empty")
         hooks = manifest.get("reload_init", [])
-        if not isinstance(hooks, list) or not set(hooks) <= _RELOAD_HOOKS:
+        if not isinstance(hooks, list) or not set(hooks) <= _RELOAD_HOOKS.keys():
             raise ValueError("unknown reload hooks")
     except FileNotFoundError:
         return None

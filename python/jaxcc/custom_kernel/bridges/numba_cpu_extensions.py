@@ -53,7 +53,7 @@ def _implementations(template) -> list:
         value
         for klass in template.__mro__
         for value in vars(klass).values()
-        if inspect.isfunction(value) and not _versioned(_module_of(value))
+        if inspect.isfunction(value) and not _skipped(_module_of(value))
     ]
 
 
@@ -62,11 +62,18 @@ def _module_of(function) -> str:
     return function.__module__ or getattr(function, "__globals__", {}).get("__name__") or ""
 
 
+def _skipped(module: str) -> bool:
+    """Numba's, NumPy's, llvmlite's and the standard library's, keyed by their versions, and
+    jaxcc's own (its entry's intrinsic, registered at its first use: keyed by jaxcc's version,
+    so that a kernel's key does not depend on whether an entry was made before it)."""
+    return _versioned(module) or module.split(".")[0] == "jaxcc"
+
+
 def _is_users(template) -> bool:
     for attribute in ("_overload_func", "_definition_func"):
         function = getattr(template, attribute, None)
         if callable(function):
-            return not _versioned(_module_of(function))
+            return not _skipped(_module_of(function))
     return bool(_implementations(template))
 
 
@@ -102,7 +109,7 @@ def _typing_part(template) -> str | None:
 
 def _lowering_part(kind: str, item) -> str | None:
     implementation, *keys = item
-    if _versioned(_module_of(implementation)):
+    if _skipped(_module_of(implementation)):
         return None
     try:
         fingerprint = _key_value(implementation, set())
@@ -113,7 +120,7 @@ def _lowering_part(kind: str, item) -> str | None:
 
 # What has been read of each registry list (they only grow), the parts found, the digest.
 _seen_counts: list = []
-_parts: list = []
+_parts: set = set()  # equal extensions made again (a factory per configuration) count once
 _memo: dict = {}
 
 
@@ -139,7 +146,7 @@ def extensions_fingerprint() -> str:
             for item in items[_seen_counts[index] : count]:
                 part = _typing_part(item) if kind == "typing" else _lowering_part(kind, item)
                 if part is not None:
-                    _parts.append(part)
+                    _parts.add(part)
         except Unkeyable as error:
             _memo["error"] = str(error)
             raise
