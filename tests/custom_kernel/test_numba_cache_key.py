@@ -23,7 +23,7 @@ import jaxcc
 from jaxcc.custom_kernel.bridges import numba_cpu_cache
 
 
-@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("case", sorted(set(CASES) - {"parallel_kernel_reloaded"}))
 def test_an_edit_between_processes_is_never_served_stale(tmp_path, case):
     before, after = CASES[case]
     first, second = edit_between_processes(tmp_path, before, after)
@@ -53,7 +53,7 @@ def test_locals_are_part_of_the_key_within_one_process(fresh_cache):
 def test_a_parallel_kernel_is_taken_from_the_cache_and_runs(tmp_path):
     # Numba's parfors code calls its threading layer through symbols its reload hook defines:
     # loaded without running it, the second process died of SIGSEGV.
-    before, after = CASES["parallel_kernel_reloaded"]
+    before, after = CASES["parallel_kernel_reloaded"]  # the same files: a reload
     first, second = edit_between_processes(tmp_path, before, after)
     assert first["compiled"] == 1 and second["compiled"] == 0  # the second one loaded it
     assert second["jaxcc"] == second["numba"] == [0.5, 2.5, 4.5, 6.5]
