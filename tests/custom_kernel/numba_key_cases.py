@@ -68,6 +68,8 @@ def edit_between_processes(tmp_path: Path, before: dict, after: dict) -> tuple[d
     directory, cache = tmp_path / "src", tmp_path / "cache"
     write_files(directory, before)
     first = run(directory, cache)
+    # The kernel was kept: the second process has an entry to be misled by.
+    assert list(cache.glob("numba_kernel_kernel-*/manifest.json")), "nothing was cached"
     write_files(directory, after)
     second = run(directory, cache)
     return first, second
