@@ -91,13 +91,14 @@ def test_cache_ls_says_why_a_kernel_is_compiled_in_each_process(fresh_cache):
         check=True,
     ).stdout  # fmt: skip
     assert "numba_kernel_reads_an_object" in listing
-    assert "not fingerprinted: a large or object array" in listing
+    assert "not fingerprinted: `BIG` read by " in listing
+    assert "is an array over 1048576 bytes or of objects" in listing
     as_json = subprocess.run(
         [sys.executable, "-m", "jaxcc", "cache", "ls", "--json"], capture_output=True,
         text=True, env=env, check=True,
     ).stdout  # fmt: skip
     (note,) = json.loads(as_json)["not_persisted"]
-    assert note["function"].endswith("reads_an_object") and "large" in note["reason"]
+    assert note["function"].endswith("reads_an_object") and "`BIG`" in note["reason"]
     from jaxcc.custom_kernel.bridges import numba_cpu_cache_notes
 
     jaxcc.clear_cache()

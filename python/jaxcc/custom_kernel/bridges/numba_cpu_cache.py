@@ -132,6 +132,17 @@ def _key_chain(value, attributes: tuple, seen: set) -> str:
     return ".".join(path) + "=" + _key_value(value, seen)
 
 
+def _named(name: str, function, value, seen: set) -> str:
+    """_key_value, an Unkeyable naming the global or cell and the function that reads it (what
+    `jaxcc cache ls` shows the user)."""
+    try:
+        return _key_value(value, seen)
+    except Unkeyable as error:
+        if str(error).startswith("`"):  # named already, deeper down
+            raise
+        raise Unkeyable(f"`{name}` read by {function.__qualname__} is {error}") from None
+
+
 def _key_function(function, seen: set) -> str:
     """The fingerprint of a Python function as Numba compiles it: code (nested functions and
     lambdas included), closure, defaults, the globals its code names at any depth and the
@@ -147,7 +158,7 @@ def _key_function(function, seen: set) -> str:
             cells[name] = cell.cell_contents
         except ValueError:  # an empty cell: a name bound later
             raise Unkeyable("an unbound closure cell") from None
-        out.append(f"cell {name}=" + _key_value(cells[name], seen))
+        out.append(f"cell {name}=" + _named(name, function, cells[name], seen))
     for value in function.__defaults__ or ():
         out.append(_key_value(value, seen))
     for value in (function.__kwdefaults__ or {}).values():
@@ -160,7 +171,7 @@ def _key_function(function, seen: set) -> str:
         names.update(nested.co_names)
     for name in sorted(names):
         if name in scope:
-            out.append(f"global {name}=" + _key_value(scope[name], seen))
+            out.append(f"global {name}=" + _named(name, function, scope[name], seen))
         elif name not in builtins:
             out.append(f"global {name}:missing")
     for where, name, attributes in sorted(_attribute_chains(function.__code__)):
@@ -222,7 +233,7 @@ def _key_value(value, seen: set) -> str:
         return f"np:{_key_dtype(value.dtype)}:{value!r}"
     if isinstance(value, np.ndarray):
         if value.nbytes > _MAX_ARRAY_BYTES or value.dtype.hasobject:
-            raise Unkeyable("a large or object array")
+            raise Unkeyable(f"an array over {_MAX_ARRAY_BYTES} bytes or of objects")
         data = np.ascontiguousarray(value).tobytes()
         return f"ndarray:{_key_dtype(value.dtype)}:{value.shape}:{hashlib.sha256(data).hexdigest()}"
     if isinstance(value, np.dtype):
@@ -255,7 +266,7 @@ def _key_value(value, seen: set) -> str:
 
     if isinstance(value, numba_types.Type):
         return f"numbatype:{value}"
-    raise Unkeyable(f"a global or closure value of type {type(value).__name__}")
+    raise Unkeyable(f"a {type(value).__name__}, which jaxcc cannot fingerprint")
 
 
 def _key_namedtuple_type(cls) -> str:
