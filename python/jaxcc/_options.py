@@ -15,7 +15,7 @@ CPP_OPTIONS = frozenset(
     {
         "extra_cflags", "extra_ldflags", "extra_include_paths", "build_directory", "verbose",
         "force_rebuild", "replace", "auto_register", "target_prefix", "optimization_level",
-        "ninja_workers", "vmap_method", "sharding",
+        "ninja_workers", "vmap_method", "sharding", "debug",
     }
 )  # fmt: skip
 CUDA_OPTIONS = CPP_OPTIONS | {
@@ -68,6 +68,22 @@ def _sharding_argument(sharding, where: str) -> dict:
     return dict(sharding)
 
 
+def debug_profile(debug, where: str) -> bool:
+    """`debug=True/False`, or with None the environment's JAXCC_DEBUG (unset, "" or "0": off;
+    "1": on): the debug profile of docs/usage.md, "Debugging a kernel" (decision 152)."""
+    if debug is not None:
+        return _flag(debug, "debug", where)
+    value = os.environ.get("JAXCC_DEBUG", "")
+    if value in ("", "0"):
+        return False
+    if value == "1":
+        return True
+    raise SpecError(
+        f"JAXCC_DEBUG={value} is not a setting; use 1 (build kernels under the debug profile: "
+        "-O0 -g, guard zones after every output) or 0 (the default)"
+    )
+
+
 def make_request(
     where: str,
     *,
@@ -89,6 +105,7 @@ def make_request(
     use_fast_math=False,
     allow_cuda_graph=True,
     sharding=None,
+    debug=None,
 ) -> _core.LoadRequest:
     """Checks the Python shape of every argument, then builds the request; the core checks the
     values (name and prefix syntax, optimization level, vmap method, the sources' text) on
@@ -141,6 +158,7 @@ def make_request(
             vmap_method=vmap_method,
             auto_register=bool(auto_register),
             sharding=_sharding_argument(sharding, where),
+            debug=debug_profile(debug, where),
         )
     except SpecError as e:
         raise SpecError(f"{where}: {e}") from None
