@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import jaxcc
-from jaxcc.errors import SpecError
+from jaxcc.errors import LoadError, SpecError
 
 OVERRUN = r"""
 #include "jaxcc/jaxcc.h"
@@ -110,5 +110,53 @@ def test_a_bad_jaxcc_debug_value_is_a_spec_error(monkeypatch):
     monkeypatch.setenv("JAXCC_DEBUG", "yes")
     with pytest.raises(SpecError, match="JAXCC_DEBUG=yes is not a setting"):
         jaxcc.load_cpp_inline("debug_bad_env", OVERRUN, FUNCTIONS)
-    with pytest.raises(SpecError, match="debug must be True or False"):
+    with pytest.raises(SpecError, match="debug must be True, False or 'asan'"):
         jaxcc.load_cpp_inline("debug_bad_arg", OVERRUN, FUNCTIONS, debug="yes")
+
+
+HEAP_OVERFLOW = r"""
+#include "jaxcc/jaxcc.h"
+#include <vector>
+
+void heap_overflow(const jaxcc::Tensor x, jaxcc::Tensor out) {
+  std::vector<float> tmp(4);
+  tmp[x.numel()] = 1.0f;  // line 7: one past the end of a heap block
+  static_cast<float*>(out.data_ptr())[0] = tmp[0];
+}
+"""
+
+
+def test_asan_without_the_preload_is_refused_with_the_exact_command():
+    with pytest.raises(LoadError) as caught:
+        jaxcc.load_cpp_inline("debug_asan_refused", HEAP_OVERFLOW, ["heap_overflow"], debug="asan")
+    assert 'LD_PRELOAD="$(g++ -print-file-name=libasan.so)' in str(caught.value)
+
+
+def test_asan_with_the_preload_reports_the_kernels_line():
+    code = textwrap.dedent(
+        f"""
+        import jax.numpy as jnp, jaxcc
+        mod = jaxcc.load_cpp_inline("debug_asan_mod", {HEAP_OVERFLOW!r}, ["heap_overflow"])
+        mod.heap_overflow(jnp.zeros(4, jnp.float32)).block_until_ready()
+        print("survived")
+        """
+    )
+    preload = " ".join(
+        subprocess.run(
+            ["g++", f"-print-file-name={lib}"], capture_output=True, text=True
+        ).stdout.strip()
+        for lib in ("libasan.so", "libstdc++.so")
+    )
+    env = {
+        **os.environ,
+        "LD_PRELOAD": preload,
+        "ASAN_OPTIONS": "detect_leaks=0",
+        "JAXCC_DEBUG": "asan",
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=600
+    )
+    assert "survived" not in done.stdout
+    assert "AddressSanitizer: heap-buffer-overflow" in done.stderr, done.stderr[-3000:]
+    assert "in heap_overflow(jaxcc::Tensor, jaxcc::Tensor) " in done.stderr
+    assert "<debug_asan_mod>:7" in done.stderr

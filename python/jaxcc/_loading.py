@@ -50,7 +50,7 @@ def load_cpp_inline(
     ninja_workers: int | None = None,
     vmap_method: str = "sequential",
     sharding=None,
-    debug: bool | None = None,
+    debug: bool | str | None = None,
 ) -> CompiledModule:
     """Compile inline C++ (CPU) source and return a CompiledModule.
 
@@ -63,7 +63,8 @@ def load_cpp_inline(
     code under a name that is already registered raises RegistrationError, because XLA cannot
     swap a registered handler.
     `debug`: build under the debug profile (-O0 -g, guard zones after every output, checked
-    after each call); None reads $JAXCC_DEBUG. See docs/usage.md, "Debugging a kernel".
+    after each call), "asan" adds AddressSanitizer and UBSan; None reads $JAXCC_DEBUG. See
+    docs/usage.md, "Debugging a kernel".
     """
     source = _arguments.join_sources(cpp_sources, "cpp_sources")
     return _load_request(
@@ -157,7 +158,7 @@ def load_cuda_inline(
     allow_cuda_graph: bool = True,
     vmap_method: str = "sequential",
     sharding=None,
-    debug: bool | None = None,
+    debug: bool | str | None = None,
 ) -> CompiledModule:
     """Compile inline CUDA source and return a CompiledModule whose functions run on the GPU.
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from typing import NamedTuple
 
-from . import _arguments, _core
+from . import _arguments, _core, _debug
 from ._cache_dir import get_cache_dir
 from .errors import SpecError
 
@@ -68,22 +68,6 @@ def _sharding_argument(sharding, where: str) -> dict:
     return dict(sharding)
 
 
-def debug_profile(debug, where: str) -> bool:
-    """`debug=True/False`, or with None the environment's JAXCC_DEBUG (unset, "" or "0": off;
-    "1": on): the debug profile of docs/usage.md, "Debugging a kernel" (decision 152)."""
-    if debug is not None:
-        return _flag(debug, "debug", where)
-    value = os.environ.get("JAXCC_DEBUG", "")
-    if value in ("", "0"):
-        return False
-    if value == "1":
-        return True
-    raise SpecError(
-        f"JAXCC_DEBUG={value} is not a setting; use 1 (build kernels under the debug profile: "
-        "-O0 -g, guard zones after every output) or 0 (the default)"
-    )
-
-
 def make_request(
     where: str,
     *,
@@ -128,6 +112,7 @@ def make_request(
         raise SpecError(
             f"{where}: vmap_method must be one of {_core.VMAP_METHODS}, got {vmap_method!r}"
         )
+    debug, debug_cflags, debug_ldflags = _debug.debug_profile(debug, where, platform)
     source_files = _arguments.source_files(sources, where)
     cuda = None
     if platform == "cuda":
@@ -143,8 +128,8 @@ def make_request(
             platform=platform,
             sources=source_files,
             functions=_arguments.function_requests(functions, where),
-            extra_cflags=_arguments.string_list(extra_cflags, "extra_cflags"),
-            extra_ldflags=_arguments.string_list(extra_ldflags, "extra_ldflags"),
+            extra_cflags=_arguments.string_list(extra_cflags, "extra_cflags") + debug_cflags,
+            extra_ldflags=_arguments.string_list(extra_ldflags, "extra_ldflags") + debug_ldflags,
             extra_include_paths=[
                 os.path.abspath(p)
                 for p in _arguments.string_list(extra_include_paths, "extra_include_paths")
@@ -158,7 +143,7 @@ def make_request(
             vmap_method=vmap_method,
             auto_register=bool(auto_register),
             sharding=_sharding_argument(sharding, where),
-            debug=debug_profile(debug, where),
+            debug=debug,
         )
     except SpecError as e:
         raise SpecError(f"{where}: {e}") from None
