@@ -4,6 +4,7 @@ user's code at -O0 -g and runs CPU outputs on guarded copies, so a write past an
 entry, and a build without it is unchanged."""
 
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -160,3 +161,35 @@ def test_asan_with_the_preload_reports_the_kernels_line():
     assert "AddressSanitizer: heap-buffer-overflow" in done.stderr, done.stderr[-3000:]
     assert "in heap_overflow(jaxcc::Tensor, jaxcc::Tensor) " in done.stderr
     assert "<debug_asan_mod>:7" in done.stderr
+
+
+def _nvcc_home():
+    if shutil.which("nvcc"):
+        return None
+    return "/usr/local/cuda" if os.path.exists("/usr/local/cuda/bin/nvcc") else False
+
+
+@pytest.mark.skipif(_nvcc_home() is False, reason="nvcc is not installed")
+def test_cuda_debug_build_has_device_debug_information(monkeypatch):
+    """Build only, with an explicit architecture (no GPU needed): ptxas refuses an optimisation
+    level beside -G, so the profile must drop it; the module carries device debug sections."""
+    from cuda_sources import SCALE_BY
+
+    if _nvcc_home():
+        monkeypatch.setenv("CUDA_HOME", _nvcc_home())
+    plain = jaxcc.load_cuda_inline("debug_cuda_plain", SCALE_BY, compute_capability="9.0")
+    debug = jaxcc.load_cuda_inline("debug_cuda_mod", SCALE_BY, compute_capability="9.0", debug=True)
+    assert debug.key != plain.key
+    # Host debug information (-g) in the debug module's ELF, none in the plain one.
+    with open(debug.path, "rb") as f, open(plain.path, "rb") as g:
+        assert b".debug_line" in f.read() and b".debug_line" not in g.read()
+    cuobjdump = shutil.which("cuobjdump") or "/usr/local/cuda/bin/cuobjdump"
+    if not os.path.exists(cuobjdump):
+        pytest.skip("cuobjdump not installed")
+
+    def sections(module):
+        done = subprocess.run([cuobjdump, "-elf", module.path], capture_output=True, text=True)
+        return done.stdout
+
+    assert ".nv_debug" in sections(debug) or ".debug_info" in sections(debug)
+    assert ".debug_info" not in sections(plain)
