@@ -1,4 +1,4 @@
-"""A fatal signal inside a jaxcc kernel names the kernel (issue 37 item 6, decision 151): the
+"""A fatal signal inside a jaxcc kernel names the kernel (issue 37 item 6, decision 150b): the
 function, its module and FFI target, its source file, the line where the library has debug
 information, and how to rerun under the debug profile; then the process dies of the signal, and
 Python's faulthandler (enabled before or after the load) still prints its traceback."""

@@ -1,4 +1,4 @@
-"""The debug profile (issue 37 item 5, decision 152): `debug=True` or JAXCC_DEBUG=1 builds the
+"""The debug profile (issue 37 item 5, decision 150c): `debug=True` or JAXCC_DEBUG=1 builds the
 user's code at -O0 -g and runs CPU outputs on guarded copies, so a write past an output (or a
 `jaxcc::Scratch`) is an error naming the function, the buffer and how far; it is its own cache
 entry, and a build without it is unchanged."""

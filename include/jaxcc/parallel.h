@@ -79,7 +79,7 @@ struct ChunkPlan {
 /// length is taken in uint64_t, where end - begin is exact for any two int64_t values (up to
 /// 2^64 - 1), and every ceiling is a quotient plus a remainder test, never `(n + d - 1) / d`
 /// (which wrapped for grain INT64_MAX and skipped the loop, and for lengths near INT64_MAX,
-/// where it made a negative chunk and hung the caller; issue 37, decision 150).
+/// where it made a negative chunk and hung the caller; issue 37, decision 150a).
 inline ChunkPlan PlanChunks(int64_t begin, int64_t end, int64_t grain) noexcept {
   const uint64_t n = static_cast<uint64_t>(end) - static_cast<uint64_t>(begin);
   constexpr uint64_t kMax = static_cast<uint64_t>(kMaxParallelChunks);

@@ -1,4 +1,4 @@
-"""The debug profile's Python half (decision 152): what `debug=` or $JAXCC_DEBUG asks for, and,
+"""The debug profile's Python half (decision 150c): what `debug=` or $JAXCC_DEBUG asks for, and,
 for AddressSanitizer, whether this process can load an instrumented library at all."""
 
 from __future__ import annotations

@@ -153,7 +153,7 @@ std::string GenerateHandler(const FunctionSpec& spec, const WrapperOptions& opti
   if (!attr_values.empty()) bridge_args += ", " + attr_values;
   // The body the decoder runs (inside CUDA's call scope for a function with a stream: the
   // stream's device current, a launch error it left raised with its name).
-  // The crash report's mark (crash_site.h, decision 151) stays on the thread while the user's
+  // The crash report's mark (crash_site.h, decision 150b) stays on the thread while the user's
   // code runs: the bridge call, and the state factory at XLA's instantiate stage.
   text += "};\n" + CrashSite(spec, options);
   text += "void Body_" + f + "(const ::jaxcc::detail::FrameView& call) {\n";
@@ -213,7 +213,7 @@ std::string FrameRuntimeSource(const std::string& platform) {
       "                                       FrameSlots slots) noexcept {\n";
   text += std::string("  return RunFrameWith<") + (cuda ? "CudaCallScope" : "NoCallScope") +
           ">(frame, spec, body, instantiate, slots);\n}\n";
-  // The crash report's hook (crash_site.h, decision 151): jaxcc's loader calls it once when it
+  // The crash report's hook (crash_site.h, decision 150b): jaxcc's loader calls it once when it
   // maps the library, with the accessor of its thread-local slot.
   text +=
       "\njaxcc::detail::FrameSiteSlot jaxcc::detail::frame_site_slot = nullptr;\n"

@@ -205,7 +205,7 @@ TEST(ParallelFor, CurrentPoolScopeLendsThePoolToThePoolLessSpelling) {
   EXPECT_EQ(detail::CurrentPool(), nullptr);
 }
 
-// --- The int64 edges (issue 37, decision 150) --------------------------------------------
+// --- The int64 edges (issue 37, decision 150a) --------------------------------------------
 // Every chunk a loop hands fn(lo, hi), folded into counters (a range of 2^64 - 1 indices is
 // checked without touching its indices): the chunks must tile [begin, end) exactly.
 struct ChunkTally {
@@ -264,7 +264,7 @@ constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
 constexpr int64_t kMaxI = std::numeric_limits<int64_t>::max();
 
 // Exhaustive over the edge values: every begin <= end among them, every edge grain, on no pool,
-// on live threads and on a pool whose tasks start late. Before decision 150 grain INT64_MAX
+// on live threads and on a pool whose tasks start late. Before decision 150a grain INT64_MAX
 // skipped the loop on a pool of 2+ threads and lengths near INT64_MAX hung the caller.
 TEST(ParallelForEdges, ParallelForInt64EdgesCoverEveryIndexExactlyOnce) {
   const std::vector<int64_t> points = {kMin, kMin + 1, -1, 0, 5, kMaxI - 1, kMaxI};

@@ -1,4 +1,4 @@
-// The crash report (decision 151): a fatal signal (SIGSEGV, SIGBUS, SIGFPE, SIGILL) raised
+// The crash report (decision 150b): a fatal signal (SIGSEGV, SIGBUS, SIGFPE, SIGILL) raised
 // while a jaxcc function runs names the function, its module and source, the source line where
 // the library has debug information, and how to rerun under the debug profile; then the
 // process dies as it would have (the previous action, Python's faulthandler included, runs
@@ -20,7 +20,7 @@ namespace jaxcc::loader {
 
 /// Installs the handler (once per process, unless JAXCC_CRASH_REPORT=0) and hands the library
 /// `handle` (mapped from `path`) the slot's accessor, if it has the hook (libraries built
-/// before decision 151 have not: they are left as they are). kSpec error for a
+/// before decision 150b have not: they are left as they are). kSpec error for a
 /// JAXCC_CRASH_REPORT that is neither 0 nor 1.
 Status AttachCrashReport(void* handle);
 

@@ -1,4 +1,4 @@
-// The debug profile's flags (JAXCC_DEBUG=1 or debug=True; decision 152): one place says what a
+// The debug profile's flags (JAXCC_DEBUG=1 or debug=True; decision 150c): one place says what a
 // debug build compiles differently, for every unit of a module.
 #pragma once
 

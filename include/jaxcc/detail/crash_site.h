@@ -1,6 +1,6 @@
 // The mark a generated handler leaves on its thread while the user's function runs, so that a
 // fatal signal inside the function can name it (jaxcc's crash report, src/loader/crash_report.h,
-// decision 151). Standard C++ only, no header at all: the wrapper includes it through
+// decision 150b). Standard C++ only, no header at all: the wrapper includes it through
 // frame_entry.h and must stay a few tens of milliseconds of the host compiler.
 #pragma once
 

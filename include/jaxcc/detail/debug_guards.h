@@ -1,4 +1,4 @@
-// The debug profile's guard zones (JAXCC_DEBUG=1 or debug=True; decision 152): the frame
+// The debug profile's guard zones (JAXCC_DEBUG=1 or debug=True; decision 150c): the frame
 // runtime of a debug build runs the user's function on padded copies of its output buffers
 // (results and `jaxcc::Scratch` workspaces alike, which XLA owns and places end to end), with
 // guard bytes before and after each, and checks the guards when the function returns. A write
