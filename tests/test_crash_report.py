@@ -13,19 +13,35 @@ import pytest
 
 SOURCE = textwrap.dedent(
     """\
+    #include <atomic>
+    #include <thread>
+
     #include "jaxcc/jaxcc.h"
 
     void crash_null(const jaxcc::Tensor x, jaxcc::Tensor out) {
       volatile float* p = nullptr;
-      *p = 1.0f;  // line 5
+      *p = 1.0f;  // line 8
     }
 
     void divide_by_zero(const jaxcc::Tensor x, jaxcc::Tensor out, int32_t zero) {
       volatile int32_t num = 7;
-      static_cast<int32_t*>(out.data_ptr())[0] = num / zero;  // line 10
+      static_cast<int32_t*>(out.data_ptr())[0] = num / zero;  // line 13
     }
 
     void fine(const jaxcc::Tensor x, jaxcc::Tensor out) {}
+
+    // Crashes in a chunk that a pool thread (not the calling one) runs.
+    void crash_in_pool(const jaxcc::Tensor x, jaxcc::Tensor out, jaxcc::ThreadPool& pool) {
+      const auto caller = std::this_thread::get_id();
+      std::atomic<bool> crashed{false};
+      pool.parallel_for(0, 64, 1, [&](int64_t) {
+        if (std::this_thread::get_id() != caller) {
+          crashed = true;
+          *static_cast<volatile int*>(nullptr) = 1;
+        }
+        for (int spin = 0; !crashed && spin < 20000; ++spin) std::this_thread::yield();
+      });
+    }
     """
 )
 
@@ -34,7 +50,7 @@ CALLER = textwrap.dedent(
     import sys, jax.numpy as jnp, jaxcc
     path, name, what, flags = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4].split()
     mod = jaxcc.load_cpp_file(path, name=name, extra_cflags=flags,
-                              functions=["crash_null", "divide_by_zero", "fine"])
+                              functions=["crash_null", "divide_by_zero", "fine", "crash_in_pool"])
     x = jnp.zeros(4, jnp.int32)
     mod.fine(x).block_until_ready()
     if what == "null":
@@ -45,6 +61,8 @@ CALLER = textwrap.dedent(
         import faulthandler
         faulthandler.enable()
         mod.crash_null(x).block_until_ready()
+    elif what == "pool":
+        mod.crash_in_pool(x).block_until_ready()
     elif what == "outside":
         import ctypes
         ctypes.string_at(0)
@@ -81,7 +99,7 @@ def test_null_dereference_in_a_kernel_names_it_with_its_line(tmp_path, warm):
     assert "jaxcc kernel 'crash_null' of module 'crash_mod_g'" in err
     assert "XLA FFI target 'crash_mod_g.crash_null'" in err
     assert f"defined in {tmp_path / 'crashy.cc'}" in err
-    assert "crashy.cc:5" in err  # the line, from the library's debug information
+    assert "crashy.cc:8" in err  # the line, from the library's debug information
     assert "JAXCC_DEBUG=1" in err
     # Python's faulthandler (enabled before the load) still prints its traceback after ours.
     assert "Fatal Python error: Segmentation fault" in err
@@ -123,4 +141,10 @@ def test_the_rerun_hint_holds_the_debug_profile_names_the_line(tmp_path):
     done = _run(tmp_path, "crash_mod_dbg", "null", env={"JAXCC_DEBUG": "1"})
     _assert_died_of(done, signal.SIGSEGV)
     assert "jaxcc kernel 'crash_null'" in done.stderr
-    assert "crashy.cc:5" in done.stderr  # -g of the profile, without any flag of the user's
+    assert "crashy.cc:8" in done.stderr  # -g of the profile, without any flag of the user's
+
+
+def test_a_crash_in_a_pool_thread_of_parallel_for_names_the_kernel(tmp_path):
+    done = _run(tmp_path, "crash_mod_pool", "pool")
+    _assert_died_of(done, signal.SIGSEGV)
+    assert "jaxcc kernel 'crash_in_pool' of module 'crash_mod_pool'" in done.stderr

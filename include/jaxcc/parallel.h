@@ -23,6 +23,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "jaxcc/detail/crash_site.h"
 #include "jaxcc/thread_pool.h"
 
 namespace jaxcc {
@@ -114,6 +115,7 @@ struct ParallelJob {
   uint64_t chunk = 0;
   void (*run)(void* fn, int64_t lo, int64_t hi) = nullptr;
   void* fn = nullptr;  // valid while chunks remain: the caller waits for every claimed chunk
+  const FrameCrashSite* site = nullptr;  // the caller's crash mark, carried to the pool threads
   std::exception_ptr error;
   std::mutex mutex;
   std::condition_variable all_done;
@@ -146,6 +148,7 @@ struct ParallelJob {
 
   static void Task(void* data) noexcept {
     auto* job = static_cast<ParallelJob*>(data);
+    FrameSiteScope mark(job->site);  // a crash in this chunk names the function too
     job->Work();
     job->Release();
   }
@@ -194,6 +197,7 @@ void parallel_for(ThreadPool* pool, int64_t begin, int64_t end, int64_t grain, F
   job->chunk = plan.chunk;
   job->run = &detail::RunChunk<Fn>;
   job->fn = const_cast<void*>(static_cast<const void*>(&fn));
+  job->site = detail::CurrentSite();
   const int64_t tasks = (threads < num_chunks ? threads : num_chunks) - 1;
   for (int64_t t = 0; t < tasks; ++t) {
     job->refs.fetch_add(1, std::memory_order_relaxed);

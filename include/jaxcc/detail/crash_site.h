@@ -16,15 +16,28 @@ struct FrameCrashSite {
 /// This thread's "function running now" slot: a thread-local of jaxcc's process-wide reporter,
 /// which hands its accessor to the library when it maps it (`jaxcc_crash_attach`, defined by
 /// the frame runtime unit). Null in a library mapped without jaxcc's loader: no mark is left.
+/// Weak: code that includes the kernel headers without a frame runtime (jaxcc's own C++ tests,
+/// a user's program) links, and sees no slot (its address is null).
 using FrameSiteSlot = const FrameCrashSite** (*)();
-extern __attribute__((visibility("hidden"))) FrameSiteSlot frame_site_slot;
+extern __attribute__((weak, visibility("hidden"))) FrameSiteSlot frame_site_slot;
+
+/// This thread's slot, or null where there is none.
+inline const FrameCrashSite** CurrentSiteSlot() noexcept {
+  return &frame_site_slot != nullptr && frame_site_slot != nullptr ? frame_site_slot() : nullptr;
+}
+
+/// The mark this thread carries now (null outside a jaxcc function): parallel_for hands it to
+/// the pool threads that run the function's chunks.
+inline const FrameCrashSite* CurrentSite() noexcept {
+  const FrameCrashSite** slot = CurrentSiteSlot();
+  return slot != nullptr ? *slot : nullptr;
+}
 
 /// Marks this thread with `site` for the scope's life (the user's call), restoring the previous
 /// mark however the call ends: one call for the slot's address and two stores.
 class FrameSiteScope {
  public:
-  explicit FrameSiteScope(const FrameCrashSite* site) noexcept
-      : slot_(frame_site_slot != nullptr ? frame_site_slot() : nullptr) {
+  explicit FrameSiteScope(const FrameCrashSite* site) noexcept : slot_(CurrentSiteSlot()) {
     if (slot_ != nullptr) {
       previous_ = *slot_;
       *slot_ = site;
