@@ -38,6 +38,13 @@ void scratch_overrun(const jaxcc::Tensor x, jaxcc::Tensor out, jaxcc::Scratch sc
   for (int64_t i = 0; i < out.numel(); ++i) static_cast<float*>(out.data_ptr())[i] = 0.0f;
 }
 
+// Writes one byte past a block of its run-time allocator.
+void allocator_overrun(const jaxcc::Tensor x, jaxcc::Tensor out, jaxcc::ScratchAllocator& alloc) {
+  auto* block = static_cast<unsigned char*>(alloc.allocate(16));
+  block[16] = 1;
+  for (int64_t i = 0; i < out.numel(); ++i) static_cast<float*>(out.data_ptr())[i] = 0.0f;
+}
+
 // #ifdef JAXCC_DEBUG: the profile's define reaches user code.
 void debug_defined(const jaxcc::Tensor x, jaxcc::Tensor out) {
 #ifdef JAXCC_DEBUG
@@ -48,7 +55,7 @@ void debug_defined(const jaxcc::Tensor x, jaxcc::Tensor out) {
 }
 """
 
-FUNCTIONS = ["overrun", "underrun", "scratch_overrun", "debug_defined"]
+FUNCTIONS = ["overrun", "underrun", "scratch_overrun", "allocator_overrun", "debug_defined"]
 
 
 @pytest.fixture(scope="module")
@@ -77,6 +84,11 @@ def test_write_past_a_scratch_is_an_error(debug_mod):
         jax.block_until_ready(
             debug_mod.scratch_overrun(jnp.zeros(4, jnp.float32), scratch_bytes=64)
         )
+
+
+def test_write_past_a_scratch_allocator_block_is_an_error(debug_mod):
+    with pytest.raises(Exception, match="'allocator_overrun' wrote past the end of jaxcc::Scratch"):
+        jax.block_until_ready(debug_mod.allocator_overrun(jnp.zeros(4, jnp.float32)))
 
 
 def test_debug_build_defines_jaxcc_debug_and_is_its_own_cache_entry(debug_mod):

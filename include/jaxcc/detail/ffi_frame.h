@@ -302,6 +302,9 @@ XLA_FFI_Error* RunFrameWith(XLA_FFI_CallFrame* frame, const FrameSpec& spec, Fra
       FrameScratchAllocator allocator(frame->api, frame->ctx, spec.scratch_alloc);
       context.allocator = &allocator;
       RunFrameBody<CallScope>(spec, body, view);
+#if defined(JAXCC_DEBUG_GUARDS)
+      allocator.CheckGuards(spec.function);
+#endif
       return nullptr;  // the allocator frees its blocks here, after the function returned
     }
     RunFrameBody<CallScope>(spec, body, view);
