@@ -102,3 +102,18 @@ def test_c_order_and_any_layout_signatures_read_the_rows(kernel):
 def test_rank_one_arrays_are_the_same_in_either_order():
     f = jaxcc.numba_kernel(copy_fortran_rank1, jax.ShapeDtypeStruct((3,), jnp.float32))
     np.testing.assert_array_equal(f(X[0]), [20, 60, 100])
+
+
+@numba.njit
+def double(x, out):
+    for i in range(x.shape[0]):
+        out[i] = x[i] * 2
+
+
+def test_float64_outs_of_a_standalone_numba_kernel_with_x64_off_are_float32():
+    # Before: the output buffer was float64 while the input was cut to float32.
+    a = np.asarray([1.5, -2.0, 4.25])
+    f = jaxcc.numba_kernel(double, jax.ShapeDtypeStruct(a.shape, a.dtype))
+    got = f(jnp.asarray(a))
+    assert got.dtype == jnp.float32
+    np.testing.assert_array_equal(got, a * 2)

@@ -157,7 +157,7 @@ class KernelTable:
             f"kernel named {backend!r} for {platform}, or pass backend= on the call, to silence "
             "this warning.",
             BackendWarning,
-            stacklevel=4,
+            stacklevel=5,  # the caller of XLACustomKernel.__call__
         )
 
     def select(self, platform: str, explicit: str | None, chosen) -> KernelEntry:

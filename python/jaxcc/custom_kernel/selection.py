@@ -33,6 +33,7 @@ _global_backends: dict[str, str] = {}
 _chosen_defaults: dict[tuple, str] = {}
 _context = None  # the JAX user context holding the snapshot, made on first use
 _epoch = 0  # bumped by a switch that could race a trace (see the module's docstring)
+_last: tuple = ((), ())  # the snapshot published last
 
 
 def _make_jit_key_context(default):
@@ -69,14 +70,17 @@ def _may_race_a_trace() -> bool:
 def _publish(switch: bool = True) -> None:
     """Makes the current choices part of JAX's jit key. Call with `_lock` held; `switch` False
     for creating the context, which changes no choice."""
-    global _context, _epoch
+    global _context, _epoch, _last
     if _context is None:
         _context = _make_jit_key_context(())
         if _context is None:
             return
+    value = _snapshot()
+    if switch and value == _last:
+        return  # nothing changed (a first registration, the same choice again)
     if switch and _may_race_a_trace():
         _epoch += 1
-    value = _snapshot()
+    _last = value
     # The empty snapshot of epoch 0 is the context's default, so a process that never chose
     # anything, or returned to that state without a race, keys its functions as if the context
     # did not exist.
