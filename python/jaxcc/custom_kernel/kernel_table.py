@@ -47,12 +47,12 @@ class KernelTable:
     def add(self, entry: KernelEntry, asdefault: bool) -> None:
         """Stores `entry` (replacing the same backend on its platform); the first kernel of a
         platform, or one added with `asdefault=True`, becomes the platform's default."""
-        before = self._selection(warn=False) if self._used else None
+        before = self.selection(warn=False) if self._used else None
         self._store(entry, asdefault)
         # A registration that changes what a call would run now (a kernel for the backend
         # chosen with set_backend, a new platform) after calls were compiled is a switch that
         # no set of choices describes: a new epoch of the jit key (selection.py) retraces them.
-        if before is not None and self._selection(warn=False) != before:
+        if before is not None and self.selection(warn=False) != before:
             selection.new_epoch()
 
     def _store(self, entry: KernelEntry, asdefault: bool) -> None:
@@ -123,14 +123,13 @@ class KernelTable:
 
     # -- selection ------------------------------------------------------------------------
 
-    def selection(self) -> tuple[tuple[str, str], ...]:
+    def selection(self, warn: bool = True) -> tuple[tuple[str, str], ...]:
         """(platform, backend) chosen now for every platform with kernels: the process-wide
         `jaxcc.set_backend` choice if this primitive has it, else the platform's default. A
-        global choice this primitive lacks warns once per platform and backend."""
-        self._used = True
-        return self._selection(warn=True)
-
-    def _selection(self, warn: bool) -> tuple[tuple[str, str], ...]:
+        global choice this primitive lacks warns once per platform and backend (`warn`: for
+        calls, which then mark the table used)."""
+        if warn:
+            self._used = True
         preferred = selection.global_backends()
         chosen = {}
         for platform, kernels in self._kernels.items():
@@ -157,7 +156,7 @@ class KernelTable:
             f"kernel named {backend!r} for {platform}, or pass backend= on the call, to silence "
             "this warning.",
             BackendWarning,
-            stacklevel=5,  # the caller of XLACustomKernel.__call__
+            stacklevel=4,
         )
 
     def select(self, platform: str, explicit: str | None, chosen) -> KernelEntry:

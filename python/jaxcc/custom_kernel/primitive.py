@@ -60,6 +60,7 @@ def _trace_probes() -> tuple:
     return trace_probes[0], trace_probes[1]
 
 
+@functools.cache
 def _jit_disabled_flag():
     """JAX's disable_jit flag (answers `.value` for the calling thread), or None."""
     from .._jax_compat import trace_probes
@@ -94,8 +95,9 @@ def _outs_key(outs):
     sds = _fast_path_types()[0]
     kind = type(outs)
     if kind is sds:
-        key = (outs.shape, outs.dtype)
-        return (*key, _x64_enabled()) if outs.dtype in _WIDE_DTYPES else key
+        dtype = outs.dtype
+        key = (outs.shape, dtype)
+        return (*key, _x64_enabled()) if dtype.itemsize >= 8 and dtype in _WIDE_DTYPES else key
     if (kind is list or kind is tuple) and outs and all(type(o) is sds for o in outs):
         key = (kind, *[(o.shape, o.dtype) for o in outs])
         if any(o.dtype in _WIDE_DTYPES for o in outs):
@@ -131,6 +133,8 @@ def _param_key(value):
 
 
 def _params_key(params: dict) -> tuple:
+    if not params:
+        return ()
     return tuple((name, _param_key(value)) for name, value in params.items())
 
 
