@@ -12,6 +12,7 @@ from .._sharding_check import check_rule_less
 from ..errors import BackendError, CallError, SpecError, SpecTypeError
 from . import lowering, registry, selection
 from .benchmark.mixin import BenchmarkingMixin
+from .call_keys import all_concrete_arrays, canonical_dtype, outs_key, params_key
 from .kernel_table import KernelTable, UsesKernelTable
 from .registration import RegistrationMixin
 from .transforms import TransformsMixin
@@ -32,16 +33,10 @@ def _shaped_array(item, where: str):
     try:
         # Canonical as JAX makes the inputs: with x64 off a float64 output is float32, as a
         # float64 input is (a kernel would otherwise write float32 into a float64 buffer).
-        dtype = _canonical_dtype(np.dtype(item.dtype))
+        dtype = canonical_dtype(np.dtype(item.dtype))
         return ShapedArray(tuple(int(d) for d in item.shape), dtype)
     except TypeError as exc:
         raise CallError(f"{where}: cannot read the shape/dtype of an outs entry: {exc}") from None
-
-
-def _canonical_dtype(dtype):
-    import jax
-
-    return np.dtype(jax.dtypes.canonicalize_dtype(dtype))
 
 
 def _at_top_level() -> bool:
@@ -68,95 +63,8 @@ def _jit_disabled_flag():
     return trace_probes[2]
 
 
-@functools.cache
-def _fast_path_types() -> tuple:
-    import jax
-
-    from .._jax_compat import Tracer
-
-    return jax.ShapeDtypeStruct, jax.Array, Tracer
-
-
-# Dtypes whose canonical form depends on jax_enable_x64 (float64 becomes float32 with it off).
-_WIDE_DTYPES = frozenset(np.dtype(d) for d in ("float64", "int64", "uint64", "complex128"))
-
-
-def _x64_enabled() -> bool:
-    import jax
-
-    return bool(jax.config.jax_enable_x64)
-
-
-def _outs_key(outs):
-    """A hashable key equal for two `outs` with the same structure, shapes and dtypes (all that
-    the checked path reads of them), or None where `outs` is not a ShapeDtypeStruct or a flat
-    list/tuple of them (those calls bind). A 64-bit dtype adds the x64 flag: the checked path
-    canonicalises it (float64 is float32 with x64 off), so the same outs mean other outputs."""
-    sds = _fast_path_types()[0]
-    kind = type(outs)
-    if kind is sds:
-        dtype = outs.dtype
-        key = (outs.shape, dtype)
-        return (*key, _x64_enabled()) if dtype.itemsize >= 8 and dtype in _WIDE_DTYPES else key
-    if (kind is list or kind is tuple) and outs and all(type(o) is sds for o in outs):
-        key = (kind, *[(o.shape, o.dtype) for o in outs])
-        if any(o.dtype in _WIDE_DTYPES for o in outs):
-            return (*key, _x64_enabled())
-        return key
-    return None
-
-
-# Parameter types whose equality is identity of value and type already (True == 1 and
-# 0.0 == -0.0 are why the others need more; issue 38).
-_PLAIN_PARAM_TYPES = frozenset((int, str, bool, type(None), bytes))
-
-
-def _param_key(value):
-    """`value` as a cache key that tells apart what compiles differently: its type (True is not
-    1, np.float32(1) is not 1.0) and, for floating-point numbers, its bits (-0.0 is not 0.0, and
-    a NaN equals itself), inside tuples and frozensets too. Other objects key by their own
-    equality. An unhashable value stays in the key, which then raises TypeError on lookup."""
-    kind = type(value)
-    if kind in _PLAIN_PARAM_TYPES:
-        return (kind, value)
-    if kind is float:
-        return (kind, value.hex())
-    if kind is complex:
-        return (kind, value.real.hex(), value.imag.hex())
-    if isinstance(value, (np.floating, np.complexfloating)):
-        return (kind, value.tobytes())
-    if kind is tuple:
-        return (kind, *[_param_key(v) for v in value])
-    if kind is frozenset:
-        return (kind, frozenset(_param_key(v) for v in value))
-    return (kind, value)
-
-
-def _params_key(params: dict) -> tuple:
-    if not params:
-        return ()
-    return tuple((name, _param_key(value)) for name, value in params.items())
-
-
 # The XLACustomKernels whose kernels this thread is lowering, innermost last.
 _lowering = threading.local()
-
-# Concrete array types seen so far (jax.Array, not a tracer): `type(x) in` is much cheaper than
-# isinstance(x, jax.Array), whose ABC check runs on every call.
-_concrete_array_types: set[type] = set()
-
-
-def _all_concrete_arrays(ins) -> bool:
-    known = _concrete_array_types
-    for x in ins:
-        kind = type(x)
-        if kind in known:
-            continue
-        _, array_type, tracer_type = _fast_path_types()
-        if not isinstance(x, array_type) or isinstance(x, tracer_type):
-            return False
-        known.add(kind)
-    return True
 
 
 def _as_array(x, index: int, where: str):
@@ -262,7 +170,7 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
         switching backends back and forth reuses the executables compiled for each."""
         import jax
 
-        key = _params_key(dict(sorted(params.items(), key=lambda item: item[0])))
+        key = params_key(dict(sorted(params.items(), key=lambda item: item[0])))
         with self._eager_lock:
             fn = self._eager_cache.get(key)
             if fn is None:
@@ -389,10 +297,10 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
         # check, a call with jax.Array inputs skips the checks (they depend only on those, and
         # on the kernel table, which only grows) and calls the same jitted bind directly.
         fast_key = None
-        if _at_top_level() and _all_concrete_arrays(ins):
-            outs_key = _outs_key(outs)
-            if outs_key is not None:
-                fast_key = (outs_key, backend, *_params_key(params))
+        if _at_top_level() and all_concrete_arrays(ins):
+            outs_part = outs_key(outs)
+            if outs_part is not None:
+                fast_key = (outs_part, backend, *params_key(params))
                 try:
                     known = self._fast_calls.get(fast_key)
                 except TypeError:  # an unhashable parameter: the checks below say so
