@@ -175,3 +175,38 @@ def test_named_nestings_match_the_pure_jax_function(ops):
             shape.insert(op[1], 2)
     x = jnp.asarray(np.random.default_rng(0).uniform(-1.5, 1.5, shape), jnp.float32)
     np.testing.assert_allclose(f(x), reference(x), rtol=2e-5, atol=1e-5)
+
+
+@functools.cache
+def kernel_mul_whole_jvp():
+    """The same kernel with one whole JVP rule (JAX's primitive_jvps form)."""
+    module = jaxcc.load_cpp_inline("ck_rank_checked", SOURCE, ["rank_checked_mul"])
+    kernel = jaxcc.XLACustomKernel(unique("rank_checked_mul_jvp"))
+    kernel.def_cpp_kernel(lambda **params: module.rank_checked_mul, vectorized=True)
+
+    def mul(x, y):
+        return kernel(x, y, outs=[jax.ShapeDtypeStruct(x.shape, x.dtype)])
+
+    def jvp(primals, tangents, **params):
+        x, y = primals
+        tx, ty = tangents
+        assert x.ndim == 1, "the rule sees one batch element"
+        parts = [mul(t, y)[0] for t in (tx,) if type(t) is not ad.Zero]
+        parts += [mul(x, t)[0] for t in (ty,) if type(t) is not ad.Zero]
+        if not parts:
+            return mul(x, y), [ad.Zero(jax.typeof(x).to_tangent_aval())]
+        return mul(x, y), [sum(parts[1:], parts[0])]
+
+    kernel.def_jvp_rule(jvp)
+    return lambda x, y: mul(x, y)[0]
+
+
+def test_a_whole_jvp_rule_under_vmap_sees_one_element_and_symbolic_zeros():
+    mul = kernel_mul_whole_jvp()
+
+    def inner(xs, ts):  # the second operand is a constant: its tangent is a symbolic zero
+        return jax.jvp(jax.vmap(lambda x: mul(x, C)), (xs,), (ts,))
+
+    primal, tangent = jax.vmap(inner)(X, T)
+    np.testing.assert_allclose(primal, np.asarray(X) * np.asarray(C), rtol=1e-6)
+    np.testing.assert_allclose(tangent, np.asarray(T) * np.asarray(C), rtol=1e-6)

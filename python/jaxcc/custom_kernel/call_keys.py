@@ -10,6 +10,7 @@ import numpy as np
 
 
 def canonical_dtype(dtype):
+    """`dtype` as JAX canonicalises an input's (x64 off: float64 is float32)."""
     import jax
 
     return np.dtype(jax.dtypes.canonicalize_dtype(dtype))
