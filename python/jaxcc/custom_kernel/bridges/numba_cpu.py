@@ -20,12 +20,15 @@ import time
 import numpy as np
 
 from ..._jax_compat import DEFAULT_VMAP_METHOD
-from ...errors import CallError, DeviceError
+from ...errors import CallError, CallValueError, DeviceError
 from .numba_cpu_compile import collector_paused, compile_kernel
 from .numba_cpu_trampoline import start_building, trampoline_target
 from .outputs import output_types
 
 MAX_RANK = 8
+# vmap methods under which XLA hands the FFI call buffers with an extra leading batch axis: the
+# kernel was compiled (and its address taken) for the unbatched rank when the call was traced.
+_BATCHED_VMAP_METHODS = ("expand_dims", "broadcast_all", "legacy_vectorized")
 _lock = threading.Lock()
 # (kernel, bridge, buffer specs) -> (what must stay alive, entry address, kernel address). Kept
 # for the life of the process: compiled executables hold the addresses.
@@ -313,6 +316,23 @@ def _refuse_inputs_placed_off_the_cpu(kernel, ins) -> None:
         )
 
 
+def _refuse_batched_vmap(kernel, vmap_method) -> None:
+    """The kernel is compiled for the ranks of the buffers seen when the call is traced, but under
+    `expand_dims`, `broadcast_all` or `legacy_vectorized` XLA's vmap hands the same FFI call
+    buffers with one more leading axis: the trampoline would pass them to code compiled for the
+    lower rank (a crash, or outputs never written; issue 38). Refused when wrapped, with the two
+    ways that work."""
+    if vmap_method in _BATCHED_VMAP_METHODS:
+        raise CallValueError(
+            f"numba_kernel {getattr(kernel, '__name__', kernel)!s}: vmap_method={vmap_method!r} "
+            "would hand the kernel buffers with an extra leading batch axis, but it is compiled "
+            "for the unbatched ranks. Leave vmap_method unset (or 'sequential'): one call per "
+            "batch element; or, for one call over the whole batch, register a generator with "
+            "def_numba_kernel(kg, vectorized=True): it is then called with the batched outs and "
+            "the kernel is compiled for the batched ranks."
+        )
+
+
 def numba_kernel(
     kernel, outs, *, vmap_method=None, input_output_aliases=None, bridge: str = "native"
 ):
@@ -320,12 +340,14 @@ def numba_kernel(
     as a function of the inputs that returns the outputs described by `outs`.
 
     Usable on its own or returned from a kernel generator given to `def_numba_kernel`.
-    `vmap_method` is passed to `jax.ffi.ffi_call` (default 'sequential').
+    `vmap_method` is passed to `jax.ffi.ffi_call` (default 'sequential'); the methods that would
+    hand the kernel batched buffers are refused (a CallValueError, see `_refuse_batched_vmap`).
     """
     import jax
 
     if bridge not in ("native", "callback"):
         raise CallError(f"numba_kernel: bridge must be 'native' or 'callback', got {bridge!r}")
+    _refuse_batched_vmap(kernel, vmap_method)
     if not hasattr(kernel, "py_func"):
         raise CallError(
             "numba_kernel: kernel must be a numba.njit function (it is called as "
