@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import inspect
 
-from .numba_cpu_cache import Unkeyable, _key_function, _key_value, _versioned
+from .numba_cpu_values import Unkeyable, _key_function, _key_value, _versioned
 
 
 def _qualified(obj) -> str:
