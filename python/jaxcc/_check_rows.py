@@ -101,7 +101,8 @@ def inputs_row(subject: Subject, reference) -> tuple[str, str]:
         if changed.any():
             at = tuple(int(j) for j in np.argwhere(changed)[0])
             return FAILED, (f"input {i + 1} was changed by the call at index {at}: "
-                            f"{shown(before[at])} -> {shown(after[at])} ({int(changed.sum())} elements); "
+                            f"{shown(before[at])} -> {shown(after[at])} "
+                            f"({int(changed.sum())} elements); "
                             "a kernel must not write its inputs (return a new output, or use "
                             "input_output_aliases)")  # fmt: skip
     return PASSED, "every input unchanged after the call"

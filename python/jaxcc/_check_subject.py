@@ -89,7 +89,8 @@ class Subject:
             if bad.any():
                 at = tuple(int(j) for j in np.argwhere(bad)[0])
                 return (
-                    f"{what}: output {i + 1} differs at index {at}: {shown(a[at])} vs {shown(e[at])} "
+                    f"{what}: output {i + 1} differs at index {at}: {shown(a[at])} vs "
+                    f"{shown(e[at])} "
                     f"({int(bad.sum())} of {bad.size} elements)"
                 )
         return None

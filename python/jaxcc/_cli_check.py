@@ -26,8 +26,10 @@ def add_check_command(commands) -> None:
                        help="check only this entry of JAXCC_CHECKS (repeatable)")  # fmt: skip
     check.add_argument("--checks", help="comma-separated rows to run (default: all)")
     check.add_argument("--skip", help="comma-separated rows to leave out")
-    check.add_argument("--devices", type=int, default=8,
-                       help="virtual CPU devices for the sharding row (default 8; 1 skips it)")  # fmt: skip
+    check.add_argument(
+        "--devices", type=int, default=8,
+        help="virtual CPU devices for the sharding row (default 8; 1 skips it)",
+    )  # fmt: skip
 
 
 def _force_devices(count: int) -> None:
