@@ -64,28 +64,47 @@ def _setup(subject: Subject):
 
 
 def jvp_row(subject: Subject, reference) -> tuple[str, str]:
+    """Per floating input (the others' tangents zero), so the detail names the input. An input
+    whose JVP is exactly zero everywhere is one its rule declares not differentiable (a None
+    rule in def_jvp_rule2: a connection probability, a structural parameter), where finite
+    differences measure a jump in structure: it is named in the detail, not compared."""
     setup = _setup(subject)
     if isinstance(setup, str):
         return SKIPPED, setup
     jax, f, primals, tangents, _, (step, rtol, atol) = setup
-    try:
-        _, forward = jax.jvp(f, tuple(primals), tuple(tangents))
-    except Exception as e:  # noqa: BLE001
-        return FAILED, f"jax.jvp raised {first_line(e)}"
     s = np.asarray(step, primals[0].dtype)
-    plus = f(*[p + s * t for p, t in zip(primals, tangents, strict=True)])
-    minus = f(*[p - s * t for p, t in zip(primals, tangents, strict=True)])
-    for i, (got, hi, lo) in enumerate(zip(forward, plus, minus, strict=True)):
-        numeric = (np.asarray(hi, np.float64) - np.asarray(lo, np.float64)) / (2 * step)
-        got = np.asarray(got, np.float64)
-        bad = ~np.isclose(got, numeric, rtol=rtol, atol=atol)
-        if bad.any():
-            at = tuple(int(j) for j in np.argwhere(bad)[0])
-            ratio = got[at] / numeric[at] if numeric[at] else float("inf")
-            return FAILED, (f"JVP of output {i + 1} at index {at} is {got[at]:.6g}, finite "
-                            f"differences give {numeric[at]:.6g} (ratio {ratio:.4g}; "
-                            f"{int(bad.sum())} of {bad.size} elements)")  # fmt: skip
-    return PASSED, f"forward mode equals finite differences (step {step:g}, rtol {rtol:g})"
+    compared, constant = [], []
+    for k in range(len(tangents)):
+        alone = [t if j == k else np.zeros_like(t) for j, t in enumerate(tangents)]
+        where = f"input {f.inputs[k] + 1}"
+        try:
+            _, forward = jax.jvp(f, tuple(primals), tuple(alone))
+        except Exception as e:  # noqa: BLE001
+            return FAILED, f"jax.jvp ({where}) raised {first_line(e)}"
+        if not any(np.any(np.asarray(t)) for t in forward):
+            constant.append(where)
+            continue
+        plus = f(*[p + s * t for p, t in zip(primals, alone, strict=True)])
+        minus = f(*[p - s * t for p, t in zip(primals, alone, strict=True)])
+        for i, (got, hi, lo) in enumerate(zip(forward, plus, minus, strict=True)):
+            numeric = (np.asarray(hi, np.float64) - np.asarray(lo, np.float64)) / (2 * step)
+            got = np.asarray(got, np.float64)
+            bad = ~np.isclose(got, numeric, rtol=rtol, atol=atol)
+            if bad.any():
+                at = tuple(int(j) for j in np.argwhere(bad)[0])
+                ratio = got[at] / numeric[at] if numeric[at] else float("inf")
+                return FAILED, (
+                    f"{where}: JVP of output {i + 1} at index {at} is {got[at]:.6g}, finite "
+                    f"differences give {numeric[at]:.6g} (ratio {ratio:.4g}; "
+                    f"{int(bad.sum())} of {bad.size} elements)"
+                )
+        compared.append(where)
+    detail = f"forward mode equals finite differences (step {step:g}, rtol {rtol:g})"
+    if constant:
+        detail += f"; zero JVP, not compared: {', '.join(constant)}"
+    if not compared:
+        return SKIPPED, f"every floating input has a zero JVP ({', '.join(constant)})"
+    return PASSED, detail
 
 
 def transpose_row(subject: Subject, reference) -> tuple[str, str]:
