@@ -139,16 +139,20 @@ def _loop(subject: Subject, elements) -> list:
 
 
 def _vmap_cases(subject: Subject):
-    """(description, batched function, its arguments, elements in order) per case."""
+    """(description, batched function, its arguments, elements in order, the outputs' batch
+    axis) per case."""
     import jax
 
     fn = subject.function()
     args = subject.host_args
     elements = [_element(subject, k) for k in range(3)]
-    yield "in_axes=0", jax.vmap(fn), [np.stack(c) for c in zip(*elements, strict=True)], elements
+    stacked = [np.stack(c) for c in zip(*elements, strict=True)]
+    yield "in_axes=0", jax.vmap(fn), stacked, elements, 0
+    if all(len(t.shape) >= 1 for t in subject.declared()):
+        yield "out_axes=1", jax.vmap(fn, out_axes=1), stacked, elements, 1
     if all(a.ndim >= 1 for a in args):
         batched = [np.stack(c, axis=1) for c in zip(*elements, strict=True)]
-        yield "in_axes=1", jax.vmap(fn, in_axes=1), batched, elements
+        yield "in_axes=1", jax.vmap(fn, in_axes=1), batched, elements, 0
     floating = [i for i, a in enumerate(args) if a.dtype.kind in "fc"]
     if len(args) > 1 and floating:
         i = floating[0]
@@ -156,17 +160,17 @@ def _vmap_cases(subject: Subject):
         only = [_element(subject, k)[i] for k in range(3)]
         batched = [np.stack(only) if j == i else a for j, a in enumerate(args)]
         per = [[only[k] if j == i else a for j, a in enumerate(args)] for k in range(3)]
-        yield f"only input {i + 1} batched", jax.vmap(fn, in_axes=axes), batched, per
+        yield f"only input {i + 1} batched", jax.vmap(fn, in_axes=axes), batched, per, 0
     grid = [_element(subject, k) for k in range(4)]
     nested = [np.stack(c).reshape(2, 2, *c[0].shape) for c in zip(*grid, strict=True)]
-    yield "nested vmap (2x2)", jax.vmap(jax.vmap(fn)), nested, grid
+    yield "nested vmap (2x2)", jax.vmap(jax.vmap(fn)), nested, grid, 0
 
 
 def vmap_row(subject: Subject, reference) -> tuple[str, str]:
     done = []
-    for what, batched_fn, batched_args, elements in _vmap_cases(subject):
+    for what, batched_fn, batched_args, elements, out_axis in _vmap_cases(subject):
         try:
-            got = [np.asarray(o) for o in batched_fn(*batched_args)]
+            got = [np.moveaxis(np.asarray(o), out_axis, 0) for o in batched_fn(*batched_args)]
         except Exception as e:  # noqa: BLE001  # the vmap itself failing is the finding
             return FAILED, f"jax.vmap ({what}) raised {first_line(e)}"
         expected = _loop(subject, elements)
