@@ -11,6 +11,8 @@ import sys
 import jax
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import jaxcc
 
@@ -155,3 +157,33 @@ def test_catalogue_outputs_are_the_declared_types(ops):
     assert jax.ShapeDtypeStruct(total.shape, total.dtype) == jax.ShapeDtypeStruct(
         catalogue.M.shape, catalogue.M.dtype
     )
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    shape=st.lists(st.integers(1, 4), min_size=0, max_size=3),
+    dtype=st.sampled_from([np.float32, np.float64, np.int32, np.uint8, np.bool_]),
+    data=st.data(),
+)
+def test_difference_names_exactly_the_changed_element(shape, dtype, data):
+    """The comparison every row uses: equal arrays (NaNs included) agree, and one element moved
+    beyond the tolerance is reported at its own index, as 1 differing element."""
+    from jaxcc._check_subject import Subject
+
+    subject = Subject(None, [], None, {}, False)
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))
+    a = np.asarray(rng.standard_normal(shape) * 10).astype(dtype)
+    if np.dtype(dtype).kind == "f" and a.size:
+        a.flat[0] = np.nan
+    assert subject.difference([a], [a.copy()], "same") is None
+    if not a.size:
+        return
+    index = data.draw(st.integers(0, a.size - 1))
+    b = a.copy()
+    b.flat[index] = (not b.flat[index]) if dtype is np.bool_ else b.flat[index] + 1
+    if np.dtype(dtype).kind == "f" and np.isnan(a.flat[index]):
+        b.flat[index] = 1.0
+    at = tuple(int(i) for i in np.unravel_index(index, a.shape))
+    found = subject.difference([a], [b], "changed")
+    assert found is not None and f"differs at index {at}:" in found, found
+    assert f"(1 of {a.size} elements)" in found
