@@ -100,7 +100,9 @@ def _request_of(fn):
     with _loaded_table._lock:
         items = list(_loaded_table._loaded.items())
     for request, module in items:
-        if fn.target == f"{module.target_prefix}.{fn.name}" and fn.name in module.specs:
+        # The module's own callable for the name (its target may carry a version suffix after
+        # an edit in this process, decision 155), not a rebuilt name.
+        if fn.name in module.specs and module[fn.name].target == fn.target:
             return request
     return None
 
