@@ -72,14 +72,36 @@ def test_force_rebuild_rebuilds_and_keeps_working(unique_name):
     np.testing.assert_array_equal(rebuilt.add(jnp.ones(2), jnp.ones(2)), 2.0)
 
 
-def test_changed_code_under_a_registered_name_raises_with_the_fix(unique_name):
-    jaxcc.load_cpp_inline(unique_name, add_source(1), ["add"])
-    with pytest.raises(jaxcc.RegistrationError, match="target_prefix"):
-        jaxcc.load_cpp_inline(unique_name, add_source(2), ["add"])
-    other = jaxcc.load_cpp_inline(
-        unique_name, add_source(2), ["add"], target_prefix=unique_name + "_v2"
-    )
-    np.testing.assert_array_equal(other.add(jnp.ones(2), jnp.ones(2)), 4.0)
+def test_edit_and_rerun_in_one_process_ten_times(unique_name):
+    """The notebook loop (issue 39 item 2): each edit loads under the same name and its callables
+    and new jit traces run the new code; programs traced before keep the version they were
+    compiled against; the raw first-version targets stay; unchanged code keeps its targets; one
+    ReloadWarning names the raw targets (it was a RegistrationError: a new name every edit)."""
+    ones = jnp.ones(2, jnp.float32)
+    first = jaxcc.load_cpp_inline(unique_name, add_source(1), ["add"])
+    assert first.targets == {"add": f"{unique_name}.add"}
+    traced_first = jax.jit(lambda x: first.add(x, x))
+    np.testing.assert_array_equal(traced_first(ones), 3.0)
+    with pytest.warns(jaxcc.ReloadWarning) as caught:
+        modules = {}
+        for offset in range(2, 11):
+            mod = jaxcc.load_cpp_inline(unique_name, add_source(offset), ["add"])
+            modules[offset] = mod
+            assert mod.targets["add"] == f"{unique_name}@{mod.key[:12]}.add"
+            np.testing.assert_array_equal(mod.add(ones, ones), 2.0 + offset)
+            np.testing.assert_array_equal(jax.jit(lambda x, m=mod: m.add(x, x))(ones), 2.0 + offset)
+    assert len(caught) == 1
+    message = str(caught[0].message)
+    assert f"'{unique_name}.add'" in message and "still run the first version" in message
+    # What was compiled against the first version still runs it; so does its raw target.
+    np.testing.assert_array_equal(traced_first(ones), 3.0)
+    raw = jax.ffi.ffi_call(f"{unique_name}.add", jax.ShapeDtypeStruct((2,), jnp.float32))
+    np.testing.assert_array_equal(raw(ones, ones), 3.0)
+    # Every version's targets stay valid side by side; rerunning an earlier edit reuses them.
+    np.testing.assert_array_equal(modules[4].add(ones, ones), 6.0)
+    again = jaxcc.load_cpp_inline(unique_name, add_source(4), ["add"])
+    assert again.targets == modules[4].targets
+    assert jaxcc.load_cpp_inline(unique_name, add_source(1), ["add"]).targets == first.targets
 
 
 def test_every_option_that_changes_the_binary_changes_the_key(unique_name):

@@ -46,7 +46,9 @@ class BundleError(LoadError):
 
 
 class RegistrationError(JaxccError, RuntimeError):
-    """An FFI target name is already registered with different code."""
+    """brainevent's error for an FFI target name registered with different code. jaxcc registers
+    changed code under versioned names instead (decision 155), so it raises none; the class stays
+    for code that catches it (brainevent's `KernelRegistrationError` is this class)."""
 
 
 class CacheError(JaxccError, OSError):
@@ -80,6 +82,12 @@ class BackendError(JaxccError, ValueError):
 class BackendWarning(UserWarning):
     """A `jaxcc.set_backend` choice does not apply to a primitive that lacks that backend; the
     primitive uses its default (warned once per primitive, platform and backend)."""
+
+
+class ReloadWarning(UserWarning):
+    """A module was loaded again in this process with changed code: its functions run under new,
+    versioned FFI target names, and the raw target names (and jitted functions traced before)
+    still mean the first version. Warned once per module."""
 
 
 class ShardingWarning(UserWarning):
