@@ -6,6 +6,7 @@ check_kernel must flag."""
 import functools
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 import jaxcc
@@ -18,6 +19,16 @@ void scale(const jaxcc::Tensor x, jaxcc::Tensor out, float factor) {
   const float* a = x.data_ptr<float>();
   float* o = out.data_ptr<float>();
   for (int64_t i = 0; i < out.numel(); ++i) o[i] = a[i] * factor;
+}
+
+// Right, two outputs of different shapes: the running sum and the total.
+void cumsum_total(const jaxcc::Tensor x, jaxcc::Tensor running, jaxcc::Tensor total) {
+  float sum = 0;
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    sum += x.data_ptr<float>()[i];
+    running.data_ptr<float>()[i] = sum;
+  }
+  total.data_ptr<float>()[0] = sum;
 }
 
 // Defect: the second half of the output is never written.
@@ -65,7 +76,7 @@ void total(const jaxcc::Tensor x, jaxcc::Tensor out) {
 }
 """
 
-FUNCTIONS = ["scale", "half_written", "mutates_input", "counted_sum", "row_total"]
+FUNCTIONS = ["scale", "cumsum_total", "half_written", "mutates_input", "counted_sum", "row_total"]
 
 
 @functools.cache
@@ -91,6 +102,16 @@ def total_module(vmap_method: str):
     )
 
 
+@functools.cache
+def row_total_primitive(rule: str):
+    """row_total as an XLACustomKernel (a JAX backend) with the rule given."""
+    kernel = jaxcc.XLACustomKernel(f"check_row_total_{len(rule)}", sharding=rule)
+    kernel.def_kernel(
+        "jax", "cpu", lambda **p: lambda x: jnp.broadcast_to(x.sum(1, keepdims=True), x.shape)
+    )
+    return kernel
+
+
 X = np.linspace(-1.0, 2.0, 8, dtype=np.float32)
 M = np.arange(32, dtype=np.float32).reshape(4, 8) / 8
 ONE = jax.ShapeDtypeStruct((1,), np.float32)
@@ -100,4 +121,14 @@ JAXCC_CHECKS = {
     "scale": lambda: (module().scale, (X,), {"factor": 2.0}),
     "row_total": lambda: (module().row_total, (M,), {}),
     "row_total_right_rule": lambda: (right_rule_module().row_total, (M,), {}),
+    "row_total_primitive": lambda: (
+        row_total_primitive("r k -> r k"),
+        (M,),
+        {"outs": jax.ShapeDtypeStruct(M.shape, M.dtype)},
+    ),
+    "row_total_primitive_right_rule": lambda: (
+        row_total_primitive("r k -> r k; need_replication: k"),
+        (M,),
+        {"outs": jax.ShapeDtypeStruct(M.shape, M.dtype)},
+    ),
 }

@@ -46,6 +46,13 @@ def test_right_kernel_passes_every_row_that_applies(ops):
     assert all(name in text for name in statuses)
 
 
+def test_right_kernel_with_two_outputs_passes(ops):
+    outs = [jax.ShapeDtypeStruct((8,), np.float32), catalogue.ONE]
+    report = jaxcc.check_kernel(ops.cumsum_total, catalogue.X, outs=outs, skip=["bundle"])
+    assert report.ok, str(report)
+    assert report["outputs"].detail.endswith("every element written (two sentinel fills)")
+
+
 def test_unwritten_output_fails_outputs_only(ops):
     report = jaxcc.check_kernel(ops.half_written, catalogue.X, skip=["bundle", "export"])
     assert failed(report) == {"outputs"}, str(report)
@@ -126,11 +133,13 @@ def cli_run():
 def test_cli_flags_the_rule_that_splits_a_summed_factor(cli_run):
     out = cli_run.stdout
     assert cli_run.returncode == 1, out + cli_run.stderr
-    assert "jaxcc check: 1 of 3 kernel(s) failed: check_kernel_catalogue:row_total\n" in out
-    wrong = out.split("check_kernel_catalogue:row_total\n")[1].split("\n\n")[0]
-    failed_rows = [line.split()[0] for line in wrong.splitlines()[1:] if " failed " in line]
-    assert failed_rows == ["sharding"], wrong
-    assert "factor 'k' split over 8 devices: output 1 differs" in wrong
+    assert ("jaxcc check: 2 of 5 kernel(s) failed: check_kernel_catalogue:row_total, "
+            "check_kernel_catalogue:row_total_primitive\n") in out  # fmt: skip
+    for name in ("row_total", "row_total_primitive"):  # a loaded kernel, an XLACustomKernel
+        wrong = out.split(f"check_kernel_catalogue:{name}\n")[1].split("\n\n")[0]
+        failed_rows = [line.split()[0] for line in wrong.splitlines()[1:] if " failed " in line]
+        assert failed_rows == ["sharding"], wrong
+        assert "factor 'k' split over 8 devices: output 1 differs" in wrong
 
 
 def test_cli_sharding_row_passes_a_right_rule(cli_run):
@@ -140,6 +149,8 @@ def test_cli_sharding_row_passes_a_right_rule(cli_run):
     assert "sharding     passed   equals one device, no gather: 'r' over 4" in right
     scale = out.split("check_kernel_catalogue:scale\n")[1].split("\n\n")[0]
     assert "sharding     passed" in scale
+    ruled = out.split("check_kernel_catalogue:row_total_primitive_right_rule\n")[1]
+    assert "sharding     passed   equals one device, no gather: 'r' over 4" in ruled
 
 
 def test_cli_refuses_a_module_without_declarations(tmp_path):
