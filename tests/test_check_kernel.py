@@ -4,6 +4,7 @@ every row, assert_kernel_ok for pytest, and the `jaxcc check` CLI (in a child pr
 devices, where the sharding row runs). XLACustomKernel rules: tests/custom_kernel/
 test_check_kernel_rules.py."""
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -35,8 +36,11 @@ def test_right_kernel_passes_every_row_that_applies(ops):
     report = jaxcc.check_kernel(ops.scale, catalogue.X, factor=2.0)
     assert report.ok, str(report)
     statuses = {row.name: row.status for row in report.rows}
-    for name in ("outputs", "inputs", "determinism", "jit", "vmap", "export", "bundle", "threads"):
+    for name in ("outputs", "inputs", "determinism", "jit", "vmap", "bundle", "threads"):
         assert statuses[name] == "passed", str(report)
+    # jax.export writes artefacts with flatbuffers; without it the row says so and is skipped.
+    serializes = importlib.util.find_spec("flatbuffers") is not None
+    assert statuses["export"] == ("passed" if serializes else "skipped"), str(report)
     for name in ("jvp", "transpose", "backends", "cuda_graph", "stream"):
         assert statuses[name] == "skipped", str(report)
     # One device here: the sharding row says how to get more.
