@@ -203,3 +203,12 @@ def test_difference_names_exactly_the_changed_element(shape, dtype, data):
     found = subject.difference([a], [b], "changed")
     assert found is not None and f"differs at index {at}:" in found, found
     assert f"(1 of {a.size} elements)" in found
+
+
+def test_cli_only_checks_and_skip_narrow_the_run():
+    proc = run_cli("check_kernel_catalogue", "--only", "scale", "--checks", "jit,vmap,threads",
+                   "--skip", "threads", "--devices", "1")  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    rows = [line.split()[0] for line in proc.stdout.splitlines() if line.startswith("  ")]
+    assert rows == ["jit", "vmap"], proc.stdout
+    assert proc.stdout.rstrip().endswith("jaxcc check: 1 kernel(s) ok")
