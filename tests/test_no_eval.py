@@ -22,6 +22,8 @@ ALLOWED_DYNAMIC_IMPORTS = {
     ("_cli_benchmark.py", "import_module"),
     # `jaxcc build --module pkg.kernels` imports the module the user named, recording its loads.
     ("_cli_build.py", "import_module"),
+    # `jaxcc check mypkg.ops` imports the module the user named, to read its JAXCC_CHECKS.
+    ("_cli_check.py", "import_module"),
 }
 
 

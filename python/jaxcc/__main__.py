@@ -110,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     from . import __version__, clear_cache, get_cache_dir
     from ._cli_benchmark import add_benchmark_command, run_benchmark_command
     from ._cli_build import add_build_command, join_flag_list_values, run_build_command
+    from ._cli_check import add_check_command, run_check_command
     from .errors import JaxccError
 
     parser = argparse.ArgumentParser(prog="jaxcc", description=__doc__)
@@ -138,11 +139,14 @@ def main(argv: list[str] | None = None) -> int:
     doctor.add_argument("--json", action="store_true", help="machine-readable output")
     add_benchmark_command(commands)
     add_build_command(commands)
+    add_check_command(commands)
     args = parser.parse_args(join_flag_list_values(sys.argv[1:] if argv is None else argv))
     if args.command == "build":
         return run_build_command(args)
     if args.command == "benchmark":
         return run_benchmark_command(args)
+    if args.command == "check":
+        return run_check_command(args)
     if args.command == "doctor":
         return _doctor(args.json)
     if args.command != "cache":

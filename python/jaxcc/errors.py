@@ -106,6 +106,16 @@ class KernelError(JaxccError, RuntimeError):
     generator or kernel failing (the message then names the other backends)."""
 
 
+class KernelCheckError(JaxccError, AssertionError):
+    """`jaxcc.assert_kernel_ok` found failed checks: the message lists every failed row and the
+    whole table; `report` is the `KernelReport`. An AssertionError, so pytest shows it as a
+    failed assertion."""
+
+    def __init__(self, message: str, report=None):
+        super().__init__(message)
+        self.report = report
+
+
 class NotDifferentiableError(JaxccError, ValueError, NotImplementedError):
     """`jax.grad`, `jax.jvp`, `jax.vjp` or `jax.linear_transpose` reached a compiled kernel
     function, for which JAX has no derivative rule (an FFI call has none): the message says how to
@@ -178,6 +188,7 @@ __all__ = [
     "DeviceError",
     "ExportError",
     "JaxccError",
+    "KernelCheckError",
     "KernelCompilationError",
     "KernelError",
     "KernelFallbackExhaustedError",
