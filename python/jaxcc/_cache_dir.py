@@ -52,5 +52,8 @@ def clear_cache(name: str | None = None) -> int:
     _loaded_table.map_libraries(name)
     removed = _core.clear_cache(get_cache_dir(), name)
     _loaded_table.forget(name)
+    from .custom_kernel.bridges.numba_cpu_cache_notes import forget
+
+    forget(get_cache_dir(), name)  # why Numba kernels were not kept: stale with the entries
     _tune_store.forget(get_cache_dir(), name)  # tuning decisions go with their builds
     return removed

@@ -194,21 +194,10 @@ class KernelFunction:
                     "above is the kernel's own; fix the inputs it rejects or the kernel)"
                 ) from e
         except (ValueError, NotImplementedError) as e:
-            # JAX found no JVP or transpose rule for the FFI call: autodiff reached the kernel.
-            # (JAX 0.10-0.11: a ValueError "The FFI call to `t` cannot be differentiated"; older
-            # ones a NotImplementedError "Differentiation rule for 'ffi_call' not implemented".)
-            text = str(e)
-            if "cannot be differentiated" not in text and "rule for 'ffi_call'" not in text:
+            error = NotDifferentiableError.from_jax(self.name, self.target, e)
+            if error is None:
                 raise
-            raise NotDifferentiableError(
-                f"{self.name}: JAX cannot differentiate the compiled kernel '{self.target}' (an "
-                "FFI call has no derivative rule; JAX said: "
-                f"{str(e).splitlines()[0] if str(e) else e!r}). Give it one: wrap the call in "
-                "jax.custom_vjp (or jax.custom_jvp) with the backward pass as JAX code or another "
-                "kernel, or make it a jaxcc.XLACustomKernel with def_jvp_rule2 and "
-                "def_transpose_rule (docs/custom_kernel.md, 'Autodiff'). Where no gradient need "
-                "flow through it, pass its inputs through jax.lax.stop_gradient."
-            ) from e
+            raise error from e
 
     def _call_with_scratch(self, arrays, result_types, as_list, converted, scratch):
         """The call with its workspace as a hidden last result, dropped from what it returns.

@@ -7,6 +7,7 @@
 
 #include "codegen/ffi_wrapper.h"
 #include "codegen/kernel_unit.h"
+#include "pipeline/debug_profile.h"
 #include "toolchain/cuda_arch.h"
 #include "util/fs.h"
 
@@ -181,6 +182,8 @@ BuildPlan MakeBuildPlan(const LoadRequest& request, const BuildEnvironment& env,
   Append(plan.runtime_flags,
          {"-DNDEBUG", "-isystem", env.ffi_include_dir, "-isystem", env.jaxcc_include_dir});
 
+  if (request.debug) ApplyDebugProfile(plan);
+
   size_t nvcc_units = 0;
   for (size_t i = 0; i < request.sources.size(); ++i) nvcc_units += IsCudaSource(request, i);
   const std::vector<std::string> nvcc_threads =
@@ -231,6 +234,7 @@ std::vector<std::pair<std::string, std::string>> GenerateSources(
   options.module_name = request.name;
   options.platform = request.platform;
   options.allow_cuda_graph = request.cuda.allow_cuda_graph;
+  for (const auto& source : request.sources) options.source_labels.push_back(source.label);
   files.emplace_back(kWrapperSource, codegen::GenerateFfiWrapper(specs, options));
   files.emplace_back(kFrameRuntimeSource, codegen::FrameRuntimeSource(request.platform));
   return files;

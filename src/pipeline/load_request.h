@@ -53,6 +53,9 @@ struct LoadRequest {
   /// Directories of the loaded files: on the include path so `#include "x.h"` works.
   std::vector<std::string> source_dirs;
   int optimization_level = 3;
+  /// The debug profile (JAXCC_DEBUG=1 or debug=True; decision 150c): user code at -O0 -g with
+  /// JAXCC_DEBUG defined, outputs run on guarded copies, nvcc's -G. Part of the key.
+  bool debug = false;
   std::string build_directory;  ///< user-chosen build dir (kept, incremental); "" = private temp
   std::string cache_dir;
   CudaOptions cuda;
