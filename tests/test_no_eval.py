@@ -24,6 +24,9 @@ ALLOWED_DYNAMIC_IMPORTS = {
     ("_cli_build.py", "import_module"),
     # `jaxcc check mypkg.ops` imports the module the user named, to read its JAXCC_CHECKS.
     ("_cli_check.py", "import_module"),
+    # `jaxcc tune mypkg.ops --shapes ...` imports the module the user named, which loads its
+    # tuned kernels.
+    ("_cli_tune.py", "import_module"),
 }
 
 

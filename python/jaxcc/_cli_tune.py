@@ -2,7 +2,7 @@
 
     jaxcc tune mypkg.ops --shapes "matmul=float32[256,256],float32[256,256]->float32[256,256]"
 
-imports the module (or runs a .py file), which loads its kernels with `tune=`, then decides
+imports the module, which loads its kernels with `tune=`, then decides
 each named function for each operand signature given, printing one line per decision; the
 decisions land in the cache directory like any other (decision 156c), where later processes
 read them."""
@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import re
-import runpy
 import sys
 
 _OPERAND = re.compile(r"\s*([A-Za-z0-9_]+)\[([0-9,\s]*)\]\s*")
@@ -22,10 +21,10 @@ def add_tune_command(commands) -> None:
     tune = commands.add_parser(
         "tune",
         help="decide tuned kernels' variants ahead of time (cached for later processes)",
-        description="Imports MODULE (a module name or a .py file) and tunes each function named "
+        description="Imports MODULE (a module name, on sys.path) and tunes each function named "
         "by --shapes for those operands; the decisions are stored in the cache directory.",
     )
-    tune.add_argument("module", help="module to import (mypkg.ops) or a .py file to run")
+    tune.add_argument("module", help="module to import, e.g. mypkg.ops")
     tune.add_argument(
         "--shapes",
         action="append",
@@ -81,10 +80,11 @@ def run_tune_command(args: argparse.Namespace) -> int:
     except ValueError as e:
         print(f"jaxcc tune: {e}", file=sys.stderr)
         return 2
-    if args.module.endswith(".py"):
-        runpy.run_path(args.module, run_name="__jaxcc_tune__")
-    else:
+    try:
         importlib.import_module(args.module)
+    except ImportError as exc:
+        print(f"jaxcc tune: cannot import {args.module!r}: {exc}", file=sys.stderr)
+        return 2
     found = tuned_functions()
     if not found:
         print(f"jaxcc tune: {args.module} loads no function with tune=", file=sys.stderr)
