@@ -21,6 +21,8 @@ struct MacroDefinition {
   std::vector<Token> body;
   Token name_token;       ///< the name in the `#define`, for notes
   size_t end_offset = 0;  ///< one past the directive's last byte
+  /// For a macro a compile flag defines (`-DREAL=double`), that flag; "" for a `#define`.
+  std::string flag;
 
   /// Index of `word` among the parameters, or -1.
   int ParamIndex(std::string_view word) const;

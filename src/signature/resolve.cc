@@ -24,9 +24,14 @@ using argspec::ParamKind;
 
 // Everything read from the sources, once.
 struct Module {
-  explicit Module(const std::vector<SourceFile>& files) : sources(files) {
+  Module(const std::vector<SourceFile>& files,
+         const std::vector<std::vector<std::string>>& source_flags)
+      : sources(files) {
     for (size_t i = 0; i < files.size(); ++i) {
-      active.push_back(DropDisabledBranches(Lex(files[i].text)));
+      flags.push_back(i < source_flags.size() ? MacrosFromFlags(source_flags[i])
+                                              : std::vector<CommandLineMacro>{});
+      uncertain.emplace_back();
+      active.push_back(DropDisabledBranches(Lex(files[i].text), flags.back(), &uncertain.back()));
       code.push_back(CodeTokens(active.back()));
       SourceScan scan = ScanDeclarations(code.back(), static_cast<int>(i));
       declarations.insert(declarations.end(), scan.declarations.begin(), scan.declarations.end());
@@ -60,7 +65,7 @@ struct Module {
   // The sources with their macros expanded: made on first need, which a module whose entry
   // points are all declared as written never has.
   const ExpandedModule& Expanded() const {
-    if (!expanded) expanded = ExpandModule(active);
+    if (!expanded) expanded = ExpandModule(active, flags);
     return *expanded;
   }
 
@@ -73,6 +78,8 @@ struct Module {
   }
 
   const std::vector<SourceFile>& sources;
+  std::vector<std::vector<CommandLineMacro>> flags;      // per source, from its compile flags
+  std::vector<std::vector<UncertainRegion>> uncertain;  // per source
   std::vector<std::vector<Token>> active;
   std::vector<std::vector<Token>> code;
   std::vector<Declaration> declarations;
@@ -271,8 +278,9 @@ Result<std::vector<Job>> JobsFromRequests(const Module& m,
 
 Result<std::vector<FunctionSpec>> ResolveSpecs(
     const std::vector<SourceFile>& sources,
-    const std::optional<std::vector<FunctionRequest>>& requests) {
-  Module module(sources);
+    const std::optional<std::vector<FunctionRequest>>& requests,
+    const std::vector<std::vector<std::string>>& source_flags) {
+  Module module(sources, source_flags);
   auto jobs = requests ? JobsFromRequests(module, *requests) : JobsFromAnnotations(module);
   if (!jobs.ok()) return jobs.error();
   std::vector<FunctionSpec> specs;
