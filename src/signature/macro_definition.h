@@ -24,6 +24,11 @@ struct MacroDefinition {
   /// For a macro a compile flag defines (`-DREAL=double`), that flag; "" for a `#define`.
   std::string flag;
 
+  /// Whether `offset` lies within this `#define` line (never for a flag's macro).
+  bool DefinesOffset(size_t offset) const {
+    return name_token.offset <= offset && offset < end_offset;
+  }
+
   /// Index of `word` among the parameters, or -1.
   int ParamIndex(std::string_view word) const;
 };

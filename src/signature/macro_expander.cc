@@ -107,11 +107,10 @@ bool MacroExpander::ExpandSequence(Sequence stack, int depth, Sequence* out) {
   while (!stack.empty()) {
     PPToken t = std::move(stack.back());
     stack.pop_back();
-    const MacroDefinition* macro =
-        t.token.kind == TokenKind::kIdentifier && !t.placemarker &&
-                !(defined_operator_ && OperandOfDefined(*out))
-            ? macros_->Find(t.token.text)
-            : nullptr;
+    const MacroDefinition* macro = t.token.kind == TokenKind::kIdentifier && !t.placemarker &&
+                                           !(defined_operator_ && OperandOfDefined(*out))
+                                       ? macros_->Find(t.token.text)
+                                       : nullptr;
     if (macro == nullptr) {
       out->push_back(std::move(t));
       continue;

@@ -14,7 +14,10 @@
 #include "signature/declarations.h"
 #include "signature/inference.h"
 #include "signature/lookup.h"
+#include "signature/proof_type.h"
+#include "signature/signature_errors.h"
 #include "signature/stamped_functions.h"
+#include "signature/uncertain_const.h"
 
 namespace jaxcc::signature {
 namespace {
@@ -78,7 +81,7 @@ struct Module {
   }
 
   const std::vector<SourceFile>& sources;
-  std::vector<std::vector<CommandLineMacro>> flags;      // per source, from its compile flags
+  std::vector<std::vector<CommandLineMacro>> flags;     // per source, from its compile flags
   std::vector<std::vector<UncertainRegion>> uncertain;  // per source
   std::vector<std::vector<Token>> active;
   std::vector<std::vector<Token>> code;
@@ -179,6 +182,60 @@ Result<FunctionSpec> WithoutDeclaration(const Module& m, const Job& job, Functio
   }
   spec.source_index = source_index;
   spec.namespaces = NamespacesAt(m.ranges[source_index], offset);
+  for (argspec::Param& p : spec.params) p.cpp_type = ProofType(p, nullptr);
+  return spec;
+}
+
+// A stamped declaration whose by-value tensor's `const` hangs on a branch jaxcc cannot evaluate:
+// refused when the roles are to be inferred (decision 147).
+std::optional<Error> RefuseUncertainConst(const Module& m, const Job& job,
+                                          const Declaration& decl) {
+  int s = decl.source_index;
+  std::optional<UncertainConst> u =
+      FindUncertainConst(decl, m.Expanded().sources[s], m.active[s], m.uncertain[s]);
+  if (!u) return std::nullopt;
+  const ParsedParam& p = decl.params[u->param];
+  const SourceFile& source = m.sources[s];
+  std::string message =
+      ParamLabel(p, u->param) + " of `" + decl.name +
+      "` is a tensor taken by value, and whether it is `const` (an input) or not (an output) "
+      "depends on macro `" +
+      u->macro + "`, which is defined or undefined under a condition jaxcc cannot evaluate (a " +
+      "header's or the compiler's macros may decide it). A by-value parameter's `const` is no "
+      "part of the function's type, so the compiler cannot check jaxcc's reading, and jaxcc "
+      "does not guess: pass the macro in the load's flags (e.g. extra_cflags=['-D" +
+      u->macro +
+      "=...'], extra_cuda_cflags for nvcc sources), take the tensor by reference "
+      "(`const BE::Tensor&` for an input, `BE::Tensor&` for an output), or state the roles "
+      "in the annotation's tokens, e.g. `// @BE " +
+      decl.name + " arg ret`";
+  Span at = job.annotation && job.annotation->source_index == s
+                ? job.annotation->function_span
+                : SpanOf(m.Expanded().sources[s].invocations[decl.name_token.expansion].name);
+  Error e = SignatureError(source, at, message);
+  e.message += "\n" + FormatDiagnostic(source.label, source.text, SpanOf(u->directive), "note",
+                                       "the condition jaxcc cannot evaluate");
+  e.message += StampedNotes(decl, m.Expanded(), m.sources, nullptr);
+  return e;
+}
+
+// Where the user states `spec`'s signature: its annotation in the declaring source, else the
+// declaration's name (the invocation's, for a stamped one).
+int StatedLine(const Module& m, const Job& job, const FunctionSpec& spec, const Declaration* decl) {
+  if (job.annotation && job.annotation->source_index == spec.source_index) {
+    return job.annotation->function_span.line;
+  }
+  if (decl == nullptr) return 0;
+  int invocation = decl->name_token.expansion;
+  if (invocation < 0) return decl->name_token.line;
+  const ExpandedSource& x = m.Expanded().sources[decl->source_index];
+  return invocation < static_cast<int>(x.invocations.size()) ? x.invocations[invocation].name.line
+                                                             : 0;
+}
+
+Result<FunctionSpec> Located(Result<FunctionSpec> spec, const Module& m, const Job& job,
+                             const Declaration* decl) {
+  if (spec.ok()) spec->line = StatedLine(m, job, *spec, decl);
   return spec;
 }
 
@@ -195,23 +252,27 @@ Result<FunctionSpec> ResolveOne(const Module& m, const Job& job) {
   if (!found.ok()) return found.error();
   if (const Declaration* decl = *found) {
     const SourceFile& source = m.sources[decl->source_index];
-    if (parsed) return CheckSpec(std::move(*parsed), *job.tokens, *decl, source);
-    return InferSpec(*decl, source);
+    if (parsed)
+      return Located(CheckSpec(std::move(*parsed), *job.tokens, *decl, source), m, job, decl);
+    return Located(InferSpec(*decl, source), m, job, decl);
   }
   // Not declared as written: a macro the sources define may stamp it out.
   auto stamped = FindStamped(job.name, m.Expanded(), m.sources, job.annotation);
   if (!stamped.ok()) return stamped.error();
   if (const Declaration* decl = *stamped) {
     const SourceFile& source = m.sources[decl->source_index];
+    if (!parsed) {
+      if (std::optional<Error> refused = RefuseUncertainConst(m, job, *decl)) return *refused;
+    }
     auto spec = parsed ? CheckSpec(std::move(*parsed), *job.tokens, *decl, source)
                        : InferSpec(*decl, source);
-    if (spec.ok()) return spec;
+    if (spec.ok()) return Located(std::move(spec), m, job, decl);
     Error e = spec.error();
     e.message += StampedNotes(*decl, m.Expanded(), m.sources, job.annotation);
     return e;
   }
   if (!parsed) return NotFound(m, job);
-  return WithoutDeclaration(m, job, std::move(*parsed));
+  return Located(WithoutDeclaration(m, job, std::move(*parsed)), m, job, nullptr);
 }
 
 // A `sharding="RULE"` on the function's annotation: parsed and checked against the resolved

@@ -32,8 +32,8 @@ std::string InvocationNotes(const ExpandedSource& x, const SourceFile& source, i
                            "in the expansion of macro " + Quoted(inv.name.text) + " invoked here");
   const MacroDefinition* d = SpellingDefinition(x, spelled_at, inv);
   if (d != nullptr && !d->flag.empty()) {
-    notes += "\nnote: macro " + Quoted(d->name) + " is defined by the compile flag " +
-             Quoted(d->flag);
+    notes +=
+        "\nnote: macro " + Quoted(d->name) + " is defined by the compile flag " + Quoted(d->flag);
   } else if (d != nullptr) {
     notes += Note(source, SpanOf(d->name_token), "macro " + Quoted(d->name) + " is defined here");
   }

@@ -1,0 +1,157 @@
+// Which macros a parameter's spelling can reach is over-approximated: the raw tokens of the
+// `#define` body between the parameter's neighbours (so a macro that expands to nothing still
+// counts), the invocation's arguments when the body names a macro parameter there, and every
+// macro those name, transitively. Refusing a little too often is safe; guessing is not.
+#include "signature/uncertain_const.h"
+
+#include <map>
+#include <set>
+
+#include "signature/cpp_types.h"
+#include "signature/macro_definition.h"
+
+namespace jaxcc::signature {
+namespace {
+
+// Names `#define`d or `#undef`ined inside a region of unknown liveness, before `limit`, with
+// the directive that made each so.
+std::map<std::string, Token> UncertainMacros(const std::vector<Token>& active,
+                                             const std::vector<UncertainRegion>& uncertain,
+                                             size_t limit) {
+  std::map<std::string, Token> names;
+  for (const Token& t : active) {
+    if (t.offset >= limit) break;
+    if (t.kind != TokenKind::kPreprocessor) continue;
+    DirectiveParts parts = SplitDirective(t.text);
+    if (parts.name != "define" && parts.name != "undef") continue;
+    for (const UncertainRegion& r : uncertain) {
+      if (r.begin <= t.offset && t.offset < r.end) {
+        std::string name = DirectiveMacroName(t, parts.argument);
+        if (!name.empty()) names.emplace(name, r.directive);
+        break;
+      }
+    }
+  }
+  return names;
+}
+
+// The definitions by name, the last one before `limit` winning (what the invocation saw).
+std::map<std::string, const MacroDefinition*> DefinitionsBefore(const ExpandedSource& x,
+                                                                size_t limit) {
+  std::map<std::string, const MacroDefinition*> by_name;
+  for (const MacroDefinition& d : x.definitions) {
+    if (d.flag.empty() && d.name_token.offset >= limit) continue;
+    by_name[d.name] = &d;
+  }
+  return by_name;
+}
+
+// The tokens from the invocation's name through its closing parenthesis in the unexpanded
+// source (just the name for an object-like macro).
+std::vector<Token> InvocationTokens(const std::vector<Token>& active, const Token& name) {
+  std::vector<Token> out;
+  int depth = 0;
+  for (const Token& t : active) {
+    if (t.offset < name.offset || t.kind == TokenKind::kPreprocessor ||
+        t.kind == TokenKind::kLineComment || t.kind == TokenKind::kBlockComment) {
+      continue;
+    }
+    out.push_back(t);
+    if (t.IsPunct("(")) ++depth;
+    if (t.IsPunct(")") && --depth == 0) break;
+    if (depth == 0 && out.size() > 1) break;  // object-like: the name alone
+  }
+  return out;
+}
+
+}  // namespace
+
+std::optional<UncertainConst> FindUncertainConst(const Declaration& decl,
+                                                 const ExpandedSource& expanded,
+                                                 const std::vector<Token>& active,
+                                                 const std::vector<UncertainRegion>& uncertain) {
+  int invocation = decl.name_token.expansion;
+  if (invocation < 0 || invocation >= static_cast<int>(expanded.invocations.size())) {
+    return std::nullopt;
+  }
+  const Token& call = expanded.invocations[invocation].name;
+  std::map<std::string, Token> doubtful = UncertainMacros(active, uncertain, call.offset);
+  if (doubtful.empty()) return std::nullopt;
+  std::map<std::string, const MacroDefinition*> macros = DefinitionsBefore(expanded, call.offset);
+  for (size_t i = 0; i < decl.params.size(); ++i) {
+    const ParsedParam& p = decl.params[i];
+    if (!IsJaxccTensor(p.core_type) || p.ref != RefKind::kNone || p.pointer_depth > 0 ||
+        p.tokens.empty()) {
+      continue;
+    }
+    // Where the parameter starts in the body that spells it: after the one before (or the `(`
+    // after the name).
+    const MacroDefinition* body = expanded.DefinitionAt(p.tokens.front().offset);
+    size_t after = decl.close_paren.offset;  // unknown: nothing is sliced
+    if (i > 0 && !decl.params[i - 1].tokens.empty() && body != nullptr) {
+      size_t previous_end = decl.params[i - 1].tokens.back().end_offset();
+      for (const Token& t : body->body) {  // past the comma that ends the previous parameter
+        if (t.offset >= previous_end && t.IsPunct(",")) {
+          after = t.end_offset();
+          break;
+        }
+      }
+    } else if (i == 0) {
+      for (const Token& t : body != nullptr ? body->body : std::vector<Token>{}) {
+        if (t.offset > decl.name_token.offset && t.IsPunct("(")) {
+          after = t.end_offset();
+          break;
+        }
+      }
+    }
+    // The end of the parameter in the body: the next `,` or `)` outside parentheses.
+    size_t before = after;
+    int depth = 0;
+    for (const Token& t : body != nullptr ? body->body : std::vector<Token>{}) {
+      if (t.offset < after) continue;
+      if (depth == 0 && (t.IsPunct(",") || t.IsPunct(")"))) {
+        before = t.offset;
+        break;
+      }
+      if (t.IsPunct("(") || t.IsPunct("[") || t.IsPunct("{")) ++depth;
+      if (t.IsPunct(")") || t.IsPunct("]") || t.IsPunct("}")) --depth;
+    }
+    std::set<std::string> names;
+    bool sliced = body != nullptr && after < before && body->DefinesOffset(after) &&
+                  body->DefinesOffset(before);
+    bool names_parameter = !sliced;
+    for (const Token& t : sliced ? body->body : std::vector<Token>{}) {
+      if (t.offset < after || t.offset >= before || t.kind != TokenKind::kIdentifier) continue;
+      if (body->ParamIndex(t.text) >= 0) names_parameter = true;
+      names.insert(t.text);
+    }
+    if (names_parameter) {  // the arguments may spell it, or the slice was not found: all of them
+      for (const Token& t : InvocationTokens(active, call)) {
+        if (t.kind == TokenKind::kIdentifier) names.insert(t.text);
+      }
+      if (!sliced && body != nullptr) {
+        for (const Token& t : body->body) {
+          if (t.kind == TokenKind::kIdentifier) names.insert(t.text);
+        }
+      }
+    }
+    // Every macro those names reach.
+    std::set<std::string> seen;
+    std::vector<std::string> pending(names.begin(), names.end());
+    while (!pending.empty()) {
+      std::string name = pending.back();
+      pending.pop_back();
+      if (!seen.insert(name).second) continue;
+      auto d = doubtful.find(name);
+      if (d != doubtful.end()) return UncertainConst{i, name, d->second};
+      auto m = macros.find(name);
+      if (m == macros.end()) continue;
+      for (const Token& t : m->second->body) {
+        if (t.kind == TokenKind::kIdentifier) pending.push_back(t.text);
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace jaxcc::signature
