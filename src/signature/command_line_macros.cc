@@ -55,10 +55,46 @@ std::string NameOf(std::string_view value) {
 
 }  // namespace
 
+// Flags whose value is the next argument: that value is never a `-D` of its own (`-I -Dx` names
+// a directory), and what `-Xcompiler -DX` gives nvcc's host pass only is not read either.
+bool TakesSeparateValue(const std::string& flag) {
+  static const char* const kFlags[] = {"-I",
+                                       "-isystem",
+                                       "-iquote",
+                                       "-idirafter",
+                                       "-include",
+                                       "-imacros",
+                                       "-o",
+                                       "-x",
+                                       "-MF",
+                                       "-MT",
+                                       "-MQ",
+                                       "-L",
+                                       "-Xlinker",
+                                       "-Xcompiler",
+                                       "--compiler-options",
+                                       "-Xptxas",
+                                       "-Xassembler",
+                                       "-Xnvlink",
+                                       "-ccbin",
+                                       "--compiler-bindir",
+                                       "-arch",
+                                       "-gencode",
+                                       "--include-path"};
+  for (const char* f : kFlags) {
+    if (flag == f) return true;
+  }
+  return false;
+}
+
 std::vector<CommandLineMacro> MacrosFromFlags(const std::vector<std::string>& flags) {
   std::vector<CommandLineMacro> macros;
   for (size_t i = 0; i < flags.size(); ++i) {
     const std::string& f = flags[i];
+    if (TakesSeparateValue(f)) {
+      ++i;
+      continue;
+    }
     bool define = false;
     std::string value;
     std::string spelled = f;
