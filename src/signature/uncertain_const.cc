@@ -64,6 +64,36 @@ std::vector<Token> InvocationTokens(const std::vector<Token>& active, const Toke
   return out;
 }
 
+// Offsets just past the `(`/`,` before the token at `offset` in `body` and of the `,`/`)`
+// after it, both outside nested brackets; both 0 when either is missing.
+void ParamSlice(const std::vector<Token>& body, size_t offset, size_t* after, size_t* before) {
+  size_t k = 0;
+  while (k < body.size() && body[k].offset != offset) ++k;
+  if (k == body.size()) return;
+  auto opens = [](const Token& t) { return t.IsPunct("(") || t.IsPunct("[") || t.IsPunct("{"); };
+  auto closes = [](const Token& t) { return t.IsPunct(")") || t.IsPunct("]") || t.IsPunct("}"); };
+  size_t start = 0, end = 0;
+  int depth = 0;
+  for (size_t j = k; j-- > 0;) {
+    if (depth == 0 && (body[j].IsPunct("(") || body[j].IsPunct(","))) {
+      start = body[j].end_offset();
+      break;
+    }
+    depth += closes(body[j]) ? 1 : opens(body[j]) ? -1 : 0;
+  }
+  depth = 0;
+  for (size_t j = k; j < body.size(); ++j) {
+    if (depth == 0 && (body[j].IsPunct(")") || body[j].IsPunct(","))) {
+      end = body[j].offset;
+      break;
+    }
+    depth += opens(body[j]) ? 1 : closes(body[j]) ? -1 : 0;
+  }
+  if (start == 0 || end == 0) return;
+  *after = start;
+  *before = end;
+}
+
 }  // namespace
 
 std::optional<UncertainConst> FindUncertainConst(const Declaration& decl,
@@ -84,38 +114,12 @@ std::optional<UncertainConst> FindUncertainConst(const Declaration& decl,
         p.tokens.empty()) {
       continue;
     }
-    // Where the parameter starts in the body that spells it: after the one before (or the `(`
-    // after the name).
+    // The parameter as the body that spells it writes it: from the delimiter before its first
+    // expanded token (`(` or `,` outside parentheses) to the one after, so a macro expanding to
+    // nothing there (`INQ BE::Tensor x`) is seen too.
     const MacroDefinition* body = expanded.DefinitionAt(p.tokens.front().offset);
-    size_t after = decl.close_paren.offset;  // unknown: nothing is sliced
-    if (i > 0 && !decl.params[i - 1].tokens.empty() && body != nullptr) {
-      size_t previous_end = decl.params[i - 1].tokens.back().end_offset();
-      for (const Token& t : body->body) {  // past the comma that ends the previous parameter
-        if (t.offset >= previous_end && t.IsPunct(",")) {
-          after = t.end_offset();
-          break;
-        }
-      }
-    } else if (i == 0) {
-      for (const Token& t : body != nullptr ? body->body : std::vector<Token>{}) {
-        if (t.offset > decl.name_token.offset && t.IsPunct("(")) {
-          after = t.end_offset();
-          break;
-        }
-      }
-    }
-    // The end of the parameter in the body: the next `,` or `)` outside parentheses.
-    size_t before = after;
-    int depth = 0;
-    for (const Token& t : body != nullptr ? body->body : std::vector<Token>{}) {
-      if (t.offset < after) continue;
-      if (depth == 0 && (t.IsPunct(",") || t.IsPunct(")"))) {
-        before = t.offset;
-        break;
-      }
-      if (t.IsPunct("(") || t.IsPunct("[") || t.IsPunct("{")) ++depth;
-      if (t.IsPunct(")") || t.IsPunct("]") || t.IsPunct("}")) --depth;
-    }
+    size_t after = 0, before = 0;
+    if (body != nullptr) ParamSlice(body->body, p.tokens.front().offset, &after, &before);
     std::set<std::string> names;
     bool sliced = body != nullptr && after < before && body->DefinesOffset(after) &&
                   body->DefinesOffset(before);
