@@ -146,7 +146,13 @@ TEST(CodegenGolden, KernelUnitKeepsUserLinesAndOrder) {
   std::string user =
       "// @BE scale_by\nvoid scale_by(const BE::Tensor x, BE::Tensor out,\n"
       "              float scale_factor, int64_t stream) {}\n";
-  ExpectGolden("kernel_unit.golden.cc", GenerateKernelUnit("<golden>", user, {ScaleBy(), Mixed()}));
+  // As inference leaves it: the types read (the compiler proves them) and the stated line.
+  FunctionSpec proven = ScaleBy();
+  proven.params[0].cpp_type = "const ::jaxcc::Tensor";
+  proven.params[1].cpp_type = "::jaxcc::Tensor";
+  proven.params[2].cpp_type = "float";
+  proven.line = 1;
+  ExpectGolden("kernel_unit.golden.cc", GenerateKernelUnit("<golden>", user, {proven, Mixed()}));
 }
 
 TEST(CodegenGolden, LabelsAreEscapedInLineDirectives) {

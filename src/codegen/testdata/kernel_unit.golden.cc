@@ -10,11 +10,13 @@ void scale_by(const BE::Tensor x, BE::Tensor out,
 #line 1 "<golden> (jaxcc bridge)"
 namespace jaxcc_generated {
 struct jaxcc_read_scale_by {
-  template <class R, class U0, class U1, class U2, class U3> static constexpr auto Bind(R (*fn)(U0, U1, U2, U3)) { return fn; }
+  template <class R, class U3> static constexpr auto Bind(R (*fn)(const ::jaxcc::Tensor, ::jaxcc::Tensor, float, U3)) { return fn; }
 };
 template <class Read, class = decltype(Read::Bind(&::scale_by))> constexpr bool jaxcc_proves_scale_by(int) { return true; }
 template <class Read> constexpr bool jaxcc_proves_scale_by(...) { return false; }
-static_assert(jaxcc_proves_scale_by<jaxcc_read_scale_by>(0), "jaxcc signature proof: jaxcc reads `scale_by` as `(<arg>, <ret>, <attr>, <stream>)`, but the compiler's `scale_by` has other parameter types (or is overloaded with none of these). A macro or a -D/-U flag jaxcc did not see the same way is the usual cause: pass the flag in extra_cflags (extra_cuda_cflags for nvcc sources), or state the signature in the annotation's tokens, e.g. `// @jaxcc scale_by arg ret attr.x:float64`");
+#line 1 "<golden>"
+static_assert(jaxcc_proves_scale_by<jaxcc_read_scale_by>(0), "jaxcc signature proof: jaxcc reads `scale_by` as `(const jaxcc::Tensor, jaxcc::Tensor, float, <stream>)`, but the compiler's `scale_by` has other parameter types (or is overloaded with none of these). A macro or a -D/-U flag jaxcc did not see the same way is the usual cause: pass the flag in extra_cflags (extra_cuda_cflags for nvcc sources), or state the signature in the annotation's tokens, e.g. `// @jaxcc scale_by arg ret attr.x:float64`");
+#line 1 "<golden>"
 constexpr auto jaxcc_fn_scale_by = jaxcc_read_scale_by::Bind(&::scale_by);
 #line 1 "<golden> (jaxcc bridge)"
 void jaxcc_bridge_scale_by(::jaxcc::Tensor* args, ::jaxcc::Tensor* rets, std::int64_t stream, float attr0_scale_factor) {
