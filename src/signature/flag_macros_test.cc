@@ -108,5 +108,33 @@ TEST(FlagMacrosTest, ProofTypesKeepTheDeclaredSpellingOfOneScalar) {
   EXPECT_EQ(specs->front().line, 1);
 }
 
+TEST(FlagMacrosTest, AlternativeDefinitionsThatDifferInByValueConstAreRefused) {
+  const char* text =
+      "#ifdef USE_CONST\nvoid f(const BE::Tensor x, BE::Tensor y) {}\n#else\n"
+      "void f(BE::Tensor x, BE::Tensor y) {}\n#endif\n";
+  std::vector<FunctionRequest> f = {{"f", std::nullopt}};
+  auto unknown = ResolveSpecs({{"<module>", text}}, f, {{}});
+  ASSERT_FALSE(unknown.ok());
+  EXPECT_NE(unknown.error().message.find("<module>:2:8: error: parameter `x` of `f` is a tensor "
+                                         "taken by value, `const` (an input) in one definition"),
+            std::string::npos)
+      << unknown.error().message;
+  EXPECT_NE(unknown.error().message.find("<module>:1:1: note: the condition"), std::string::npos);
+  auto decided = ResolveSpecs({{"<module>", text}}, f, {{"-DUSE_CONST"}});
+  ASSERT_TRUE(decided.ok()) << decided.error().message;
+  EXPECT_EQ(argspec::ToTokens(decided->front()), (Strings{"arg", "ret"}));
+  auto undefined = ResolveSpecs({{"<module>", text}}, f, {{"-UUSE_CONST"}});
+  ASSERT_TRUE(undefined.ok()) << undefined.error().message;
+  EXPECT_EQ(argspec::ToTokens(undefined->front()), (Strings{"ret", "ret"}));
+  // A prototype in an unknown branch does not decide: the definition's `const` is the one
+  // that holds in the body.
+  auto prototype = ResolveSpecs({{"<module>",
+                                  "#ifdef X\nvoid f(const BE::Tensor x, BE::Tensor y);\n#endif\n"
+                                  "void f(BE::Tensor x, BE::Tensor y) {}\n"}},
+                                f, {{}});
+  ASSERT_TRUE(prototype.ok()) << prototype.error().message;
+  EXPECT_EQ(argspec::ToTokens(prototype->front()), (Strings{"ret", "ret"}));
+}
+
 }  // namespace
 }  // namespace jaxcc::signature

@@ -219,6 +219,30 @@ std::optional<Error> RefuseUncertainConst(const Module& m, const Job& job,
   return e;
 }
 
+// Two definitions of a function in branches jaxcc cannot decide, one taking a tensor by value
+// as `const` and one not: refused when the roles are to be inferred (decision 147).
+std::optional<Error> RefuseAlternativeConst(const Module& m, const Declaration& decl) {
+  auto it = m.index.find(decl.name);
+  if (it == m.index.end() || it->second.size() < 2) return std::nullopt;
+  int s = decl.source_index;
+  std::optional<UncertainConst> u = FindAlternativeConst(decl, it->second, m.uncertain[s]);
+  if (!u) return std::nullopt;
+  const SourceFile& source = m.sources[s];
+  Error e = SignatureError(
+      source, ParamSpan(decl, u->param),
+      ParamLabel(decl.params[u->param], u->param) + " of `" + decl.name +
+          "` is a tensor taken by value, `const` (an input) in one definition and not (an "
+          "output) in another, and which one the compiler compiles depends on a condition jaxcc "
+          "cannot evaluate. A by-value parameter's `const` is no part of the function's type, so "
+          "the compiler cannot check jaxcc's choice, and jaxcc does not guess: pass the "
+          "condition's macros in the load's flags (extra_cflags=['-D...'], extra_cuda_cflags for "
+          "nvcc sources), take the tensor by reference, or state the roles, e.g. `// @BE " +
+          decl.name + " arg ret`");
+  e.message += "\n" + FormatDiagnostic(source.label, source.text, SpanOf(u->directive), "note",
+                                       "the condition jaxcc cannot evaluate");
+  return e;
+}
+
 // Where the user states `spec`'s signature: its annotation in the declaring source, else the
 // declaration's name (the invocation's, for a stamped one).
 int StatedLine(const Module& m, const Job& job, const FunctionSpec& spec, const Declaration* decl) {
@@ -252,6 +276,9 @@ Result<FunctionSpec> ResolveOne(const Module& m, const Job& job) {
   if (!found.ok()) return found.error();
   if (const Declaration* decl = *found) {
     const SourceFile& source = m.sources[decl->source_index];
+    if (!parsed) {
+      if (std::optional<Error> refused = RefuseAlternativeConst(m, *decl)) return *refused;
+    }
     if (parsed)
       return Located(CheckSpec(std::move(*parsed), *job.tokens, *decl, source), m, job, decl);
     return Located(InferSpec(*decl, source), m, job, decl);

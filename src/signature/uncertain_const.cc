@@ -96,6 +96,37 @@ void ParamSlice(const std::vector<Token>& body, size_t offset, size_t* after, si
 
 }  // namespace
 
+std::optional<UncertainConst> FindAlternativeConst(const Declaration& decl,
+                                                   const std::vector<const Declaration*>& others,
+                                                   const std::vector<UncertainRegion>& uncertain) {
+  auto region = [&](const Declaration& d) -> const UncertainRegion* {
+    for (const UncertainRegion& r : uncertain) {
+      if (r.begin <= d.name_token.offset && d.name_token.offset < r.end) return &r;
+    }
+    return nullptr;
+  };
+  auto by_value_tensor = [](const ParsedParam& p) {
+    return IsJaxccTensor(p.core_type) && p.ref == RefKind::kNone && p.pointer_depth == 0;
+  };
+  for (const Declaration* other : others) {
+    if (other == &decl || other->source_index != decl.source_index || !other->is_definition ||
+        other->params.size() != decl.params.size()) {
+      continue;
+    }
+    const UncertainRegion* r = region(*other);
+    if (r == nullptr) r = region(decl);
+    if (r == nullptr) continue;
+    for (size_t i = 0; i < decl.params.size(); ++i) {
+      const ParsedParam& a = decl.params[i];
+      const ParsedParam& b = other->params[i];
+      if (by_value_tensor(a) && by_value_tensor(b) && a.is_const != b.is_const) {
+        return UncertainConst{i, "", r->directive};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<UncertainConst> FindUncertainConst(const Declaration& decl,
                                                  const ExpandedSource& expanded,
                                                  const std::vector<Token>& active,

@@ -29,4 +29,13 @@ std::optional<UncertainConst> FindUncertainConst(const Declaration& decl,
                                                  const std::vector<Token>& active,
                                                  const std::vector<UncertainRegion>& uncertain);
 
+/// For a declaration spelled as written: another definition of the same name (`others`: every
+/// declaration of that name) in a branch jaxcc could not evaluate that takes a tensor by value
+/// where `decl` does, with the other `const` (`#ifdef X` / `void f(const Tensor x)` / `#else` /
+/// `void f(Tensor x)`): which one the compiler compiles decides input or output, and the
+/// function type cannot tell. The parameter and the directive, or nullopt.
+std::optional<UncertainConst> FindAlternativeConst(const Declaration& decl,
+                                                   const std::vector<const Declaration*>& others,
+                                                   const std::vector<UncertainRegion>& uncertain);
+
 }  // namespace jaxcc::signature
