@@ -14,7 +14,7 @@ from ._discovery import gpu_backend_present
 from ._scratch import scratch_request, scratch_type
 from ._sharding import BATCH_PATH, ShardingRule, partitioned, report_forbidden_splits
 from ._sharding_check import check_rule_less
-from .errors import CallError, DeviceError, KernelError
+from .errors import CallError, DeviceError, KernelError, NotDifferentiableError
 
 MAX_RANK = _core.MAX_RANK  # jaxcc::kMaxDim, the rank limit of jaxcc::Tensor
 
@@ -178,19 +178,36 @@ class KernelFunction:
         scratch = scratch_request(self.name, attributes) if self.has_scratch else None
         result_types, as_list = self._output_types(arrays, outs)
         converted = self._convert_attributes(attributes)
-        if scratch is not None:
-            return self._call_with_scratch(arrays, result_types, as_list, converted, scratch)
-        call = jax.ffi.ffi_call(self.target, result_types, vmap_method=self.vmap_method)
         try:
-            if self.sharding is not None:
-                return self._call_with_rule(arrays, result_types, as_list, converted, call)
-            check_rule_less(self.__qualname__, self.name, arrays)
-            return call(*arrays, **converted)
-        except jax.errors.JaxRuntimeError as e:
-            # An eager call runs the kernel here; under jit JAX raises at execution instead.
-            raise KernelError(
-                f"{e}\n(raised by the C++ kernel '{self.target}' during the call: the message "
-                "above is the kernel's own; fix the inputs it rejects or the kernel)"
+            if scratch is not None:
+                return self._call_with_scratch(arrays, result_types, as_list, converted, scratch)
+            call = jax.ffi.ffi_call(self.target, result_types, vmap_method=self.vmap_method)
+            try:
+                if self.sharding is not None:
+                    return self._call_with_rule(arrays, result_types, as_list, converted, call)
+                check_rule_less(self.__qualname__, self.name, arrays)
+                return call(*arrays, **converted)
+            except jax.errors.JaxRuntimeError as e:
+                # An eager call runs the kernel here; under jit JAX raises at execution instead.
+                raise KernelError(
+                    f"{e}\n(raised by the C++ kernel '{self.target}' during the call: the message "
+                    "above is the kernel's own; fix the inputs it rejects or the kernel)"
+                ) from e
+        except (ValueError, NotImplementedError) as e:
+            # JAX found no JVP or transpose rule for the FFI call: autodiff reached the kernel.
+            # (JAX 0.10-0.11: a ValueError "The FFI call to `t` cannot be differentiated"; older
+            # ones a NotImplementedError "Differentiation rule for 'ffi_call' not implemented".)
+            text = str(e)
+            if "cannot be differentiated" not in text and "rule for 'ffi_call'" not in text:
+                raise
+            raise NotDifferentiableError(
+                f"{self.name}: JAX cannot differentiate the compiled kernel '{self.target}' (an "
+                "FFI call has no derivative rule; JAX said: "
+                f"{str(e).splitlines()[0] if str(e) else e!r}). Give it one: wrap the call in "
+                "jax.custom_vjp (or jax.custom_jvp) with the backward pass as JAX code or another "
+                "kernel, or make it a jaxcc.XLACustomKernel with def_jvp_rule2 and "
+                "def_transpose_rule (docs/custom_kernel.md, 'Autodiff'). Where no gradient need "
+                "flow through it, pass its inputs through jax.lax.stop_gradient."
             ) from e
 
     def _call_with_scratch(self, arrays, result_types, as_list, converted, scratch):

@@ -46,7 +46,9 @@ class BundleError(LoadError):
 
 
 class RegistrationError(JaxccError, RuntimeError):
-    """An FFI target name is already registered with different code."""
+    """brainevent's error for an FFI target name registered with different code. jaxcc registers
+    changed code under versioned names instead (decision 155), so it raises none; the class stays
+    for code that catches it (brainevent's `KernelRegistrationError` is this class)."""
 
 
 class CacheError(JaxccError, OSError):
@@ -82,6 +84,12 @@ class BackendWarning(UserWarning):
     primitive uses its default (warned once per primitive, platform and backend)."""
 
 
+class ReloadWarning(UserWarning):
+    """A module was loaded again in this process with changed code: its functions run under new,
+    versioned FFI target names, and the raw target names (and jitted functions traced before)
+    still mean the first version. Warned once per module."""
+
+
 class ShardingWarning(UserWarning):
     """A kernel without a sharding rule was called on sharded inputs: XLA gathers them to every
     device and runs the whole kernel there (warned once per function; docs/sharding.md)."""
@@ -96,6 +104,13 @@ class KernelError(JaxccError, RuntimeError):
     C++ exception during an eager call (`__cause__` is JAX's original error; under `jax.jit` JAX
     raises its own `JaxRuntimeError` with the same message), or an XLACustomKernel backend's
     generator or kernel failing (the message then names the other backends)."""
+
+
+class NotDifferentiableError(JaxccError, ValueError, NotImplementedError):
+    """`jax.grad`, `jax.jvp`, `jax.vjp` or `jax.linear_transpose` reached a compiled kernel
+    function, for which JAX has no derivative rule (an FFI call has none): the message says how to
+    give it one (`jax.custom_vjp`, or an XLACustomKernel with JVP and transpose rules). A
+    `ValueError`, as JAX's own error is, and a `NotImplementedError`, as it was in older JAX."""
 
 
 class KernelLoweringError(KernelError, CompileError):

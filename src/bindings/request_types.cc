@@ -275,8 +275,18 @@ const std::string& KernelIncludeDir() {
   return dir;
 }
 
-void AttachCallbacks(BuildEnvironment& environment, nb::object on_output,
-                     nb::object on_build_start) {
+void AttachCallbacks(BuildEnvironment& environment, nb::object on_output, nb::object on_build_start,
+                     nb::object on_progress) {
+  if (!on_progress.is_none()) {
+    environment.on_progress = [on_progress](int finished, int total) {
+      nb::gil_scoped_acquire acquire;
+      try {
+        on_progress(finished, total);
+      } catch (nb::python_error& e) {
+        e.discard_as_unraisable("jaxcc build progress callback");
+      }
+    };
+  }
   if (!on_output.is_none()) {
     environment.on_output = [on_output](std::string_view chunk) {
       nb::gil_scoped_acquire acquire;

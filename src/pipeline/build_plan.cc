@@ -134,6 +134,22 @@ std::vector<std::string> CudaLinkFlags(const CudaToolchain& cuda) {
   return {"-lcudart"};
 }
 
+// Compile flags that change what the link must bring in: with `-fopenmp` (or `-fopenmp=libomp`)
+// the objects call the OpenMP runtime, and `-pthread` defines what libpthread needs; without them
+// at the link, `-z defs` fails on GOMP_* symbols. Users write them once, in extra_cflags (issue 39
+// item 4), so they reach the link too unless extra_ldflags already has them.
+std::vector<std::string> LinkFlagsImpliedByCompileFlags(const LoadRequest& request) {
+  std::vector<std::string> implied;
+  for (const std::string& flag : request.extra_cflags) {
+    bool needs_link = flag == "-pthread" || flag == "-fopenmp" || flag.rfind("-fopenmp=", 0) == 0;
+    bool given = std::find(request.extra_ldflags.begin(), request.extra_ldflags.end(), flag) !=
+                 request.extra_ldflags.end();
+    bool seen = std::find(implied.begin(), implied.end(), flag) != implied.end();
+    if (needs_link && !given && !seen) implied.push_back(flag);
+  }
+  return implied;
+}
+
 }  // namespace
 
 std::vector<std::vector<std::string>> SourceUserFlags(const LoadRequest& request) {
@@ -201,6 +217,7 @@ BuildPlan MakeBuildPlan(const LoadRequest& request, const BuildEnvironment& env,
   // -z defs: an undefined symbol is a link error naming it, not a dlopen failure later.
   Append(plan.graph.link_command, {"-shared", "-fPIC", "-Wl,-z,defs"});
   if (is_cuda) plan.graph.link_flags = CudaLinkFlags(*cuda);
+  Append(plan.graph.link_flags, LinkFlagsImpliedByCompileFlags(request));
   Append(plan.graph.link_flags, request.extra_ldflags);
   plan.graph.output = request.name + ".so";
   return plan;
