@@ -75,6 +75,9 @@ struct FunctionSpec {
   bool is_async() const { return CountOf(ParamKind::kAsync) > 0; }
   bool has_scratch() const { return CountOf(ParamKind::kScratch) > 0; }
   bool has_scratch_alloc() const { return CountOf(ParamKind::kScratchAlloc) > 0; }
+  /// The types the kernel unit makes the compiler prove and the line it reports at, for the
+  /// cache key: a library built without that proof, or proving others, is another entry.
+  std::string ProofKey() const;
   /// Needs the bridge's CallContext (pool, state or scratch allocator).
   bool has_context() const { return has_pool() || has_state() || has_scratch_alloc(); }
 };

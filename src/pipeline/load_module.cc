@@ -38,11 +38,7 @@ std::string CanonicalSpecs(const std::vector<FunctionSpec>& specs) {
     text += spec.name + "@" + std::to_string(spec.source_index) + ":";
     for (const std::string& ns : spec.namespaces) text += ns + "::";
     for (const std::string& token : argspec::ToTokens(spec)) text += " " + token;
-    // The types the kernel unit makes the compiler prove (decision 147): a library built without
-    // that proof, or proving other types, is another entry.
-    text += " proof@" + std::to_string(spec.line);
-    for (const argspec::Param& p : spec.params) text += " " + p.cpp_type + ";";
-    text += "\n";
+    text += spec.ProofKey() + "\n";
   }
   return text;
 }
