@@ -38,6 +38,12 @@ const AttrTypeInfo& Info(AttrType type) {
 
 const char* AttrTypeName(AttrType type) { return Info(type).name; }
 
+std::string FunctionSpec::ProofKey() const {
+  std::string text = " proof@" + std::to_string(line);
+  for (const Param& p : params) text += " " + p.cpp_type + ";";
+  return text;
+}
+
 const char* AttrTypeCppName(AttrType type) { return Info(type).cpp_name; }
 
 const char* ParamKindName(ParamKind kind) {

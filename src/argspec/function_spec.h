@@ -39,6 +39,11 @@ struct Param {
   std::string name;  ///< attr name for kAttr; the C++ parameter name when known, else ""
   /// Set for kAttr once the type is known (explicit `:type` or inferred from the signature).
   std::optional<AttrType> attr_type;
+  /// The C++ parameter type jaxcc read, spelled for the compiler to prove (decision 147):
+  /// `const ::jaxcc::Tensor&`, `::jaxcc::Tensor`, `float`, `const double&`; "" where jaxcc has
+  /// no exact type to claim (a stream, pool, state or async parameter, a tensor without a
+  /// declaration), which the proof leaves to the compiler's deduction.
+  std::string cpp_type;
 };
 
 /// Everything the code generator needs to know about one entry point.
@@ -49,6 +54,10 @@ struct FunctionSpec {
   std::vector<Param> params;
   /// Which source (translation unit) declares the function; the bridge call is emitted there.
   int source_index = 0;
+  /// Line in that source where the user states the signature (the annotation, else the
+  /// declaration or the macro invocation that stamps it out); 0 if unknown. The compiler's
+  /// proof of the signature reports there.
+  int line = 0;
   /// Sharding rule (argspec/sharding_rule.h), canonically spaced; "" = none. Not part of the
   /// cache key: it changes how JAX partitions calls, not the library.
   std::string sharding_rule;
@@ -66,6 +75,9 @@ struct FunctionSpec {
   bool is_async() const { return CountOf(ParamKind::kAsync) > 0; }
   bool has_scratch() const { return CountOf(ParamKind::kScratch) > 0; }
   bool has_scratch_alloc() const { return CountOf(ParamKind::kScratchAlloc) > 0; }
+  /// The types the kernel unit makes the compiler prove and the line it reports at, for the
+  /// cache key: a library built without that proof, or proving others, is another entry.
+  std::string ProofKey() const;
   /// Needs the bridge's CallContext (pool, state or scratch allocator).
   bool has_context() const { return has_pool() || has_state() || has_scratch_alloc(); }
 };

@@ -16,6 +16,7 @@
 #include "cache/cache_usage.h"
 #include "cache/entry_names.h"
 #include "cache/lock_mode.h"
+#include "pipeline/build_plan.h"
 #include "pipeline/load_module.h"
 #include "pipeline/source_text.h"
 #include "toolchain/ninja.h"
@@ -43,7 +44,8 @@ std::vector<argspec::FunctionSpec> ResolveSpecsPy(const FrozenRequest& request) 
   pipeline::LoadRequest read = request.value;
   auto unchanged = pipeline::ReadDeferredSources(read);
   if (!unchanged.ok()) RaiseError(unchanged.error());
-  auto specs = signature::ResolveSpecs(read.sources, read.functions);
+  auto specs =
+      signature::ResolveSpecs(read.sources, read.functions, pipeline::SourceUserFlags(read));
   if (!specs.ok()) RaiseError(specs.error());
   return std::move(*specs);
 }

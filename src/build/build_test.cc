@@ -81,6 +81,33 @@ TEST(FirstError, ReportsTheCompilerDriverInsteadOfNinjasChatter) {
             std::string::npos);
 }
 
+TEST(SignatureProofFailure, NamesJaxccsReadingAndTheCompilersType) {
+  std::string gxx =
+      "<m>:9:14: error: static assertion failed: jaxcc signature proof: jaxcc reads `f` as "
+      "`(float)`\n"
+      "    9 | // @BE f\n"
+      "<m>:9:45: error: no matching function for call to "
+      "\u2018jaxcc_generated::jaxcc_read_f::Bind(void (*)(const jaxcc::Tensor&, double))\u2019\n";
+  auto proof = SignatureProofFailure(gxx);
+  ASSERT_TRUE(proof);
+  EXPECT_EQ(proof->rfind("<m>:9:14: error: static assertion failed: jaxcc signature proof", 0), 0u);
+  EXPECT_NE(proof->find("the compiler declares it as `void (*)(const jaxcc::Tensor&, double)`"),
+            std::string::npos)
+      << *proof;
+  std::string overloaded =
+      "<m>:3:1: error: static assertion failed: jaxcc signature proof: ...\n"
+      "<m>:3:1: error: no matching function for call to "
+      "'jaxcc_read_g::Bind(<unresolved overloaded function type>)'\n";
+  EXPECT_NE(SignatureProofFailure(overloaded)->find("several overloads"), std::string::npos);
+  std::string nvcc =
+      "<m>(4): error: static assertion failed with \"jaxcc signature proof: ...\"\n"
+      "<m>(4): error: no instance of function template \"jaxcc_read_f::Bind\" matches\n"
+      "            argument types are: (void (*)(jaxcc::Tensor, double))\n";
+  EXPECT_NE(SignatureProofFailure(nvcc)->find("declares it as `void (*)(jaxcc::Tensor, double)`"),
+            std::string::npos);
+  EXPECT_FALSE(SignatureProofFailure("<m>:1:1: error: 'x' was not declared\n"));
+}
+
 TEST(FixHint, NamesTheOptionThatFixesTheFailure) {
   EXPECT_NE(
       FixHint("<m>:1:10: fatal error: x.h: No such file or directory").find("extra_include_paths"),

@@ -109,6 +109,11 @@ Result<BuildOutcome> RunBuild(const BuildRequest& request) {
                      log_path);
   }
   if (run->exit_code != 0) {
+    // The compiler disagreeing with the signature jaxcc read is a signature error at the
+    // user's line, not a failure of the user's code (decision 147).
+    if (std::optional<std::string> proof = SignatureProofFailure(run->output)) {
+      return MakeError(ErrorKind::kSignature, *proof, log_path);
+    }
     std::string first = FailedBuildMessage(run->output);
     std::string hint = FixHint(first);
     return MakeError(ErrorKind::kCompile, hint.empty() ? first : first + "\n" + hint, log_path);

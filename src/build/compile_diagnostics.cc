@@ -97,6 +97,45 @@ std::string FixHint(const std::string& first_error) {
   return "";
 }
 
+namespace {
+
+// The parenthesised text that starts at `open` (nesting respected), without the parentheses.
+std::string Parenthesised(const std::string& line, size_t open) {
+  int depth = 0;
+  for (size_t i = open; i < line.size(); ++i) {
+    if (line[i] == '(') ++depth;
+    if (line[i] == ')' && --depth == 0) return line.substr(open + 1, i - open - 1);
+  }
+  return "";
+}
+
+// The type of the user's function as the binder's failed call shows it.
+std::string CompilerSideType(const std::vector<std::string>& lines) {
+  for (const std::string& line : lines) {
+    size_t bind = line.find("::Bind(");
+    if (bind != std::string::npos && line.find("jaxcc_read_") != std::string::npos &&
+        line.find("no matching function") != std::string::npos) {
+      return Parenthesised(line, bind + 6);
+    }
+    size_t types = line.find("argument types are: (");
+    if (types != std::string::npos) return Parenthesised(line, types + 20);
+  }
+  return "";
+}
+
+}  // namespace
+
+std::optional<std::string> SignatureProofFailure(const std::string& output) {
+  std::string first = FirstError(output);
+  if (first.find("jaxcc signature proof") == std::string::npos) return std::nullopt;
+  std::string type = CompilerSideType(SplitLines(output));
+  if (type.find("unresolved overloaded function") != std::string::npos) {
+    return first + "\nthe compiler sees several overloads of that name, none with these types";
+  }
+  if (!type.empty()) return first + "\nthe compiler declares it as `" + type + "`";
+  return first;
+}
+
 std::string FirstError(const std::string& output) {
   std::vector<std::string> lines = SplitLines(output);
   for (std::string& line : lines) line = NormalizeEdgLocation(line);

@@ -1,6 +1,7 @@
 // Picking the first real error out of compiler and linker output, for a short message.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,5 +33,12 @@ std::string FirstError(const std::string& output);
 /// library, an unknown compiler flag, an undefined symbol), for `first_error` as FirstError
 /// returns it; "" when there is no such advice.
 std::string FixHint(const std::string& first_error);
+
+/// When the first error is the generated code's proof of a signature (a failed static_assert
+/// whose message starts "jaxcc signature proof", codegen/signature_proof.h): that error, located
+/// at the user's line, followed by the function type the compiler declares, read from the
+/// binder's own error (g++: `...::Bind(void (*)(...))`, nvcc: `argument types are: (...)`),
+/// or "several overloads" when the name is overloaded. nullopt for any other failure.
+std::optional<std::string> SignatureProofFailure(const std::string& output);
 
 }  // namespace jaxcc::build

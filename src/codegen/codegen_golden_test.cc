@@ -146,7 +146,13 @@ TEST(CodegenGolden, KernelUnitKeepsUserLinesAndOrder) {
   std::string user =
       "// @BE scale_by\nvoid scale_by(const BE::Tensor x, BE::Tensor out,\n"
       "              float scale_factor, int64_t stream) {}\n";
-  ExpectGolden("kernel_unit.golden.cc", GenerateKernelUnit("<golden>", user, {ScaleBy(), Mixed()}));
+  // As inference leaves it: the types read (the compiler proves them) and the stated line.
+  FunctionSpec proven = ScaleBy();
+  proven.params[0].cpp_type = "const ::jaxcc::Tensor";
+  proven.params[1].cpp_type = "::jaxcc::Tensor";
+  proven.params[2].cpp_type = "float";
+  proven.line = 1;
+  ExpectGolden("kernel_unit.golden.cc", GenerateKernelUnit("<golden>", user, {proven, Mixed()}));
 }
 
 TEST(CodegenGolden, LabelsAreEscapedInLineDirectives) {
@@ -181,7 +187,7 @@ TEST(CodegenGolden, PoolStateAndAsyncAreAskedForOnlyWhereUsed) {
   EXPECT_NE(wrapper.find("RunFrame(frame, kSpec_later, &Body_later, nullptr, "), std::string::npos);
   std::string unit = GenerateKernelUnit("<golden>", "", {WholeMachine(), async_spec});
   ExpectGolden("whole_machine_kernel_unit.golden.cc", unit);
-  EXPECT_NE(unit.find("::ops::whole(args[0], rets[0], *context.pool, "
+  EXPECT_NE(unit.find("jaxcc_fn_whole(args[0], rets[0], *context.pool, "
                       "::jaxcc::detail::StateSlot{context.state}, attr0_n)"),
             std::string::npos);
   EXPECT_NE(unit.find("::jaxcc::detail::FunctionState<decltype(&::ops::whole)>::type"),
@@ -223,7 +229,7 @@ TEST(CodegenGolden, ScratchAllocatorDropsTheGraphTrait) {
   EXPECT_NE(GenerateFfiWrapper({spec}, options).find("::jaxcc::detail::FrameScratch::kHost}"),
             std::string::npos);
   std::string unit = GenerateKernelUnit("<g>", "", {spec});
-  EXPECT_NE(unit.find("::scale_by(args[0], rets[0], *context.allocator, attr0_scale_factor"),
+  EXPECT_NE(unit.find("jaxcc_fn_scale_by(args[0], rets[0], *context.allocator, attr0_scale_factor"),
             std::string::npos)
       << unit;
   EXPECT_NE(unit.find("call_context.h"), std::string::npos);

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "codegen/signature_proof.h"
 #include "codegen/source_use.h"
 
 namespace jaxcc::codegen {
@@ -20,7 +21,7 @@ std::string QualifiedName(const FunctionSpec& spec) {
 }
 
 std::string BridgeCall(const FunctionSpec& spec) {
-  std::string call = QualifiedName(spec) + "(";
+  std::string call = ProvenCallee(spec) + "(";  // the user's function, proven (decision 147)
   int arg = 0, ret = 0, attr = 0;
   for (size_t i = 0; i < spec.params.size(); ++i) {
     const Param& p = spec.params[i];
@@ -176,6 +177,7 @@ std::string GenerateKernelUnit(const std::string& label, const std::string& user
   text += "#line 1 " + CStringLiteral(label + " (jaxcc bridge)") + "\n";
   text += "namespace jaxcc_generated {\n";
   for (const FunctionSpec& spec : specs) {
+    text += SignatureProof(spec, QualifiedName(spec), label);
     text += BridgeDeclaration(spec) + " {\n";
     text += "  (void)args; (void)rets; (void)stream;\n";
     // jaxcc::parallel_for(begin, end, grain, fn) without a pool argument finds the call's pool.

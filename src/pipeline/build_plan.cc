@@ -153,6 +153,14 @@ std::vector<std::string> LinkFlagsImpliedByCompileFlags(const LoadRequest& reque
 
 }  // namespace
 
+std::vector<std::vector<std::string>> SourceUserFlags(const LoadRequest& request) {
+  std::vector<std::vector<std::string>> flags;
+  for (size_t i = 0; i < request.sources.size(); ++i) {
+    flags.push_back(IsCudaSource(request, i) ? request.cuda.extra_cflags : request.extra_cflags);
+  }
+  return flags;
+}
+
 BuildPlan MakeBuildPlan(const LoadRequest& request, const BuildEnvironment& env,
                         const toolchain::HostCompiler& compiler, const CudaToolchain* cuda) {
   BuildPlan plan;

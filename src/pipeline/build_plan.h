@@ -44,6 +44,10 @@ BuildPlan MakeBuildPlan(const LoadRequest& request, const BuildEnvironment& env,
                         const toolchain::HostCompiler& compiler,
                         const CudaToolchain* cuda = nullptr);
 
+/// The user flags each source is compiled with (`cuda.extra_cflags` for a source nvcc compiles,
+/// `extra_cflags` for the others), as signature::ResolveSpecs reads their `-D`/`-U`.
+std::vector<std::vector<std::string>> SourceUserFlags(const LoadRequest& request);
+
 /// The generated translation units (file name, text), one per source plus the FFI wrapper and the
 /// frame runtime, named
 /// as MakeBuildPlan's graph expects. Only needed on a cache miss.

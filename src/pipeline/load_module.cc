@@ -38,7 +38,7 @@ std::string CanonicalSpecs(const std::vector<FunctionSpec>& specs) {
     text += spec.name + "@" + std::to_string(spec.source_index) + ":";
     for (const std::string& ns : spec.namespaces) text += ns + "::";
     for (const std::string& token : argspec::ToTokens(spec)) text += " " + token;
-    text += "\n";
+    text += spec.ProofKey() + "\n";
   }
   return text;
 }
@@ -200,7 +200,8 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& given, const BuildEnviro
   }
   const LoadRequest& request = read_request ? *read_request : given;
   // Spec and signature errors come first: they need no toolchain.
-  auto specs = signature::ResolveSpecs(request.sources, request.functions);
+  auto specs =
+      signature::ResolveSpecs(request.sources, request.functions, SourceUserFlags(request));
   if (!specs.ok()) return specs.error();
   JAXCC_RETURN_IF_ERROR(ApplyShardingRules(request.sharding, &*specs));
   JAXCC_RETURN_IF_ERROR(ValidateSpecsForCallables(request.name, *specs));

@@ -43,7 +43,7 @@ Result<build::BuildOutcome> RunBuildIn(const std::string& build_dir, const LoadR
   auto outcome = build::RunBuild(build_request);
   if (!outcome.ok()) {
     Error error = outcome.error();
-    if (error.kind == ErrorKind::kCompile) {
+    if (error.kind == ErrorKind::kCompile || error.kind == ErrorKind::kSignature) {
       error.message = ClipLongLines(AddSourceExcerpt(error.message, request.sources));
     }
     return error;

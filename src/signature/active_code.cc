@@ -22,6 +22,7 @@ struct Group {
   Condition branch = Condition::kTrue;
   bool taken = false;
   bool unknown_before = false;
+  Token unknown_at;  // the directive of the first branch of unknown liveness
 };
 
 // Macros seen so far by the pass, by name. Definitions are parsed only when a condition
@@ -33,6 +34,11 @@ class Macros : public MacroState {
   void Define(const std::string& name, size_t directive, bool certain) {
     Entry& e = table_[name];
     e = Entry{true, certain, directive, std::nullopt};
+  }
+  // A `-D`/`-U` of the compile command: certain, and before any line of the source.
+  void FromFlag(const CommandLineMacro& flag) {
+    Entry& e = table_[flag.name];
+    e = Entry{flag.definition.has_value(), true, 0, flag.definition};
   }
   void Undefine(const std::string& name, bool certain) {
     Entry& e = table_[name];
@@ -103,8 +109,9 @@ Condition Evaluate(std::string_view name, const Token& directive, std::string_vi
   return EvaluateCondition(tokens, macros);
 }
 
-// Opens a branch of condition `c` in group `g`.
-void Enter(Group* g, Condition c) {
+// Opens a branch of condition `c` in group `g` at `directive`.
+void Enter(Group* g, Condition c, const Token& directive) {
+  if (c == Condition::kUnknown && !g->taken && !g->unknown_before) g->unknown_at = directive;
   if (g->taken) {
     g->branch = Condition::kFalse;
   } else if (c == Condition::kFalse) {
@@ -118,15 +125,42 @@ void Enter(Group* g, Condition c) {
   }
 }
 
+// The directive that made the innermost branch of unknown liveness so.
+const Token* UnknownCause(const std::vector<Group>& groups) {
+  for (auto g = groups.rbegin(); g != groups.rend(); ++g) {
+    if (g->branch == Condition::kUnknown) return &g->unknown_at;
+  }
+  return nullptr;
+}
+
+void NoteUncertain(const std::vector<Group>& groups, const Token& token,
+                   std::vector<UncertainRegion>* uncertain) {
+  if (uncertain == nullptr) return;
+  const Token* cause = UnknownCause(groups);
+  if (cause == nullptr) return;
+  if (!uncertain->empty() && uncertain->back().directive.offset == cause->offset) {
+    uncertain->back().end = token.end_offset();
+    return;
+  }
+  uncertain->push_back({token.offset, token.end_offset(), *cause});
+}
+
 }  // namespace
 
-std::vector<Token> DropDisabledBranches(std::vector<Token> tokens) {
+std::vector<Token> DropDisabledBranches(std::vector<Token> tokens,
+                                        const std::vector<CommandLineMacro>& flags,
+                                        std::vector<UncertainRegion>* uncertain) {
   std::vector<Token> kept;
   kept.reserve(tokens.size());
   std::vector<Group> groups;
   Macros macros(&kept);
+  for (const CommandLineMacro& flag : flags) macros.FromFlag(flag);
   for (Token& token : tokens) {
     Condition live = Liveness(groups);
+    if (live == Condition::kUnknown && token.kind != TokenKind::kLineComment &&
+        token.kind != TokenKind::kBlockComment) {
+      NoteUncertain(groups, token, uncertain);
+    }
     if (token.kind != TokenKind::kPreprocessor) {
       if (live != Condition::kFalse) kept.push_back(std::move(token));
       continue;
@@ -136,8 +170,10 @@ std::vector<Token> DropDisabledBranches(std::vector<Token> tokens) {
     if (name == "if" || name == "ifdef" || name == "ifndef") {
       Group g;
       // A dead group's conditions are never evaluated (they may name anything).
-      Enter(&g, live == Condition::kFalse ? Condition::kFalse
-                                          : Evaluate(name, token, parts.argument, &macros));
+      Enter(&g,
+            live == Condition::kFalse ? Condition::kFalse
+                                      : Evaluate(name, token, parts.argument, &macros),
+            token);
       groups.push_back(g);
     } else if (name == "elif" || name == "elifdef" || name == "elifndef" || name == "else") {
       if (groups.empty()) continue;
@@ -147,7 +183,7 @@ std::vector<Token> DropDisabledBranches(std::vector<Token> tokens) {
       Condition c = name == "else" || outer_dead || g.taken
                         ? Condition::kTrue
                         : Evaluate(name, token, parts.argument, &macros);
-      Enter(&g, c);
+      Enter(&g, c, token);
       groups.push_back(g);
     } else if (name == "endif") {
       if (!groups.empty()) groups.pop_back();

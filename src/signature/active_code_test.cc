@@ -91,5 +91,35 @@ TEST(DropDisabledBranchesTest, DeadGroupsAreNotEvaluated) {
       "c");
 }
 
+std::string ActiveWith(const char* source, const std::vector<std::string>& flags) {
+  return Joined(DropDisabledBranches(Lex(source), MacrosFromFlags(flags)));
+}
+
+// Issue 37, point 4: `-D`/`-U` in the load's flags decide conditionals as they do in g++.
+TEST(DropDisabledBranchesTest, RegressionCommandLineMacrosDecideConditionals) {
+  const char* guard = "#ifndef REAL\n#define REAL float\n#endif\nREAL\n";
+  EXPECT_EQ(ActiveWith(guard, {"-DREAL=double"}), "REAL");  // the #define is dropped
+  EXPECT_EQ(ActiveWith("#ifdef X\na\n#else\nb\n#endif\n", {"-DX"}), "a");
+  EXPECT_EQ(ActiveWith("#ifdef X\na\n#else\nb\n#endif\n", {"-DX", "-UX"}), "b");
+  EXPECT_EQ(ActiveWith("#ifdef X\na\n#else\nb\n#endif\n", {"-U", "X"}), "b");
+  EXPECT_EQ(ActiveWith("#if X == 2\na\n#else\nb\n#endif\n", {"-D", "X=2"}), "a");
+  EXPECT_EQ(ActiveWith("#if F(3) > 2\na\n#endif\n", {"-DF(x)=x"}), "a");
+  EXPECT_EQ(ActiveWith("#if X\na\n#else\nb\n#endif\n", {"--define-macro=X=0"}), "b");
+  EXPECT_EQ(ActiveWith("#ifdef X\na\n#else\nb\n#endif\n", {"-O2"}), "a b");  // unknown
+}
+
+TEST(DropDisabledBranchesTest, UnknownBranchesAreReportedWithTheirCondition) {
+  std::vector<UncertainRegion> uncertain;
+  std::string source = "a\n#ifndef G\n#define G 1\nb\n#endif\nc\n";
+  DropDisabledBranches(Lex(source), {}, &uncertain);
+  ASSERT_EQ(uncertain.size(), 1u);
+  EXPECT_EQ(uncertain[0].directive.text, "#ifndef G");
+  EXPECT_EQ(uncertain[0].begin, source.find("#define"));
+  EXPECT_EQ(uncertain[0].end, source.find("#endif") + 6);  // through the group's #endif
+  uncertain.clear();
+  DropDisabledBranches(Lex(source), MacrosFromFlags({"-UG"}), &uncertain);
+  EXPECT_TRUE(uncertain.empty());
+}
+
 }  // namespace
 }  // namespace jaxcc::signature

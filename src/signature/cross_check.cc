@@ -5,6 +5,7 @@
 #include "argspec/arg_spec.h"
 #include "signature/cpp_types.h"
 #include "signature/inference.h"
+#include "signature/proof_type.h"
 #include "signature/signature_errors.h"
 
 namespace jaxcc::signature {
@@ -196,6 +197,7 @@ Result<FunctionSpec> CheckSpec(FunctionSpec spec, const std::vector<std::string>
   JAXCC_RETURN_IF_ERROR(checker.CheckCount(spec));
   for (size_t i = 0; i < spec.params.size(); ++i) {
     JAXCC_RETURN_IF_ERROR(checker.CheckParam(i, &spec.params[i]));
+    spec.params[i].cpp_type = ProofType(spec.params[i], &decl.params[i]);
   }
   spec.namespaces = decl.namespaces;
   spec.source_index = decl.source_index;

@@ -36,9 +36,18 @@ int ExpandedSource::InvocationAt(size_t offset) const {
   return -1;
 }
 
-ExpandedSource ExpandSource(const std::vector<Token>& active) {
+ExpandedSource ExpandSource(const std::vector<Token>& active,
+                            const std::vector<CommandLineMacro>& flags) {
   ExpandedSource out;
   Table table;
+  for (const CommandLineMacro& flag : flags) {
+    if (flag.definition) {
+      out.definitions.push_back(*flag.definition);
+      table.Define(&out.definitions.back());
+    } else {
+      table.Undefine(flag.name);
+    }
+  }
   MacroExpander expander(&table);
   std::vector<Token> run;
   bool stopped = false;

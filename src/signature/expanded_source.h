@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "signature/command_line_macros.h"
 #include "signature/lexer.h"
 #include "signature/macro_definition.h"
 #include "signature/macro_expander.h"
@@ -30,8 +31,10 @@ struct ExpandedSource {
 };
 
 /// Expands `active` (the tokens of one source after DropDisabledBranches, directives and
-/// comments included). Each source is its own translation unit: macros of other sources and of
-/// headers it includes are not seen, and names they would define stay unexpanded.
-ExpandedSource ExpandSource(const std::vector<Token>& active);
+/// comments included), after the compile command's `-D`/`-U` (`flags`). Each source is its own
+/// translation unit: macros of other sources and of headers it includes are not seen, and names
+/// they would define stay unexpanded.
+ExpandedSource ExpandSource(const std::vector<Token>& active,
+                            const std::vector<CommandLineMacro>& flags = {});
 
 }  // namespace jaxcc::signature

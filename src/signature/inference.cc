@@ -3,6 +3,7 @@
 
 #include "argspec/arg_spec.h"
 #include "signature/cpp_types.h"
+#include "signature/proof_type.h"
 #include "signature/signature_errors.h"
 
 namespace jaxcc::signature {
@@ -146,6 +147,7 @@ Result<FunctionSpec> InferSpec(const Declaration& decl, const SourceFile& source
     } else {
       JAXCC_RETURN_IF_ERROR(CheckAttrName(decl, source, spec, i, *c.scalar));
     }
+    param.cpp_type = ProofType(param, &p);
     spec.params.push_back(param);
   }
   if (Status rule = argspec::CheckContextParams(spec); !rule.ok()) {

@@ -21,6 +21,13 @@ struct MacroDefinition {
   std::vector<Token> body;
   Token name_token;       ///< the name in the `#define`, for notes
   size_t end_offset = 0;  ///< one past the directive's last byte
+  /// For a macro a compile flag defines (`-DREAL=double`), that flag; "" for a `#define`.
+  std::string flag;
+
+  /// Whether `offset` lies within this `#define` line (never for a flag's macro).
+  bool DefinesOffset(size_t offset) const {
+    return name_token.offset <= offset && offset < end_offset;
+  }
 
   /// Index of `word` among the parameters, or -1.
   int ParamIndex(std::string_view word) const;

@@ -96,11 +96,19 @@ bool MacroExpander::Expand(const std::vector<Token>& tokens, std::vector<Token>*
   return ok;
 }
 
+// Whether the next token of `out` is the operand of a `defined` operator.
+bool MacroExpander::OperandOfDefined(const Sequence& out) {
+  size_t n = out.size();
+  if (n >= 1 && out[n - 1].token.IsIdentifier("defined")) return true;
+  return n >= 2 && out[n - 1].token.IsPunct("(") && out[n - 2].token.IsIdentifier("defined");
+}
+
 bool MacroExpander::ExpandSequence(Sequence stack, int depth, Sequence* out) {
   while (!stack.empty()) {
     PPToken t = std::move(stack.back());
     stack.pop_back();
-    const MacroDefinition* macro = t.token.kind == TokenKind::kIdentifier && !t.placemarker
+    const MacroDefinition* macro = t.token.kind == TokenKind::kIdentifier && !t.placemarker &&
+                                           !(defined_operator_ && OperandOfDefined(*out))
                                        ? macros_->Find(t.token.text)
                                        : nullptr;
     if (macro == nullptr) {

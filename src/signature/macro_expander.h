@@ -55,6 +55,10 @@ class MacroExpander {
   /// `out` then holds what was expanded before.
   bool Expand(const std::vector<Token>& tokens, std::vector<Token>* out);
 
+  /// For `#if` lines: a name right after `defined` or `defined (` is never expanded, so a
+  /// `defined` produced by an expansion still asks about the name itself (g++'s rule).
+  void set_defined_operator(bool on) { defined_operator_ = on; }
+
   std::vector<Invocation>& invocations() { return invocations_; }
   const std::string& limit_problem() const { return limit_problem_; }
   const Token& limit_at() const { return limit_at_; }
@@ -75,6 +79,7 @@ class MacroExpander {
     std::vector<bool> done;
   };
 
+  static bool OperandOfDefined(const Sequence& out);
   // Expands `stack`: the input in reverse order, so its next token is at the back.
   bool ExpandSequence(Sequence stack, int depth, Sequence* out);
   // Expands the invocation of `macro` named by `name`, taking its arguments from the top of
@@ -106,6 +111,7 @@ class MacroExpander {
   std::string limit_problem_;
   Token limit_at_;
   size_t created_ = 0;
+  bool defined_operator_ = false;
 };
 
 }  // namespace jaxcc::signature

@@ -1,6 +1,9 @@
 // A recursive-descent evaluator over optional values: nullopt is "unknown" and spreads through
 // every operator except the short-circuiting ones, as far as the C rules let a known operand
-// decide. Arithmetic is done in uint64_t, so no input can overflow a signed integer.
+// decide. Values carry C++'s `#if` types: every integer is intmax_t or uintmax_t ([cpp.cond]),
+// so a `u` suffix, a literal too large for intmax_t, or one unsigned operand makes an operation
+// unsigned (the usual arithmetic conversions: `-1 < 0u` is false, as in g++). Arithmetic is done
+// in uint64_t, so no input can overflow a signed integer.
 #include "signature/pp_expression.h"
 
 #include <cstdint>
@@ -8,18 +11,31 @@
 namespace jaxcc::signature {
 namespace {
 
-using Value = std::optional<int64_t>;
+struct Number {
+  uint64_t bits = 0;
+  bool is_unsigned = false;
+
+  int64_t as_signed() const { return static_cast<int64_t>(bits); }
+  bool truth() const { return bits != 0; }
+};
+
+using Value = std::optional<Number>;
+
+Value Signed(int64_t v) { return Number{static_cast<uint64_t>(v), false}; }
+Value Bool(bool b) { return Signed(b ? 1 : 0); }
 
 // Longest operator chain tried; a deeper one is unknown rather than a deep recursion.
 constexpr int kMaxNesting = 1024;
 
-std::optional<int64_t> ParseInteger(const std::string& text) {
+Value ParseInteger(const std::string& text) {
   std::string digits;
   for (char c : text) {
     if (c != '\'') digits += c;
   }
+  bool suffix_unsigned = false;
   while (!digits.empty() && (digits.back() == 'u' || digits.back() == 'U' || digits.back() == 'l' ||
                              digits.back() == 'L')) {
+    suffix_unsigned = suffix_unsigned || digits.back() == 'u' || digits.back() == 'U';
     digits.pop_back();
   }
   int base = 10;
@@ -50,8 +66,8 @@ std::optional<int64_t> ParseInteger(const std::string& text) {
     }
     value = value * static_cast<uint64_t>(base) + static_cast<uint64_t>(d);
   }
-  if (value > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
-  return static_cast<int64_t>(value);
+  // A literal intmax_t cannot hold is uintmax_t (g++ warns "so large that it is unsigned").
+  return Number{value, suffix_unsigned || value > static_cast<uint64_t>(INT64_MAX)};
 }
 
 class Parser {
@@ -61,7 +77,7 @@ class Parser {
   Condition Run() {
     Value v = Conditional(0);
     if (failed_ || pos_ != t_.size() || !v) return Condition::kUnknown;
-    return *v != 0 ? Condition::kTrue : Condition::kFalse;
+    return v->truth() ? Condition::kTrue : Condition::kFalse;
   }
 
  private:
@@ -85,8 +101,14 @@ class Parser {
     Value a = Conditional(depth + 1);
     if (!Take(":")) failed_ = true;
     Value b = Conditional(depth + 1);
-    if (!c) return a && b && *a == *b ? a : std::nullopt;
-    return *c != 0 ? a : b;
+    // The result has the common type of both arms, whichever is chosen.
+    bool is_unsigned = (a && a->is_unsigned) || (b && b->is_unsigned);
+    if (a) a->is_unsigned = is_unsigned;
+    if (b) b->is_unsigned = is_unsigned;
+    if (!c) {
+      return a && b && a->bits == b->bits && a->is_unsigned == b->is_unsigned ? a : std::nullopt;
+    }
+    return c->truth() ? a : b;
   }
 
   // Binary operators by precedence level, lowest first.
@@ -124,33 +146,39 @@ class Parser {
 
   static Value Apply(const std::string& op, Value a, Value b) {
     if (op == "||") {
-      if ((a && *a) || (b && *b)) return 1;
-      return a && b ? Value(0) : std::nullopt;
+      if ((a && a->truth()) || (b && b->truth())) return Bool(true);
+      return a && b ? Bool(false) : std::nullopt;
     }
     if (op == "&&") {
-      if ((a && !*a) || (b && !*b)) return 0;
-      return a && b ? Value(1) : std::nullopt;
+      if ((a && !a->truth()) || (b && !b->truth())) return Bool(false);
+      return a && b ? Bool(true) : std::nullopt;
     }
     if (!a || !b) return std::nullopt;
-    uint64_t x = static_cast<uint64_t>(*a), y = static_cast<uint64_t>(*b);
-    if (op == "|") return static_cast<int64_t>(x | y);
-    if (op == "^") return static_cast<int64_t>(x ^ y);
-    if (op == "&") return static_cast<int64_t>(x & y);
-    if (op == "==") return *a == *b;
-    if (op == "!=") return *a != *b;
-    if (op == "<") return *a < *b;
-    if (op == ">") return *a > *b;
-    if (op == "<=") return *a <= *b;
-    if (op == ">=") return *a >= *b;
-    if (op == "+") return static_cast<int64_t>(x + y);
-    if (op == "-") return static_cast<int64_t>(x - y);
-    if (op == "*") return static_cast<int64_t>(x * y);
+    uint64_t x = a->bits, y = b->bits;
     if (op == "<<" || op == ">>") {
-      if (*b < 0 || *b >= 64) return std::nullopt;
-      return op == "<<" ? static_cast<int64_t>(x << y) : (*a >> *b);
+      // The result has the left operand's type; a negative or too wide count is undefined.
+      if ((!b->is_unsigned && b->as_signed() < 0) || y >= 64) return std::nullopt;
+      if (op == "<<") return Number{x << y, a->is_unsigned};
+      if (a->is_unsigned) return Number{x >> y, true};
+      return Signed(a->as_signed() >> y);
     }
-    if (*b == 0 || (*a == INT64_MIN && *b == -1)) return std::nullopt;
-    return op == "/" ? *a / *b : *a % *b;
+    bool u = a->is_unsigned || b->is_unsigned;  // the usual arithmetic conversions
+    if (op == "|") return Number{x | y, u};
+    if (op == "^") return Number{x ^ y, u};
+    if (op == "&") return Number{x & y, u};
+    if (op == "==") return Bool(x == y);
+    if (op == "!=") return Bool(x != y);
+    if (op == "<") return Bool(u ? x < y : a->as_signed() < b->as_signed());
+    if (op == ">") return Bool(u ? x > y : a->as_signed() > b->as_signed());
+    if (op == "<=") return Bool(u ? x <= y : a->as_signed() <= b->as_signed());
+    if (op == ">=") return Bool(u ? x >= y : a->as_signed() >= b->as_signed());
+    if (op == "+") return Number{x + y, u};
+    if (op == "-") return Number{x - y, u};
+    if (op == "*") return Number{x * y, u};
+    if (y == 0) return std::nullopt;
+    if (u) return Number{op == "/" ? x / y : x % y, true};
+    if (a->as_signed() == INT64_MIN && b->as_signed() == -1) return std::nullopt;
+    return Signed(op == "/" ? a->as_signed() / b->as_signed() : a->as_signed() % b->as_signed());
   }
 
   Value Unary(int depth) {
@@ -163,10 +191,9 @@ class Parser {
       if (!Take(op)) continue;
       Value v = Unary(depth + 1);
       if (!v) return std::nullopt;
-      uint64_t x = static_cast<uint64_t>(*v);
-      if (op[0] == '-') return static_cast<int64_t>(0 - x);
-      if (op[0] == '!') return *v == 0;
-      if (op[0] == '~') return static_cast<int64_t>(~x);
+      if (op[0] == '-') return Number{0 - v->bits, v->is_unsigned};
+      if (op[0] == '!') return Bool(!v->truth());
+      if (op[0] == '~') return Number{~v->bits, v->is_unsigned};
       return v;
     }
     if (Take("(")) {
@@ -177,10 +204,10 @@ class Parser {
     const Token& t = t_[pos_++];
     if (t.kind == TokenKind::kNumber) return ParseInteger(t.text);
     if (t.kind == TokenKind::kChar && t.text.size() == 3 && t.text[0] == '\'') {
-      return static_cast<int64_t>(static_cast<signed char>(t.text[1]));
+      return Signed(static_cast<signed char>(t.text[1]));
     }
-    if (t.IsIdentifier("true")) return 1;
-    if (t.IsIdentifier("false")) return 0;
+    if (t.IsIdentifier("true")) return Bool(true);
+    if (t.IsIdentifier("false")) return Bool(false);
     if (t.kind == TokenKind::kIdentifier) {
       // A name followed by `(` is a function-like macro nobody defined (`__has_include(x)`):
       // skip its arguments, the value stays unknown.
@@ -204,11 +231,31 @@ class Parser {
   bool failed_ = false;
 };
 
-Token Number(const Token& at, Condition c) {
+Token Literal(const Token& at, Condition c) {
   Token t = at;
   t.kind = c == Condition::kUnknown ? TokenKind::kIdentifier : TokenKind::kNumber;
   t.text = c == Condition::kTrue ? "1" : c == Condition::kFalse ? "0" : "__jaxcc_unknown__";
   return t;
+}
+
+// `defined X` and `defined ( X )` replaced by 1 or 0 (or unknown); false when a `defined` has no
+// identifier operand (the compiler rejects the line).
+bool ReplaceDefined(const std::vector<Token>& tokens, MacroState* macros, std::vector<Token>* out) {
+  out->reserve(tokens.size());
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    if (!tokens[i].IsIdentifier("defined")) {
+      out->push_back(tokens[i]);
+      continue;
+    }
+    size_t name = i + 1;
+    bool parens = name < tokens.size() && tokens[name].IsPunct("(");
+    if (parens) ++name;
+    if (name >= tokens.size() || tokens[name].kind != TokenKind::kIdentifier) return false;
+    if (parens && (name + 1 >= tokens.size() || !tokens[name + 1].IsPunct(")"))) return false;
+    out->push_back(Literal(tokens[i], macros->Defined(tokens[name].text)));
+    i = parens ? name + 1 : name;
+  }
+  return true;
 }
 
 }  // namespace
@@ -216,35 +263,23 @@ Token Number(const Token& at, Condition c) {
 Condition EvaluateCondition(const std::vector<Token>& tokens, MacroState* macros) {
   // `defined` is read before expansion (C's rule), so `defined X` asks about X itself.
   std::vector<Token> replaced;
-  replaced.reserve(tokens.size());
-  for (size_t i = 0; i < tokens.size(); ++i) {
-    if (!tokens[i].IsIdentifier("defined")) {
-      replaced.push_back(tokens[i]);
-      continue;
-    }
-    size_t name = i + 1;
-    bool parens = name < tokens.size() && tokens[name].IsPunct("(");
-    if (parens) ++name;
-    if (name >= tokens.size() || tokens[name].kind != TokenKind::kIdentifier) {
-      return Condition::kUnknown;
-    }
-    if (parens && (name + 1 >= tokens.size() || !tokens[name + 1].IsPunct(")"))) {
-      return Condition::kUnknown;
-    }
-    replaced.push_back(Number(tokens[i], macros->Defined(tokens[name].text)));
-    i = parens ? name + 1 : name;
-  }
+  if (!ReplaceDefined(tokens, macros, &replaced)) return Condition::kUnknown;
+  // A `defined` that a macro's expansion produces is evaluated too, its operand unexpanded, as
+  // g++ and clang do (the standard leaves it undefined; -Wexpansion-to-defined warns).
   MacroExpander expander(macros);
-  std::vector<Token> expanded;
-  if (!expander.Expand(replaced, &expanded) || macros->used_uncertain()) {
+  expander.set_defined_operator(true);
+  std::vector<Token> produced;
+  if (!expander.Expand(replaced, &produced) || macros->used_uncertain()) {
     return Condition::kUnknown;
   }
+  std::vector<Token> expanded;
+  if (!ReplaceDefined(produced, macros, &expanded)) return Condition::kUnknown;
   for (Token& t : expanded) {
     // After expansion a name the sources certainly #undef-ined is 0, as in C; one they never
     // mention stays unknown (it may well be defined by the compiler or a header).
     if (t.kind == TokenKind::kIdentifier && !t.IsIdentifier("true") && !t.IsIdentifier("false") &&
         macros->Defined(t.text) == Condition::kFalse) {
-      t = Number(t, Condition::kFalse);
+      t = Literal(t, Condition::kFalse);
     }
   }
   return Parser(expanded).Run();

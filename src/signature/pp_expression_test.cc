@@ -86,5 +86,34 @@ TEST(EvaluateConditionTest, DeepNestingIsUnknownNotACrash) {
   EXPECT_EQ(Eval(minus + "1"), U);
 }
 
+// Issue 37, point 4: `-1 < 0u` was evaluated signed. In `#if` every integer is intmax_t or
+// uintmax_t, and one unsigned operand makes the comparison unsigned (g++ agrees: false).
+TEST(EvaluateConditionTest, RegressionMinusOneLessThanZeroUnsignedIsFalse) {
+  EXPECT_EQ(Eval("-1 < 0u"), F);
+  EXPECT_EQ(Eval("-1 < 0"), T);
+  EXPECT_EQ(Eval("-1 > 0U"), T);
+  EXPECT_EQ(Eval("(0u - 1) > 0"), T);
+  EXPECT_EQ(Eval("-1 / 2u > 0"), T);                 // division in unsigned
+  EXPECT_EQ(Eval("(1 ? -1 : 0u) > 0"), T);           // ?: takes the common type of both arms
+  EXPECT_EQ(Eval("-1 >> 63 == -1"), T);              // a signed shift stays arithmetic
+  EXPECT_EQ(Eval("-1u >> 63 == 1"), T);              // an unsigned one is logical
+  EXPECT_EQ(Eval("18446744073709551615 == -1"), T);  // too large for intmax_t: unsigned
+  EXPECT_EQ(Eval("N < 0", {{"N", "#define N -1u"}}), F);
+}
+
+// Issue 37, point 4: a `defined` that a macro's expansion produces was not evaluated. g++ and
+// clang evaluate it, and its operand is not expanded.
+TEST(EvaluateConditionTest, RegressionDefinedProducedByAMacroIsEvaluated) {
+  std::map<std::string, std::string> macros = {
+      {"HAS_FOO", "#define HAS_FOO defined(FOO)"}, {"FOO", "#define FOO 0"}, {"BAR", ""}};
+  EXPECT_EQ(Eval("HAS_FOO", macros), T);  // FOO is defined (as 0: its value does not matter)
+  macros["HAS_BAR"] = "#define HAS_BAR defined BAR";
+  EXPECT_EQ(Eval("HAS_BAR", macros), F);
+  macros["HAS"] = "#define HAS(x) defined(x)";
+  EXPECT_EQ(Eval("HAS(BAR)", macros), F);
+  EXPECT_EQ(Eval("HAS(FOO)", macros), U);  // the argument expands to 0 first: g++ rejects it
+  EXPECT_EQ(Eval("HAS_BAZ", {{"HAS_BAZ", "#define HAS_BAZ defined(BAZ)"}}), U);  // BAZ unseen
+}
+
 }  // namespace
 }  // namespace jaxcc::signature

@@ -14,7 +14,10 @@
 #include "signature/declarations.h"
 #include "signature/inference.h"
 #include "signature/lookup.h"
+#include "signature/proof_type.h"
+#include "signature/signature_errors.h"
 #include "signature/stamped_functions.h"
+#include "signature/uncertain_const.h"
 
 namespace jaxcc::signature {
 namespace {
@@ -24,9 +27,14 @@ using argspec::ParamKind;
 
 // Everything read from the sources, once.
 struct Module {
-  explicit Module(const std::vector<SourceFile>& files) : sources(files) {
+  Module(const std::vector<SourceFile>& files,
+         const std::vector<std::vector<std::string>>& source_flags)
+      : sources(files) {
     for (size_t i = 0; i < files.size(); ++i) {
-      active.push_back(DropDisabledBranches(Lex(files[i].text)));
+      flags.push_back(i < source_flags.size() ? MacrosFromFlags(source_flags[i])
+                                              : std::vector<CommandLineMacro>{});
+      uncertain.emplace_back();
+      active.push_back(DropDisabledBranches(Lex(files[i].text), flags.back(), &uncertain.back()));
       code.push_back(CodeTokens(active.back()));
       SourceScan scan = ScanDeclarations(code.back(), static_cast<int>(i));
       declarations.insert(declarations.end(), scan.declarations.begin(), scan.declarations.end());
@@ -60,7 +68,7 @@ struct Module {
   // The sources with their macros expanded: made on first need, which a module whose entry
   // points are all declared as written never has.
   const ExpandedModule& Expanded() const {
-    if (!expanded) expanded = ExpandModule(active);
+    if (!expanded) expanded = ExpandModule(active, flags);
     return *expanded;
   }
 
@@ -73,6 +81,8 @@ struct Module {
   }
 
   const std::vector<SourceFile>& sources;
+  std::vector<std::vector<CommandLineMacro>> flags;     // per source, from its compile flags
+  std::vector<std::vector<UncertainRegion>> uncertain;  // per source
   std::vector<std::vector<Token>> active;
   std::vector<std::vector<Token>> code;
   std::vector<Declaration> declarations;
@@ -172,6 +182,84 @@ Result<FunctionSpec> WithoutDeclaration(const Module& m, const Job& job, Functio
   }
   spec.source_index = source_index;
   spec.namespaces = NamespacesAt(m.ranges[source_index], offset);
+  for (argspec::Param& p : spec.params) p.cpp_type = ProofType(p, nullptr);
+  return spec;
+}
+
+// A stamped declaration whose by-value tensor's `const` hangs on a branch jaxcc cannot evaluate:
+// refused when the roles are to be inferred (decision 147).
+std::optional<Error> RefuseUncertainConst(const Module& m, const Job& job,
+                                          const Declaration& decl) {
+  int s = decl.source_index;
+  std::optional<UncertainConst> u =
+      FindUncertainConst(decl, m.Expanded().sources[s], m.active[s], m.uncertain[s]);
+  if (!u) return std::nullopt;
+  const ParsedParam& p = decl.params[u->param];
+  const SourceFile& source = m.sources[s];
+  std::string message =
+      ParamLabel(p, u->param) + " of `" + decl.name +
+      "` is a tensor taken by value, and whether it is `const` (an input) or not (an output) "
+      "depends on macro `" +
+      u->macro + "`, which is defined or undefined under a condition jaxcc cannot evaluate (a " +
+      "header's or the compiler's macros may decide it). A by-value parameter's `const` is no "
+      "part of the function's type, so the compiler cannot check jaxcc's reading, and jaxcc "
+      "does not guess: pass the macro in the load's flags (e.g. extra_cflags=['-D" +
+      u->macro +
+      "=...'], extra_cuda_cflags for nvcc sources), take the tensor by reference "
+      "(`const BE::Tensor&` for an input, `BE::Tensor&` for an output), or state the roles "
+      "in the annotation's tokens, e.g. `// @BE " +
+      decl.name + " arg ret`";
+  Span at = job.annotation && job.annotation->source_index == s
+                ? job.annotation->function_span
+                : SpanOf(m.Expanded().sources[s].invocations[decl.name_token.expansion].name);
+  Error e = SignatureError(source, at, message);
+  e.message += "\n" + FormatDiagnostic(source.label, source.text, SpanOf(u->directive), "note",
+                                       "the condition jaxcc cannot evaluate");
+  e.message += StampedNotes(decl, m.Expanded(), m.sources, nullptr);
+  return e;
+}
+
+// Two definitions of a function in branches jaxcc cannot decide, one taking a tensor by value
+// as `const` and one not: refused when the roles are to be inferred (decision 147).
+std::optional<Error> RefuseAlternativeConst(const Module& m, const Declaration& decl) {
+  auto it = m.index.find(decl.name);
+  if (it == m.index.end() || it->second.size() < 2) return std::nullopt;
+  int s = decl.source_index;
+  std::optional<UncertainConst> u = FindAlternativeConst(decl, it->second, m.uncertain[s]);
+  if (!u) return std::nullopt;
+  const SourceFile& source = m.sources[s];
+  Error e = SignatureError(
+      source, ParamSpan(decl, u->param),
+      ParamLabel(decl.params[u->param], u->param) + " of `" + decl.name +
+          "` is a tensor taken by value, `const` (an input) in one definition and not (an "
+          "output) in another, and which one the compiler compiles depends on a condition jaxcc "
+          "cannot evaluate. A by-value parameter's `const` is no part of the function's type, so "
+          "the compiler cannot check jaxcc's choice, and jaxcc does not guess: pass the "
+          "condition's macros in the load's flags (extra_cflags=['-D...'], extra_cuda_cflags for "
+          "nvcc sources), take the tensor by reference, or state the roles, e.g. `// @BE " +
+          decl.name + " arg ret`");
+  e.message += "\n" + FormatDiagnostic(source.label, source.text, SpanOf(u->directive), "note",
+                                       "the condition jaxcc cannot evaluate");
+  return e;
+}
+
+// Where the user states `spec`'s signature: its annotation in the declaring source, else the
+// declaration's name (the invocation's, for a stamped one).
+int StatedLine(const Module& m, const Job& job, const FunctionSpec& spec, const Declaration* decl) {
+  if (job.annotation && job.annotation->source_index == spec.source_index) {
+    return job.annotation->function_span.line;
+  }
+  if (decl == nullptr) return 0;
+  int invocation = decl->name_token.expansion;
+  if (invocation < 0) return decl->name_token.line;
+  const ExpandedSource& x = m.Expanded().sources[decl->source_index];
+  return invocation < static_cast<int>(x.invocations.size()) ? x.invocations[invocation].name.line
+                                                             : 0;
+}
+
+Result<FunctionSpec> Located(Result<FunctionSpec> spec, const Module& m, const Job& job,
+                             const Declaration* decl) {
+  if (spec.ok()) spec->line = StatedLine(m, job, *spec, decl);
   return spec;
 }
 
@@ -188,23 +276,30 @@ Result<FunctionSpec> ResolveOne(const Module& m, const Job& job) {
   if (!found.ok()) return found.error();
   if (const Declaration* decl = *found) {
     const SourceFile& source = m.sources[decl->source_index];
-    if (parsed) return CheckSpec(std::move(*parsed), *job.tokens, *decl, source);
-    return InferSpec(*decl, source);
+    if (!parsed) {
+      if (std::optional<Error> refused = RefuseAlternativeConst(m, *decl)) return *refused;
+    }
+    if (parsed)
+      return Located(CheckSpec(std::move(*parsed), *job.tokens, *decl, source), m, job, decl);
+    return Located(InferSpec(*decl, source), m, job, decl);
   }
   // Not declared as written: a macro the sources define may stamp it out.
   auto stamped = FindStamped(job.name, m.Expanded(), m.sources, job.annotation);
   if (!stamped.ok()) return stamped.error();
   if (const Declaration* decl = *stamped) {
     const SourceFile& source = m.sources[decl->source_index];
+    if (!parsed) {
+      if (std::optional<Error> refused = RefuseUncertainConst(m, job, *decl)) return *refused;
+    }
     auto spec = parsed ? CheckSpec(std::move(*parsed), *job.tokens, *decl, source)
                        : InferSpec(*decl, source);
-    if (spec.ok()) return spec;
+    if (spec.ok()) return Located(std::move(spec), m, job, decl);
     Error e = spec.error();
     e.message += StampedNotes(*decl, m.Expanded(), m.sources, job.annotation);
     return e;
   }
   if (!parsed) return NotFound(m, job);
-  return WithoutDeclaration(m, job, std::move(*parsed));
+  return Located(WithoutDeclaration(m, job, std::move(*parsed)), m, job, nullptr);
 }
 
 // A `sharding="RULE"` on the function's annotation: parsed and checked against the resolved
@@ -271,8 +366,9 @@ Result<std::vector<Job>> JobsFromRequests(const Module& m,
 
 Result<std::vector<FunctionSpec>> ResolveSpecs(
     const std::vector<SourceFile>& sources,
-    const std::optional<std::vector<FunctionRequest>>& requests) {
-  Module module(sources);
+    const std::optional<std::vector<FunctionRequest>>& requests,
+    const std::vector<std::vector<std::string>>& source_flags) {
+  Module module(sources, source_flags);
   auto jobs = requests ? JobsFromRequests(module, *requests) : JobsFromAnnotations(module);
   if (!jobs.ok()) return jobs.error();
   std::vector<FunctionSpec> specs;

@@ -33,8 +33,11 @@ struct FunctionRequest {
 /// Every error is ErrorKind::kSpec or kSignature, formatted as `label:line:col: error: ...` with
 /// the source line and a caret when a location exists. Order of the result = order of requests
 /// (or of annotations).
+/// `source_flags[i]` are the flags source i is compiled with (missing = none): their `-D`/`-U`
+/// are read before the source, as the compiler reads them (decision 147).
 Result<std::vector<argspec::FunctionSpec>> ResolveSpecs(
     const std::vector<SourceFile>& sources,
-    const std::optional<std::vector<FunctionRequest>>& requests);
+    const std::optional<std::vector<FunctionRequest>>& requests,
+    const std::vector<std::vector<std::string>>& source_flags = {});
 
 }  // namespace jaxcc::signature

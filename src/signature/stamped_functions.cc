@@ -31,7 +31,10 @@ std::string InvocationNotes(const ExpandedSource& x, const SourceFile& source, i
   std::string notes = Note(source, SpanOf(inv.name),
                            "in the expansion of macro " + Quoted(inv.name.text) + " invoked here");
   const MacroDefinition* d = SpellingDefinition(x, spelled_at, inv);
-  if (d != nullptr) {
+  if (d != nullptr && !d->flag.empty()) {
+    notes +=
+        "\nnote: macro " + Quoted(d->name) + " is defined by the compile flag " + Quoted(d->flag);
+  } else if (d != nullptr) {
     notes += Note(source, SpanOf(d->name_token), "macro " + Quoted(d->name) + " is defined here");
   }
   return notes;
@@ -68,10 +71,13 @@ const Token* SelfReferenceIn(const Declaration& d, const Invocation& inv) {
 
 }  // namespace
 
-std::unique_ptr<ExpandedModule> ExpandModule(const std::vector<std::vector<Token>>& active) {
+std::unique_ptr<ExpandedModule> ExpandModule(
+    const std::vector<std::vector<Token>>& active,
+    const std::vector<std::vector<CommandLineMacro>>& flags) {
   auto out = std::make_unique<ExpandedModule>();
+  const std::vector<CommandLineMacro> none;
   for (size_t i = 0; i < active.size(); ++i) {
-    out->sources.push_back(ExpandSource(active[i]));
+    out->sources.push_back(ExpandSource(active[i], i < flags.size() ? flags[i] : none));
     SourceScan scan = ScanDeclarations(out->sources.back().code, static_cast<int>(i));
     for (Declaration& d : scan.declarations) {
       // Only what a macro produced: a name spelled plainly in the source was already looked

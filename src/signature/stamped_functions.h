@@ -26,7 +26,10 @@ struct ExpandedModule {
 /// Expands each source (`active[i]`: tokens after DropDisabledBranches) and scans the results.
 /// Only called when some requested function is not declared as written, so sources whose
 /// entry points are plain declarations never pay for it.
-std::unique_ptr<ExpandedModule> ExpandModule(const std::vector<std::vector<Token>>& active);
+/// `flags[i]` are source i's command-line macros (none when `flags` is shorter).
+std::unique_ptr<ExpandedModule> ExpandModule(
+    const std::vector<std::vector<Token>>& active,
+    const std::vector<std::vector<CommandLineMacro>>& flags = {});
 
 /// The declaration of `name` that macro expansion produces, or nullptr when none does.
 /// kSignature errors, at the annotation when there is one: one invocation stamping out two

@@ -9,12 +9,30 @@ void scale_by(const BE::Tensor x, BE::Tensor out,
               float scale_factor, int64_t stream) {}
 #line 1 "<golden> (jaxcc bridge)"
 namespace jaxcc_generated {
+struct jaxcc_read_scale_by {
+  template <class R, class U3> static constexpr auto Bind(R (*fn)(const ::jaxcc::Tensor, ::jaxcc::Tensor, float, U3)) { return fn; }
+};
+template <class Read, class = decltype(Read::Bind(&::scale_by))> constexpr bool jaxcc_proves_scale_by(int) { return true; }
+template <class Read> constexpr bool jaxcc_proves_scale_by(...) { return false; }
+#line 1 "<golden>"
+static_assert(jaxcc_proves_scale_by<jaxcc_read_scale_by>(0), "jaxcc signature proof: jaxcc reads `scale_by` as `(const jaxcc::Tensor, jaxcc::Tensor, float, <stream>)`, but the compiler's `scale_by` has other parameter types (or is overloaded with none of these). A macro or a -D/-U flag jaxcc did not see the same way is the usual cause: pass the flag in extra_cflags (extra_cuda_cflags for nvcc sources), or state the signature in the annotation's tokens, e.g. `// @jaxcc scale_by arg ret attr.x:float64`");
+#line 1 "<golden>"
+constexpr auto jaxcc_fn_scale_by = jaxcc_read_scale_by::Bind(&::scale_by);
+#line 1 "<golden> (jaxcc bridge)"
 void jaxcc_bridge_scale_by(::jaxcc::Tensor* args, ::jaxcc::Tensor* rets, std::int64_t stream, float attr0_scale_factor) {
   (void)args; (void)rets; (void)stream;
-  ::scale_by(args[0], rets[0], attr0_scale_factor, ::jaxcc::detail::StreamHandle{stream});
+  jaxcc_fn_scale_by(args[0], rets[0], attr0_scale_factor, ::jaxcc::detail::StreamHandle{stream});
 }
+struct jaxcc_read_mixed {
+  template <class R, class U0, class U1, class U2, class U3, class U4, class U5, class U6> static constexpr auto Bind(R (*fn)(U0, U1, U2, U3, U4, U5, U6)) { return fn; }
+};
+template <class Read, class = decltype(Read::Bind(&::ops::detail::mixed))> constexpr bool jaxcc_proves_mixed(int) { return true; }
+template <class Read> constexpr bool jaxcc_proves_mixed(...) { return false; }
+static_assert(jaxcc_proves_mixed<jaxcc_read_mixed>(0), "jaxcc signature proof: jaxcc reads `mixed` as `(<attr>, <ret>, <arg>, <attr>, <arg>, <ret>, <attr>)`, but the compiler's `mixed` has other parameter types (or is overloaded with none of these). A macro or a -D/-U flag jaxcc did not see the same way is the usual cause: pass the flag in extra_cflags (extra_cuda_cflags for nvcc sources), or state the signature in the annotation's tokens, e.g. `// @jaxcc mixed arg ret attr.x:float64`");
+constexpr auto jaxcc_fn_mixed = jaxcc_read_mixed::Bind(&::ops::detail::mixed);
+#line 1 "<golden> (jaxcc bridge)"
 void jaxcc_bridge_mixed(::jaxcc::Tensor* args, ::jaxcc::Tensor* rets, std::int64_t stream, bool attr0_flag, uint16_t attr1_half, std::uint64_t attr2_count) {
   (void)args; (void)rets; (void)stream;
-  ::ops::detail::mixed(attr0_flag, rets[0], args[0], attr1_half, args[1], rets[1], attr2_count);
+  jaxcc_fn_mixed(attr0_flag, rets[0], args[0], attr1_half, args[1], rets[1], attr2_count);
 }
 }  // namespace jaxcc_generated

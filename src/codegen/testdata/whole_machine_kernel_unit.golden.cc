@@ -7,10 +7,18 @@
 #line 1 "<golden>"
 #line 1 "<golden> (jaxcc bridge)"
 namespace jaxcc_generated {
+struct jaxcc_read_whole {
+  template <class R, class U0, class U1, class U2, class U3, class U4> static constexpr auto Bind(R (*fn)(U0, U1, U2, U3, U4)) { return fn; }
+};
+template <class Read, class = decltype(Read::Bind(&::ops::whole))> constexpr bool jaxcc_proves_whole(int) { return true; }
+template <class Read> constexpr bool jaxcc_proves_whole(...) { return false; }
+static_assert(jaxcc_proves_whole<jaxcc_read_whole>(0), "jaxcc signature proof: jaxcc reads `whole` as `(<arg>, <ret>, <pool>, <state>, <attr>)`, but the compiler's `whole` has other parameter types (or is overloaded with none of these). A macro or a -D/-U flag jaxcc did not see the same way is the usual cause: pass the flag in extra_cflags (extra_cuda_cflags for nvcc sources), or state the signature in the annotation's tokens, e.g. `// @jaxcc whole arg ret attr.x:float64`");
+constexpr auto jaxcc_fn_whole = jaxcc_read_whole::Bind(&::ops::whole);
+#line 1 "<golden> (jaxcc bridge)"
 void jaxcc_bridge_whole(::jaxcc::Tensor* args, ::jaxcc::Tensor* rets, std::int64_t stream, const ::jaxcc::detail::CallContext& context, std::int64_t attr0_n) {
   (void)args; (void)rets; (void)stream;
   ::jaxcc::detail::CurrentPoolScope pool_scope(context.pool);
-  ::ops::whole(args[0], rets[0], *context.pool, ::jaxcc::detail::StateSlot{context.state}, attr0_n);
+  jaxcc_fn_whole(args[0], rets[0], *context.pool, ::jaxcc::detail::StateSlot{context.state}, attr0_n);
 }
 static_assert(std::is_destructible_v<::jaxcc::detail::StateValue<::jaxcc::detail::FunctionState<decltype(&::ops::whole)>::type>::type>, "jaxcc: `whole`: the T of its jaxcc::State<T>& parameter needs an accessible destructor (XLA destroys the state with the executable)");
 static_assert(::jaxcc::detail::kStateConstructible<::jaxcc::detail::StateValue<::jaxcc::detail::FunctionState<decltype(&::ops::whole)>::type>::type, std::int64_t>, "jaxcc: `whole`: the T of its jaxcc::State<T>& parameter must be constructible from the function's attributes, in parameter order, or by default");
@@ -20,8 +28,16 @@ void* jaxcc_state_new_whole(std::int64_t attr0_n) {
 void jaxcc_state_delete_whole(void* state) noexcept {
   ::jaxcc::detail::DeleteState<::jaxcc::detail::FunctionState<decltype(&::ops::whole)>::type>(state);
 }
+struct jaxcc_read_later {
+  template <class R, class U0, class U1, class U2> static constexpr auto Bind(R (*fn)(U0, U1, U2)) { return fn; }
+};
+template <class Read, class = decltype(Read::Bind(&::later))> constexpr bool jaxcc_proves_later(int) { return true; }
+template <class Read> constexpr bool jaxcc_proves_later(...) { return false; }
+static_assert(jaxcc_proves_later<jaxcc_read_later>(0), "jaxcc signature proof: jaxcc reads `later` as `(<ret>, <attr>, <async>)`, but the compiler's `later` has other parameter types (or is overloaded with none of these). A macro or a -D/-U flag jaxcc did not see the same way is the usual cause: pass the flag in extra_cflags (extra_cuda_cflags for nvcc sources), or state the signature in the annotation's tokens, e.g. `// @jaxcc later arg ret attr.x:float64`");
+constexpr auto jaxcc_fn_later = jaxcc_read_later::Bind(&::later);
+#line 1 "<golden> (jaxcc bridge)"
 void jaxcc_bridge_later(::jaxcc::Tensor* args, ::jaxcc::Tensor* rets, std::int64_t stream, double attr0_value) {
   (void)args; (void)rets; (void)stream;
-  ::later(rets[0], attr0_value, ::jaxcc::Async{});
+  jaxcc_fn_later(rets[0], attr0_value, ::jaxcc::Async{});
 }
 }  // namespace jaxcc_generated
