@@ -116,6 +116,15 @@ void ObjectCache::Store(const std::string& key, const std::string& object_path,
   Evict();
 }
 
+bool ObjectCache::Remove(const std::string& key) const {
+  if (key.size() != 64 || key.find_first_not_of("0123456789abcdef") != std::string::npos) {
+    return false;  // a manifest's list is data: never a path outside the object directory
+  }
+  const bool present = StatPath(JoinPath(dir_, key + ".o")).exists;
+  Forget(dir_, key);
+  return present;
+}
+
 void ObjectCache::Evict() const {
   std::vector<std::tuple<std::int64_t, std::int64_t, std::string>> objects;  // (mtime, size, key)
   std::int64_t total = 0;

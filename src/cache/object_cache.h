@@ -50,6 +50,10 @@ class ObjectCache {
   void Store(const std::string& key, const std::string& object_path,
              const std::vector<ObjectDependency>& dependencies = {}) const;
 
+  /// Removes the object of `key` (a 64-hex key; anything else is ignored), e.g. because the
+  /// entry that linked it was cleared. Returns whether an object was there.
+  bool Remove(const std::string& key) const;
+
   const std::string& dir() const { return dir_; }
 
  private:
