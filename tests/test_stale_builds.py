@@ -28,7 +28,7 @@ PROBE = textwrap.dedent(
     import jaxcc
     kwargs = json.loads(sys.argv[2])
     mod = jaxcc.load_cpp_file(sys.argv[1], functions=["add_offset"], **kwargs)
-    print(json.dumps({"hit": mod.cache_hit, "miss": mod.miss_reason,
+    print(json.dumps({"hit": mod.cache_hit,
                       "value": float(mod.add_offset(jnp.zeros(2, jnp.float32))[0])}))
     """
 )

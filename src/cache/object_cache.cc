@@ -89,6 +89,10 @@ std::optional<std::vector<ObjectDependency>> ObjectCache::Fetch(
   }
   // A header edited since: not damage, just not this object (the next store replaces it).
   for (const ObjectDependency& dep : *deps) {
+    if (dep.sha256 == kAbsentFile) {
+      if (StatPath(dep.path).exists) return std::nullopt;  // a header that shadows one it read
+      continue;
+    }
     auto now = Sha256FileHex(dep.path);
     if (!now.ok() || *now != dep.sha256) return std::nullopt;
   }

@@ -21,11 +21,15 @@
 
 namespace jaxcc::cache {
 
-/// A header an object was compiled from (besides its source text), with its SHA-256 then.
+/// A header an object was compiled from (besides its source text), with its SHA-256 then; or,
+/// with sha256 == kAbsentFile, a path that did not exist and would shadow one of those headers
+/// if it did (pipeline/build_inputs.h): the object holds only while it is still absent.
 struct ObjectDependency {
   std::string path;
   std::string sha256;
 };
+
+inline const std::string kAbsentFile(64, '-');
 
 class ObjectCache {
  public:

@@ -39,7 +39,7 @@ std::vector<std::string> ShadowCandidates(const std::vector<std::string>& header
 /// What a build read, as an entry records it.
 struct BuildInputs {
   std::vector<cache::Dependency> dependencies;
-  std::vector<std::string> shadows;  ///< candidates that did not exist after the build
+  std::vector<std::string> shadows;  ///< candidates that did not exist after the build (sorted)
   /// "" when every input held still; else a sentence naming a file that changed (or appeared)
   /// while the build ran: the build must not be published, nor its objects stored.
   std::string changed;

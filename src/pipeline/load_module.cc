@@ -387,7 +387,7 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& given, const BuildEnviro
     return module;
   }
   if (private_build_dir) {
-    StoreObjects(objects, units, build_dir, env, cuda_home, inputs.dependencies);
+    StoreObjects(objects, units, build_dir, env, cuda_home, inputs, search);
   }
 
   cache::Manifest manifest;

@@ -167,7 +167,9 @@ std::vector<UnitObject> ReuseObjects(const cache::ObjectCache& objects, const Bu
     if (!env.force_rebuild) deps = objects.Fetch(unit.key, JoinPath(build_dir, step.object));
     if (deps) {
       std::string depfile = step.object + ":";
-      for (const auto& dep : *deps) depfile += " " + build::EscapeDepfilePath(dep.path);
+      for (const auto& dep : *deps) {
+        if (dep.sha256 != cache::kAbsentFile) depfile += " " + build::EscapeDepfilePath(dep.path);
+      }
       unit.reused = WriteFile(JoinPath(build_dir, step.object + ".d"), depfile + "\n").ok();
     }
     if (unit.reused) {
@@ -183,7 +185,9 @@ std::vector<UnitObject> ReuseObjects(const cache::ObjectCache& objects, const Bu
 
 void StoreObjects(const cache::ObjectCache& objects, const std::vector<UnitObject>& units,
                   const std::string& build_dir, const BuildEnvironment& env,
-                  const std::string& cuda_home, const std::vector<cache::Dependency>& tracked) {
+                  const std::string& cuda_home, const BuildInputs& inputs,
+                  const IncludeSearch& search) {
+  const std::vector<cache::Dependency>& tracked = inputs.dependencies;
   for (const UnitObject& unit : units) {
     if (unit.reused) continue;
     auto text = ReadFile(JoinPath(build_dir, unit.object + ".d"));
@@ -204,7 +208,16 @@ void StoreObjects(const cache::ObjectCache& objects, const std::vector<UnitObjec
         deps.push_back({path, known->sha256});
       }
     }
-    if (complete) objects.Store(unit.key, JoinPath(build_dir, unit.object), deps);
+    if (!complete) continue;
+    // Where a new header would shadow one this unit read: checked absent by the build.
+    std::vector<std::string> headers;
+    for (const auto& dep : deps) headers.push_back(dep.path);
+    for (const std::string& shadow : ShadowCandidates(headers, search)) {
+      if (std::binary_search(inputs.shadows.begin(), inputs.shadows.end(), shadow)) {
+        deps.push_back({shadow, cache::kAbsentFile});
+      }
+    }
+    objects.Store(unit.key, JoinPath(build_dir, unit.object), deps);
   }
 }
 

@@ -8,6 +8,7 @@
 
 #include "build/builder.h"
 #include "cache/object_cache.h"
+#include "pipeline/build_inputs.h"
 #include "pipeline/build_plan.h"
 #include "pipeline/load_request.h"
 #include "util/result.h"
@@ -61,10 +62,12 @@ std::vector<UnitObject> ReuseObjects(const cache::ObjectCache& objects, const Bu
                                      build::BuildGraph& graph);
 
 /// After a successful build whose inputs held still (build_inputs.h): stores every object that
-/// was compiled, with the user headers its depfile lists, each with the digest `tracked` took
-/// of it. An object whose depfile names a user header `tracked` lacks is not stored.
+/// was compiled, with the user headers its depfile lists, each with the digest `inputs` took of
+/// it, and the shadow paths of those headers that `inputs` found absent. An object whose depfile
+/// names a user header `inputs` lacks is not stored.
 void StoreObjects(const cache::ObjectCache& objects, const std::vector<UnitObject>& units,
                   const std::string& build_dir, const BuildEnvironment& env,
-                  const std::string& cuda_home, const std::vector<cache::Dependency>& tracked);
+                  const std::string& cuda_home, const BuildInputs& inputs,
+                  const IncludeSearch& search);
 
 }  // namespace jaxcc::pipeline
