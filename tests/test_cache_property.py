@@ -113,7 +113,7 @@ class Module:
 
 
 @settings(
-    max_examples=15,
+    max_examples=12,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
