@@ -1,5 +1,7 @@
 #include "pipeline/build_inputs.h"
 
+#include <time.h>
+
 #include <algorithm>
 #include <optional>
 #include <set>
@@ -51,17 +53,27 @@ std::string NameUnder(const std::string& path, const std::string& dir) {
 std::int64_t LastChange(const FileInfo& info) { return std::max(info.mtime_ns, info.ctime_ns); }
 
 std::int64_t ClockSlack(const std::string& path) {
-  return cache::IsSharedFilesystem(cache::FilesystemKind(path)) ? kSharedClockSlackNs
-                                                                : kLocalClockSlackNs;
+  return cache::IsSharedFilesystem(cache::FilesystemKind(path)) ? kSharedClockSlackNs : 0;
 }
 
 }  // namespace
+
+std::int64_t BuildStartNs() {
+  struct timespec now;
+  if (::clock_gettime(CLOCK_REALTIME_COARSE, &now) != 0) return WallClockNs() - 10'000'000;
+  return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+}
 
 IncludeSearch UserIncludeSearch(const LoadRequest& request) {
   IncludeSearch search;
   for (const std::string& dir : request.source_dirs) {
     AppendUnique(search.dirs, dir);
     AppendUnique(search.includer_dirs, dir);
+  }
+  for (const auto& source : request.sources) {
+    if (!source.label.empty() && source.label[0] == '/') {
+      search.source_files.push_back(AbsolutePath(source.label));
+    }
   }
   for (const std::string& dir : request.extra_include_paths) AppendUnique(search.dirs, dir);
   AddIncludeFlags(request.extra_cflags, search);
@@ -100,8 +112,11 @@ std::vector<std::string> ShadowCandidates(const std::vector<std::string>& header
 }
 
 bool IsUserHeader(const std::string& path, const std::string& build_dir,
-                  const BuildEnvironment& env, const std::string& cuda_home) {
-  return !(StartsWith(path, AbsolutePath(build_dir) + "/") ||
+                  const BuildEnvironment& env, const std::string& cuda_home,
+                  const IncludeSearch& search) {
+  const auto& sources = search.source_files;
+  return std::find(sources.begin(), sources.end(), path) == sources.end() &&
+         !(StartsWith(path, AbsolutePath(build_dir) + "/") ||
            StartsWith(path, env.jaxcc_include_dir + "/") ||
            StartsWith(path, env.ffi_include_dir + "/") ||
            (!cuda_home.empty() && StartsWith(path, AbsolutePath(cuda_home) + "/")));
@@ -114,12 +129,13 @@ BuildInputs StampBuildInputs(const std::vector<std::string>& paths, const std::s
   std::vector<std::string> headers;
   for (const std::string& given : paths) {
     const std::string path = AbsolutePath(given);
-    if (!IsUserHeader(path, build_dir, env, cuda_home)) continue;
+    if (!IsUserHeader(path, build_dir, env, cuda_home, search)) continue;
     if (std::find(headers.begin(), headers.end(), path) != headers.end()) continue;
     headers.push_back(path);
     // ccache refuses a result when an included file is newer than the compile's start; this is
-    // stricter: ctime too (no user can set it back), a tick of clock slack, the stamp held
-    // still around the hash, and a header gone since the compile read it.
+    // stricter: ctime too (no user can set it back), the start read on the file clock so the
+    // same tick counts, the stamp held still around the hash, and a header gone since the
+    // compile read it.
     const FileInfo before = StatPath(path);
     std::optional<std::string> sha;
     if (before.exists) {

@@ -24,6 +24,9 @@ struct IncludeSearch {
   std::vector<std::string> dirs;
   /// Directories of the loaded source files: a quoted include looks there first.
   std::vector<std::string> includer_dirs;
+  /// The loaded source files themselves (absolute labels): never headers to track, their text is
+  /// in the key, though nvcc's depfiles name them (for the generated unit's #line).
+  std::vector<std::string> source_files;
 };
 
 IncludeSearch UserIncludeSearch(const LoadRequest& request);
@@ -46,19 +49,25 @@ struct BuildInputs {
 };
 
 /// Whether `path` (absolute) is a header the key does not cover: not in the build directory, not
-/// jaxcc's or XLA's, not the CUDA toolkit's.
+/// jaxcc's or XLA's, not the CUDA toolkit's, not one of the sources.
 bool IsUserHeader(const std::string& path, const std::string& build_dir,
-                  const BuildEnvironment& env, const std::string& cuda_home);
+                  const BuildEnvironment& env, const std::string& cuda_home,
+                  const IncludeSearch& search);
 
-/// How long before the build's start a change still counts as "during the build": the clock file
-/// timestamps come from lags the wall clock by up to one kernel tick (a jiffy, 10 ms at most) on
-/// a local disk; a shared file system's server clock gets the racy-timestamp window.
-inline constexpr std::int64_t kLocalClockSlackNs = 100'000'000;
+/// Now, on the clock file timestamps are taken from: the kernel's coarse real-time clock, which
+/// the wall clock runs up to one tick (1-10 ms) ahead of. Every write after this moment gets a
+/// timestamp not older than it; a write within the same tick before it may too (then counted as
+/// during the build: one spurious rebuild, never a missed change).
+std::int64_t BuildStartNs();
+
+/// How long before the build's start a change still counts as "during the build" on a shared
+/// file system, whose server sets the timestamps by its own clock: the racy-timestamp window.
 inline constexpr std::int64_t kSharedClockSlackNs = 3'000'000'000;
 
 /// Stamps and hashes every user header of `paths` (the depfiles' prerequisites) after a build
-/// that started at `build_start_ns` (WallClockNs), and records the absent shadow candidates.
-/// A header whose mtime or ctime is not older than the start (less the clock slack), that moved
+/// that started at `build_start_ns` (BuildStartNs), and records the absent shadow candidates.
+/// A header whose mtime or ctime is not older than the start (on a shared file system, less
+/// kSharedClockSlackNs), that moved
 /// while it was hashed, or a shadow candidate that appeared since the start, sets `changed`.
 BuildInputs StampBuildInputs(const std::vector<std::string>& paths, const std::string& build_dir,
                              const BuildEnvironment& env, const std::string& cuda_home,

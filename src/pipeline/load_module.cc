@@ -346,7 +346,7 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& given, const BuildEnviro
     build::BuildGraph graph = plan.graph;
     // Taken before any object is fetched or compiled: every header read after this moment that
     // changes later has a newer timestamp.
-    const std::int64_t build_start_ns = WallClockNs();
+    const std::int64_t build_start_ns = BuildStartNs();
     units.clear();
     if (private_build_dir) {
       units =

@@ -197,7 +197,7 @@ void StoreObjects(const cache::ObjectCache& objects, const std::vector<UnitObjec
     for (std::string& dep : build::ParseDepfile(*text)) {
       if (dep.empty() || dep[0] != '/') dep = JoinPath(build_dir, dep);
       const std::string path = AbsolutePath(dep);
-      if (!IsUserHeader(path, build_dir, env, cuda_home)) continue;
+      if (!IsUserHeader(path, build_dir, env, cuda_home, search)) continue;
       auto known = std::find_if(tracked.begin(), tracked.end(),
                                 [&](const cache::Dependency& d) { return d.path == path; });
       if (known == tracked.end()) {
