@@ -58,10 +58,29 @@ std::int64_t ClockSlack(const std::string& path) {
 
 }  // namespace
 
-std::int64_t BuildStartNs() {
+namespace {
+
+std::int64_t CoarseNowNs() {
   struct timespec now;
-  if (::clock_gettime(CLOCK_REALTIME_COARSE, &now) != 0) return WallClockNs() - 10'000'000;
+  if (::clock_gettime(CLOCK_REALTIME_COARSE, &now) != 0) return -1;
   return static_cast<std::int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+}
+
+}  // namespace
+
+std::int64_t BuildStartNs() {
+  // Waits for the file clock's next tick (at most a few ms, against a build's hundreds): a file
+  // written before this call then has an older timestamp than the start, so a header saved just
+  // before the load is not mistaken for one saved during the build.
+  const std::int64_t called = CoarseNowNs();
+  if (called < 0) return WallClockNs() - 20'000'000;
+  for (int waited_ms = 0; waited_ms < 50; ++waited_ms) {
+    const std::int64_t now = CoarseNowNs();
+    if (now > called) return now;
+    struct timespec one_ms = {0, 1'000'000};
+    ::nanosleep(&one_ms, nullptr);
+  }
+  return called;  // a clock that does not move: the same tick counts as during the build
 }
 
 IncludeSearch UserIncludeSearch(const LoadRequest& request) {

@@ -54,10 +54,10 @@ bool IsUserHeader(const std::string& path, const std::string& build_dir,
                   const BuildEnvironment& env, const std::string& cuda_home,
                   const IncludeSearch& search);
 
-/// Now, on the clock file timestamps are taken from: the kernel's coarse real-time clock, which
-/// the wall clock runs up to one tick (1-10 ms) ahead of. Every write after this moment gets a
-/// timestamp not older than it; a write within the same tick before it may too (then counted as
-/// during the build: one spurious rebuild, never a missed change).
+/// The start of a build, on the clock file timestamps are taken from: the kernel's coarse
+/// real-time clock (a tick of 1-10 ms behind the wall clock), read once it has ticked past the
+/// moment of the call. Every write after the return gets a timestamp not older than it, every
+/// write before the call an older one.
 std::int64_t BuildStartNs();
 
 /// How long before the build's start a change still counts as "during the build" on a shared

@@ -111,6 +111,16 @@ TEST_F(StampBuildInputsTest, TheSourcesThemselvesAreNeverTracked) {
   EXPECT_TRUE(inputs.dependencies.empty());
 }
 
+TEST_F(StampBuildInputsTest, AHeaderSavedJustBeforeTheStartIsNoChange) {
+  // Saved, then the build starts at once (a script that writes its header and loads): the start
+  // waits for the file clock's next tick, so the two never share a timestamp.
+  for (int i = 0; i < 20; ++i) {
+    std::string header = Header("inc/a" + std::to_string(i) + ".h", "#define A 1\n", 100);
+    const std::int64_t start = BuildStartNs();
+    EXPECT_EQ(StampBuildInputs({header}, scratch_ / "build", env_, "", {}, start).changed, "");
+  }
+}
+
 TEST_F(StampBuildInputsTest, AHeaderGoneAfterTheBuildIsReported) {
   BuildInputs inputs =
       StampBuildInputs({scratch_ / "gone.h"}, scratch_ / "build", env_, "", {}, WallClockNs());
