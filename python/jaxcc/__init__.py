@@ -38,6 +38,7 @@ from .errors import (
     DeviceError,
     ExportError,
     JaxccError,
+    KernelCheckError,
     KernelCompilationError,
     KernelError,
     KernelFallbackExhaustedError,
@@ -46,7 +47,9 @@ from .errors import (
     KernelRegistrationError,
     LoadError,
     MissingTargetError,
+    NotDifferentiableError,
     RegistrationError,
+    ReloadWarning,
     ShardingError,
     ShardingWarning,
     SignatureError,
@@ -58,6 +61,7 @@ from .errors import (
 if TYPE_CHECKING:  # imported on first use at run time (below); type checkers see them here
     from . import custom_kernel as custom_kernel  # `as`: re-exported, not in __all__
     from ._bundle import load_library
+    from ._check_kernel import KernelReport, assert_kernel_ok, check_kernel
     from ._doctor import print_diagnostics
     from ._export import deserialize, export
     from .custom_kernel import (
@@ -86,8 +90,8 @@ __version__ = _core.version()
 # XLACustomKernel and its helpers (with the bridges, benchmarking and plotting behind them) are
 # imported on first use, not by `import jaxcc` (PEP 562): they cost more than the rest of the
 # package together, and a user who only loads C++ kernels never needs them. The deployment
-# functions (load_library, export, deserialize) are deferred the same way. Every name stays
-# reachable as `jaxcc.X` and `from jaxcc import X`, and is listed by `dir(jaxcc)`.
+# functions (load_library, export, deserialize) and check_kernel are deferred the same way.
+# Every name stays reachable as `jaxcc.X` and `from jaxcc import X`, and is listed by `dir(jaxcc)`.
 _CUSTOM_KERNEL_NAMES = frozenset(
     {
         "BenchmarkConfig", "BenchmarkRecord", "BenchmarkResult", "KernelEntry", "XLACustomKernel",
@@ -114,6 +118,8 @@ def __getattr__(name: str):
         value = importlib.import_module("jaxcc._bundle").load_library
     elif name in ("export", "deserialize"):  # deployment: jax.export round trips
         value = getattr(importlib.import_module("jaxcc._export"), name)
+    elif name in ("check_kernel", "assert_kernel_ok", "KernelReport"):  # a development tool
+        value = getattr(importlib.import_module("jaxcc._check_kernel"), name)
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value  # later look-ups skip this function
@@ -144,16 +150,20 @@ __all__ = [
     "JaxVersionWarning",
     "JaxccError",
     "KernelEntry",
+    "KernelCheckError",
     "KernelCompilationError",
     "KernelError",
     "KernelFallbackExhaustedError",
     "KernelFunction",
+    "KernelReport",
     "KernelLoadError",
     "KernelLoweringError",
     "KernelRegistrationError",
     "LoadError",
     "MissingTargetError",
+    "NotDifferentiableError",
     "RegistrationError",
+    "ReloadWarning",
     "ShardingError",
     "ShardingRule",
     "ShardingWarning",
@@ -163,7 +173,9 @@ __all__ = [
     "ToolchainError",
     "XLACustomKernel",
     "__version__",
+    "assert_kernel_ok",
     "benchmark_function",
+    "check_kernel",
     "clear_backends",
     "clear_cache",
     "defjvp",

@@ -14,16 +14,21 @@ it does other work, and whatever is left at its end (numba_cpu_cache_writer.py, 
 The manifest records the file's SHA-256 (checked before use: a damaged or altered file is deleted
 and compiled again) and the native symbol to look up.
 
-The key is the SHA-256 of every input that decides the machine code: the kernel's bytecode and
-constants (nested code included), the values of its closure cells, default arguments and the
-globals its code names (other njit functions by their own fingerprint, arrays by content), its
-Numba options, the argument types, the versions of Python, NumPy, Numba, llvmlite and jaxcc, the
-CPU name and features LLVM targets and Numba's code-generation settings. A kernel that names
-something that cannot be keyed safely (an arbitrary object, a ctypes function), returns a value,
-uses Numba's environment (object mode, dynamic globals) or needed a conversion of its argument
-types is compiled as before and simply not kept. Nothing is unpickled: the only data read back is
-object code whose digest the manifest vouches for, in a directory only this user can write
-(the trust rule of docs/cache.md).
+The key is the SHA-256 of every input that decides the machine code (decision 148): the kernel's
+bytecode and constants (nested functions and lambdas at any depth), the values of its closure
+cells, default arguments and the globals its code names (other njit functions by their own
+fingerprint, arrays by content, dtypes with their fields, namedtuples with their field names),
+the attribute chains its code reads through a user's modules (`pkg.sub.CONST`), its Numba options
+with `locals=` and its pipeline, every Numba extension registered outside Numba
+(numba_cpu_extensions.py), the argument types, the versions of Python, NumPy, Numba, llvmlite and
+jaxcc, the CPU name and features LLVM targets and Numba's code-generation settings. A kernel that
+names something that cannot be keyed safely (an arbitrary object, a ctypes function), returns a
+value, uses Numba's environment (object mode, dynamic globals) or needed a conversion of its
+argument types is compiled as before and simply not kept, and numba_cpu_cache_notes.py records
+why for `jaxcc cache ls`. A parallel kernel's entry names Numba's reload hooks (an allow-list),
+run before its code is linked, as Numba's own cache does. Nothing is unpickled: the only data
+read back is object code whose digest the manifest vouches for, in a directory only this user
+can write (the trust rule of docs/cache.md).
 """
 
 from __future__ import annotations
@@ -35,134 +40,19 @@ import os
 import stat
 import sys
 import time
-import types as pytypes
 
-SCHEMA = "jaxcc-numba-cache-v1"
+from .numba_cpu_values import (  # noqa: F401 (Unkeyable, function_fingerprint: re-exported)
+    Unkeyable,
+    _canonical,
+    _key_function,
+    _key_value,
+    _options,
+    _versioned,
+    function_fingerprint,
+)
+
+SCHEMA = "jaxcc-numba-cache-v2"
 _LIBRARY_SUFFIX = ".numba"
-_MAX_ARRAY_BYTES = 1 << 20  # a global array larger than this makes the kernel unkeyable
-# Modules whose contents are fixed by their version (part of every key): naming one is keyed by
-# its name alone.
-_VERSIONED_MODULES = ("numpy", "math", "cmath", "numba", "operator", "builtins")
-
-
-class Unkeyable(Exception):
-    """The kernel names something whose effect on the compiled code cannot be keyed."""
-
-
-def _key_code(code, out: list, seen: set) -> None:
-    out += [
-        "code", code.co_code.hex(), repr(code.co_names), repr(code.co_varnames),
-        repr(code.co_freevars), repr(code.co_cellvars), str(code.co_argcount),
-        str(code.co_flags),
-    ]  # fmt: skip
-    for const in code.co_consts:
-        if isinstance(const, pytypes.CodeType):
-            _key_code(const, out, seen)
-        else:
-            out.append(_key_value(const, seen))
-
-
-def _key_function(function, seen: set) -> str:
-    """The fingerprint of a Python function as Numba compiles it: code, closure, defaults and
-    the globals its code names."""
-    if id(function) in seen:  # recursion between kernels: the name suffices inside the cycle
-        return f"recursive:{function.__qualname__}"
-    seen.add(id(function))
-    out = [function.__qualname__]
-    _key_code(function.__code__, out, seen)
-    for cell in function.__closure__ or ():
-        try:
-            out.append(_key_value(cell.cell_contents, seen))
-        except ValueError:  # an empty cell: a name bound later
-            raise Unkeyable("an unbound closure cell") from None
-    for value in function.__defaults__ or ():
-        out.append(_key_value(value, seen))
-    names = set(function.__code__.co_names)
-    for const in function.__code__.co_consts:
-        if isinstance(const, pytypes.CodeType):
-            names.update(const.co_names)
-    scope = function.__globals__
-    for name in sorted(names):
-        if name in scope:
-            out.append(f"global {name}=" + _key_value(scope[name], seen, names))
-    return hashlib.sha256("\0".join(out).encode()).hexdigest()
-
-
-def function_fingerprint(function) -> str | None:
-    """The fingerprint of a Python function's code, closure, defaults and the globals it names
-    (as in the key above), or None when it names something that cannot be keyed. Other bridges
-    use it to recognise equal kernels made again within a process (decision 115)."""
-    try:
-        return _key_function(function, set())
-    except Unkeyable:
-        return None
-
-
-def _key_value(value, seen: set, attributes: set | None = None) -> str:
-    import numpy as np
-
-    if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
-        return f"{type(value).__name__}:{value!r}"
-    if isinstance(value, (tuple, frozenset)):
-        items = sorted(value, key=repr) if isinstance(value, frozenset) else value
-        return f"{type(value).__name__}(" + ",".join(_key_value(v, seen) for v in items) + ")"
-    if isinstance(value, np.generic):
-        return f"np:{value.dtype.str}:{value!r}"
-    if isinstance(value, np.ndarray):
-        if value.nbytes > _MAX_ARRAY_BYTES or value.dtype.hasobject:
-            raise Unkeyable("a large or object array")
-        data = np.ascontiguousarray(value).tobytes()
-        return f"ndarray:{value.dtype.str}:{value.shape}:{hashlib.sha256(data).hexdigest()}"
-    if isinstance(value, np.dtype):
-        return f"dtype:{value.str}"
-    if isinstance(value, type) and issubclass(value, np.generic):
-        return f"nptype:{np.dtype(value).str}"
-    if isinstance(value, np.ufunc):
-        return f"ufunc:{value.__name__}"
-    if hasattr(value, "py_func") and hasattr(value, "targetoptions"):  # another njit function
-        return f"njit:{_key_function(value.py_func, seen)}:{_options(value)}"
-    if isinstance(value, pytypes.ModuleType):
-        name = value.__name__
-        if name.split(".")[0] in _VERSIONED_MODULES:
-            return f"module:{name}"
-        # A user's module: what the kernel reads from it (attribute names are among its names).
-        found = [
-            f"{a}=" + _key_value(getattr(value, a), seen)
-            for a in sorted(attributes or ()) if hasattr(value, a)
-        ]  # fmt: skip
-        return f"module:{name}{{{','.join(found)}}}"
-    if isinstance(value, (pytypes.BuiltinFunctionType, type)):
-        module = getattr(value, "__module__", None) or ""
-        if module.split(".")[0] in _VERSIONED_MODULES:
-            return f"builtin:{module}.{value.__qualname__}"
-    if isinstance(value, pytypes.FunctionType):
-        module = value.__module__ or ""
-        if module.split(".")[0] in _VERSIONED_MODULES:
-            return f"function:{module}.{value.__qualname__}"
-        return f"function:{_key_function(value, seen)}"
-    from numba.core import types as numba_types
-
-    if isinstance(value, numba_types.Type):
-        return f"numbatype:{value}"
-    raise Unkeyable(f"a global or closure value of type {type(value).__name__}")
-
-
-def _canonical(value) -> str:
-    """repr with sets and dicts in sorted order (a set's repr follows string hashing, which
-    changes from process to process)."""
-    if isinstance(value, (set, frozenset)):
-        return "{" + ",".join(sorted(_canonical(v) for v in value)) + "}"
-    if isinstance(value, dict):
-        items = sorted((_canonical(k), _canonical(v)) for k, v in value.items())
-        return "{" + ",".join(f"{k}:{v}" for k, v in items) + "}"
-    if isinstance(value, (list, tuple)):
-        return type(value).__name__ + "(" + ",".join(_canonical(v) for v in value) + ")"
-    return repr(value)
-
-
-def _options(kernel) -> list:
-    """The njit options (fastmath, parallel, boundscheck...) in a process-independent form."""
-    return sorted((str(k), _canonical(v)) for k, v in kernel.targetoptions.items())
 
 
 def _environment() -> dict:
@@ -187,7 +77,7 @@ def _environment() -> dict:
             repr(getattr(config, name, None))
             for name in (
                 "OPT", "CPU_NAME", "CPU_FEATURES", "BOUNDSCHECK", "FASTMATH", "DEBUGINFO_DEFAULT",
-                "ENABLE_AVX", "LOOP_VECTORIZE", "SLP_VECTORIZE", "DISABLE_JIT",
+                "ENABLE_AVX", "LOOP_VECTORIZE", "SLP_VECTORIZE", "DISABLE_JIT", "THREADING_LAYER",
             )
         ],
     }  # fmt: skip
@@ -208,8 +98,11 @@ def key_inputs(kind: str, arg_types: tuple, kernel=None) -> dict:
         "environment": _environment_memo,
     }
     if kernel is not None:
+        from .numba_cpu_extensions import extensions_fingerprint
+
         inputs["kernel"] = _key_function(kernel.py_func, set())
         inputs["options"] = _options(kernel)
+        inputs["extensions"] = extensions_fingerprint()
     return inputs
 
 
@@ -235,8 +128,39 @@ def _entry_dir(root: str, name: str, key: str) -> str:
     return os.path.join(root, f"{name}-{key[:24]}")
 
 
+def _reload_parfors() -> None:
+    from numba.core.typed_passes import _reload_parfors as numba_reload_parfors
+
+    numba_reload_parfors()
+
+
+# Numba's reload hooks (CompileResult.reload_init) that an entry may ask its loader to run, by
+# name, as its own cache pickles them by reference; each runs through a static import, so an
+# entry never names code to import. Parfors code calls Numba's threading layer through symbols
+# that only `_launch_threads` defines: linked without them, it jumped to null.
+_RELOAD_HOOKS = {"numba.core.typed_passes._reload_parfors": _reload_parfors}
+
+
+def reload_hook_names(result) -> list[str]:
+    """The names of a compile's reload hooks; Unkeyable for a hook jaxcc does not know."""
+    names = []
+    for hook in getattr(result, "reload_init", None) or ():
+        name = f"{getattr(hook, '__module__', '?')}.{getattr(hook, '__qualname__', '?')}"
+        if name not in _RELOAD_HOOKS:
+            raise Unkeyable(f"Numba asks for a reload hook jaxcc does not know ({name})")
+        names.append(name)
+    return sorted(set(names))
+
+
+def run_reload_hooks(names) -> None:
+    """Runs an entry's reload hooks before its code is linked (names outside the allow-list
+    never reach here: `load` treats such an entry as damaged)."""
+    for name in names:
+        _RELOAD_HOOKS[name]()
+
+
 def load(root: str, name: str, inputs: dict):
-    """(bitcode, symbol) of a complete, intact entry, or None (a miss).
+    """(bitcode, symbol, reload hooks) of a complete, intact entry, or None (a miss).
     A damaged entry is removed so that the next store replaces it."""
     key = key_of(inputs)
     directory = _entry_dir(root, name, key)
@@ -255,13 +179,16 @@ def load(root: str, name: str, inputs: dict):
         symbol = manifest["function_names"][0]
         if not blob or not isinstance(symbol, str):
             raise ValueError("empty")
+        hooks = manifest.get("reload_init", [])
+        if not isinstance(hooks, list) or not set(hooks) <= _RELOAD_HOOKS.keys():
+            raise ValueError("unknown reload hooks")
     except FileNotFoundError:
         return None
     except (OSError, ValueError, KeyError, IndexError, TypeError):
         _remove(directory)
         return None
     _touch(directory)
-    return blob, symbol
+    return blob, symbol, hooks
 
 
 def _touch(directory: str) -> None:
@@ -279,7 +206,9 @@ def _remove(directory: str) -> None:
             shutil.rmtree(directory)
 
 
-def store(root, name, inputs, blob: bytes, symbol: str, build_seconds: float) -> None:
+def store(
+    root, name, inputs, blob: bytes, symbol: str, build_seconds: float, reload_hooks=()
+) -> None:
     """Publishes an entry: the file, then the manifest, each under a temporary name renamed into
     place, so a reader sees a complete entry or none. Failures (read-only cache, full disk) only
     mean the next process compiles again."""
@@ -296,7 +225,7 @@ def store(root, name, inputs, blob: bytes, symbol: str, build_seconds: float) ->
         "schema": 1, "key": key, "module_name": name, "library_file": library,
         "library_sha256": digest, "jaxcc_version": _core.version(), "function_names": [symbol],
         "dependencies": [], "inputs": inputs, "build_seconds": build_seconds,
-        "created_unix": int(time.time()),
+        "created_unix": int(time.time()), "reload_init": sorted(reload_hooks),
     }  # fmt: skip
     suffix = f".tmp-{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(4)}"
     try:
@@ -312,6 +241,9 @@ def store(root, name, inputs, blob: bytes, symbol: str, build_seconds: float) ->
             os.replace(temporary, os.path.join(directory, file_name))
     except OSError:
         return
+    from .numba_cpu_cache_notes import forget
+
+    forget(root, name)  # kept now: an older note on why it was not is stale
 
 
 def register_runtime_symbols() -> None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import struct
 
-from .numba_cpu_cache import Unkeyable
+from .numba_cpu_values import Unkeyable
 
 _SECTION_HEADER = struct.Struct("<IIQQQQIIQQ")  # Elf64_Shdr
 _SYMBOL = struct.Struct("<IBBHQQ")  # Elf64_Sym

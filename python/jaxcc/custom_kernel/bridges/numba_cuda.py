@@ -127,7 +127,7 @@ def compile_ptx(kernel, specs, cc: tuple[int, int], options=()) -> tuple[str, st
 
 
 def _code_key(kernel) -> tuple:
-    from .numba_cpu_cache import function_fingerprint
+    from .numba_cpu_values import function_fingerprint
 
     py_func = getattr(kernel, "py_func", kernel)
     if isinstance(py_func, pytypes.FunctionType):

@@ -1,0 +1,124 @@
+"""What check_kernel runs: one kernel (a loaded KernelFunction or an XLACustomKernel) with its
+sample arguments, called in a uniform way, and the comparison every row uses.
+
+Every call gets fresh device copies of the host arguments, so a kernel that writes its inputs
+cannot change what a later check feeds it (the `inputs` row reports that write instead)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+# Default (rtol, atol) of the comparisons between two ways of running the same kernel, by dtype
+# kind; integers and booleans compare exactly. Overridden by check_kernel's rtol=/atol=.
+DEFAULT_TOLERANCES = {
+    "float16": (1e-2, 1e-2),
+    "bfloat16": (2e-2, 2e-2),
+    "float32": (1e-5, 1e-6),
+    "float64": (1e-12, 1e-14),
+}
+
+
+@dataclasses.dataclass
+class Subject:
+    fn: object
+    host_args: list  # numpy arrays: the sample arguments as given
+    outs: object
+    attrs: dict
+    is_primitive: bool  # an XLACustomKernel (else a loaded KernelFunction)
+    rtol: float | None = None
+    atol: float | None = None
+    backend: str | None = None  # the XLACustomKernel backend calls use (None: its default)
+    masks: list | None = None  # per output: True where the kernel writes (from `outputs`)
+
+    @property
+    def name(self) -> str:
+        return getattr(self.fn, "__qualname__", None) or getattr(self.fn, "name", "kernel")
+
+    def fresh(self):
+        import jax.numpy as jnp
+
+        return [jnp.asarray(np.array(a, copy=True)) for a in self.host_args]
+
+    def call(self, *arrays, outs=None, backend=None) -> list:
+        """The kernel on `arrays`, its outputs as a flat list."""
+        import jax
+
+        outs = self.outs if outs is None else outs
+        if self.is_primitive:
+            result = self.fn(*arrays, outs=outs, backend=backend or self.backend, **self.attrs)
+            return list(jax.tree.leaves(result))
+        result = self.fn(*arrays, outs=outs, **self.attrs)
+        return list(result) if isinstance(result, (list, tuple)) else [result]
+
+    def function(self):
+        """A function of the arrays alone returning a tuple, for jit, vmap, grad and export."""
+        return lambda *arrays: tuple(self.call(*arrays))
+
+    def declared(self) -> list:
+        """The output types the call declares (outs, or the one output a KernelFunction infers
+        from its first input)."""
+        import jax
+
+        if self.outs is None:
+            first = self.host_args[0]
+            return [jax.ShapeDtypeStruct(first.shape, first.dtype)]
+        return [jax.ShapeDtypeStruct(o.shape, o.dtype) for o in jax.tree.leaves(self.outs)]
+
+    def tolerance(self, dtype) -> tuple[float, float]:
+        rtol, atol = DEFAULT_TOLERANCES.get(np.dtype(dtype).name, (0.0, 0.0))
+        return (rtol if self.rtol is None else self.rtol, atol if self.atol is None else self.atol)
+
+    def difference(self, expected, actual, what: str, exact: bool = False) -> str | None:
+        """None where every output agrees (within the dtype's tolerance unless `exact`; only
+        where the kernel writes), else where the first one differs."""
+        if len(expected) != len(actual):
+            return f"{what}: {len(actual)} outputs, expected {len(expected)}"
+        for i, (e, a) in enumerate(zip(expected, actual, strict=True)):
+            e, a = np.asarray(e), np.asarray(a)
+            if e.shape != a.shape or e.dtype != a.dtype:
+                return (
+                    f"{what}: output {i + 1} is {a.dtype}{list(a.shape)}, expected "
+                    f"{e.dtype}{list(e.shape)}"
+                )
+            bad = differing(e, a, (0.0, 0.0) if exact else self.tolerance(e.dtype))
+            mask = self.masks[i] if self.masks else None
+            if mask is not None:
+                bad &= np.broadcast_to(mask, bad.shape)
+            if bad.any():
+                at = tuple(int(j) for j in np.argwhere(bad)[0])
+                return (
+                    f"{what}: output {i + 1} differs at index {at}: {shown(a[at])} vs "
+                    f"{shown(e[at])} "
+                    f"({int(bad.sum())} of {bad.size} elements)"
+                )
+        return None
+
+
+def differing(expected: np.ndarray, actual: np.ndarray, tolerance) -> np.ndarray:
+    """Boolean array: where `actual` is not `expected` (NaN matches NaN)."""
+    rtol, atol = tolerance
+    with np.errstate(all="ignore"):  # infinities and NaNs compare; they are not errors here
+        return _differing(expected, actual, rtol, atol)
+
+
+def _differing(expected, actual, rtol, atol):
+    if expected.dtype.kind in "fc" or expected.dtype.name == "bfloat16":
+        wide = np.complex128 if expected.dtype.kind == "c" else np.float64
+        e, a = expected.astype(wide), actual.astype(wide)
+        close = np.isclose(a, e, rtol=rtol, atol=atol, equal_nan=True) if rtol or atol else None
+        if close is None:
+            close = (a == e) | (np.isnan(a) & np.isnan(e))
+        return ~close
+    return expected != actual
+
+
+def first_line(error: BaseException) -> str:
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0] if text else ''}"[:300]
+
+
+def shown(value) -> str:
+    """An element as Python prints its value (1.5, not np.float32(1.5))."""
+    return repr(value.item()) if hasattr(value, "item") else repr(value)
