@@ -165,3 +165,37 @@ def test_a_user_build_directory_recompiles_after_a_size_and_mtime_keeping_edit(t
     os.utime(header, ns=(before.st_atime_ns, before.st_mtime_ns))
     assert probe(source, cache, build_directory=str(build))["value"] == 5.0
     shutil.rmtree(build)
+
+
+def test_a_header_that_keeps_changing_during_builds_is_loaded_but_never_cached(tmp_path):
+    """Bug 3, the fallback: the header changes during the rebuild too. This process runs what
+    the second compile read, with a CacheWarning; no entry is published."""
+    header = tmp_path / "offset.h"
+    header.write_text(offset_header(1))
+    source = tmp_path / "kernel.cc"
+    source.write_text(SOURCE)
+    stop = tmp_path / "stop"
+    # Every kernel compile bumps the header it just read (1 -> 2 -> 3), until `stop` exists.
+    wrapper = tmp_path / "cxx"
+    wrapper.write_text(
+        "#!/bin/sh\n"
+        'g++ "$@"; status=$?\n'
+        f'case "$*" in *kernel_0.cc*) if [ ! -e "{stop}" ]; then '
+        f'n=$(sed -n "s/#define OFFSET 0*\\([0-9]*\\).0f/\\1/p" "{header}"); '
+        f"printf '#define OFFSET %03d.0f\\n' $((n + 1)) > \"{header}\"; fi;; esac\n"
+        "exit $status\n"
+    )
+    wrapper.chmod(0o755)
+    cache = tmp_path / "cache"
+    env = {"CXX": str(wrapper), "PYTHONWARNINGS": "always"}
+    code = PROBE.replace("sys.argv[1]", repr(str(source))).replace("sys.argv[2]", repr("{}"))
+    result = run_python(code, env={"JAXCC_CACHE_DIR": str(cache), **env})
+    assert result.returncode == 0, result.stderr[-3000:]
+    first = json.loads(result.stdout.strip().splitlines()[-1])
+    assert first["value"] == 2.0 and not first["hit"]
+    assert "changed while the module compiled" in result.stderr
+    assert list(cache.glob("kernel-*/manifest.json")) == []
+    stop.touch()
+    after = probe(source, cache, env)
+    assert after["value"] == 3.0 and not after["hit"]
+    assert probe(source, cache, env)["hit"]
