@@ -3,7 +3,7 @@ venv of an older commit) load the same cached module in fresh processes, interle
 round, and the medians and their ratio to the first interpreter are printed.
 
 Run:  python benchmarks/bench_warm_load.py --python /path/a/python --python /path/b/python
-      [--rounds 21]
+      [--rounds 21] [--headers N]
 Each side gets a cache directory of its own, warmed before timing. Measured per process, after
 `import jax` and `import jaxcc`: one load_cpp_inline that hits the cache, then in-process reloads
 (in-process table hits; best of 5 x 500).
@@ -12,7 +12,12 @@ Where the warm load goes (`--breakdown`, on by default): the Python stages are t
 jaxcc's own functions in the probe process (request build, environment, the core call,
 registration with JAX, CompiledModule), and the core's stages come from
 `jaxcc._core.last_load_trace()` where the installed jaxcc has it (older ones print the core call
-as one figure). Medians per stage, per side."""
+as one figure). Medians per stage, per side.
+
+`--headers N` (default 0) makes the module include N headers of its own from an include directory
+that follows another on the include path, so the warm load also checks N tracked headers (their
+stamps) and the paths that would shadow them (decision 146); the headers are settled (3 s old)
+before the first load."""
 
 from __future__ import annotations
 
@@ -24,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import time
 
 from bench_core import SEED_SRC
 
@@ -41,23 +47,52 @@ PROBE = textwrap.dedent(
         import load_stages  # scripts/load_stages.py; stages this jaxcc lacks are left out
         load_stages.time_stages(stages)
     functions = {"add_one": None, "scale_by": ["arg", "ret", "attr.factor:float32"]}
+    kwargs = json.loads(sys.argv[6])
     t0 = time.perf_counter()
-    mod = jaxcc.load_cpp_inline("bench_warm", sys.argv[1], functions)
+    mod = jaxcc.load_cpp_inline("bench_warm", sys.argv[1], functions, **kwargs)
     t1 = time.perf_counter()
     first = dict(stages)  # the reloads below call the wrapped functions again
     assert mod.cache_hit or sys.argv[3] == "warmup", "expected a cache hit"
     trace = getattr(_core, "last_load_trace", None)
     core = {"core: " + k: v for k, v in (trace() if trace else [])}
-    again = lambda: jaxcc.load_cpp_inline("bench_warm", sys.argv[1], functions)
+    again = lambda: jaxcc.load_cpp_inline("bench_warm", sys.argv[1], functions, **kwargs)
     reload = min(timeit.repeat(again, number=500, repeat=5)) / 500
     print(json.dumps([t1 - t0, reload, jaxcc.__file__, {**first, **core}]))
     """
 )
 
 
+SOURCE = SEED_SRC
+LOAD_KWARGS: dict = {}
+
+
+def with_headers(root: str, count: int) -> None:
+    """Makes the module include `count` headers from <root>/inc, after <root>/vendor (empty) on
+    the include path."""
+    global SOURCE, LOAD_KWARGS
+    inc, vendor = pathlib.Path(root, "inc"), pathlib.Path(root, "vendor")
+    inc.mkdir()
+    vendor.mkdir()
+    for i in range(count):
+        (inc / f"bench_h{i}.h").write_text(f"#define BENCH_H{i} {i}\n")
+    SOURCE = "".join(f'#include "bench_h{i}.h"\n' for i in range(count)) + SEED_SRC
+    LOAD_KWARGS = {"extra_include_paths": [str(vendor), str(inc)]}
+    time.sleep(3.2)  # settled: their stamps are trusted from the first build on
+
+
 def probe(python: str, cache: str, mode: str, breakdown: bool = False):
     out = subprocess.run(
-        [python, "-c", PROBE, SEED_SRC, cache, mode, "1" if breakdown else "0", str(SCRIPTS)],
+        [
+            python,
+            "-c",
+            PROBE,
+            SOURCE,
+            cache,
+            mode,
+            "1" if breakdown else "0",
+            str(SCRIPTS),
+            json.dumps(LOAD_KWARGS),
+        ],  # fmt: skip
         capture_output=True,
         text=True,
         check=True,
@@ -70,6 +105,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--python", action="append", default=[], help="interpreter (repeatable)")
     parser.add_argument("--rounds", type=int, default=21)
+    parser.add_argument("--headers", type=int, default=0, help="headers the module includes")
     parser.add_argument(
         "--no-breakdown", dest="breakdown", action="store_false", help="skip the per-stage rounds"
     )
@@ -77,6 +113,8 @@ def main() -> int:
     pythons = args.python or [sys.executable]
     with tempfile.TemporaryDirectory() as root:
         caches = [f"{root}/cache{i}" for i in range(len(pythons))]
+        if args.headers:
+            with_headers(root, args.headers)
         origins = [probe(p, c, "warmup")[2] for p, c in zip(pythons, caches, strict=True)]
         loads = [[] for _ in pythons]
         reloads = [[] for _ in pythons]

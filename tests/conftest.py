@@ -77,6 +77,8 @@ VERSION_INDEPENDENT_MODULES = {
     "test_wrapper_reuse.py": "reuse of the generated wrapper's object",
     "test_deferred_sources.py": "source files entering a request by their stat stamp",
     "test_warm_index.py": "the warm index's records and its refusals",
+    "test_stale_builds.py": "which header edits rebuild a cached module",
+    "test_cache_property.py": "cached loads against fresh builds after drawn edits",
     "test_cache_cli.py": "the cache command line",
     "test_concurrency.py": "processes and threads building one cache entry",
     "test_faults.py": "the cache under killed and failing builds",

@@ -98,6 +98,27 @@ def test_an_edited_user_header_is_rebuilt_not_served_from_the_index(tmp_path):
     assert not after["hit"] and after["value"] == 5.0
 
 
+def test_a_header_edit_keeping_size_and_mtime_is_rebuilt_not_served_from_the_index(tmp_path):
+    # What `cp -p`, `tar x`, `rsync -t` and `touch -r` leave (issue 37): the same size, the old
+    # mtime; only the ctime moved. The header is settled first, so its stamp is trusted and the
+    # warm path only stats it: the stamp must catch this, not a hash.
+    header = tmp_path / "offset.h"
+    source = make_module(tmp_path, 1)
+    time.sleep(max(0.0, header.stat().st_ctime + 3.2 - time.time()))
+    cache = tmp_path / "cache"
+    probe(source, cache)
+    assert took_warm_path(probe(source, cache))
+    before = header.stat()
+    header.write_text("#define OFFSET 6.0f\n")
+    os.utime(header, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert (header.stat().st_size, header.stat().st_mtime_ns) == (
+        before.st_size,
+        before.st_mtime_ns,
+    )
+    after = probe(source, cache)
+    assert not after["hit"] and after["value"] == 6.0
+
+
 def test_a_replaced_compiler_sends_the_load_down_the_full_path(tmp_path):
     source = make_module(tmp_path, 2)
     cache = tmp_path / "cache"
@@ -124,7 +145,7 @@ def test_a_replaced_compiler_sends_the_load_down_the_full_path(tmp_path):
     assert not took_warm_path(probe(source, cache, {"CXX": str(other)}))
 
 
-FORMAT_FIELD = b"18:jaxcc-warm-index-3,"
+FORMAT_FIELD = b"18:jaxcc-warm-index-4,"
 
 
 def test_a_warm_hit_reads_no_manifest(tmp_path):

@@ -12,6 +12,7 @@
 #include "cache/cache_error.h"
 #include "cache/entry_names.h"
 #include "cache/file_lock.h"
+#include "cache/object_cache.h"
 #include "util/fs.h"
 #include "util/host_identity.h"
 
@@ -113,9 +114,18 @@ Result<int> CacheDir::Clear(const std::optional<std::string>& name) const {
   for (const std::string& dir_name : ListDir(root_)) {
     auto module = ModuleOfEntryDir(dir_name);
     if (!module || (name && *module != *name)) continue;
+    // The objects its library linked (decision 146d): a cleared module builds from its sources
+    // again, not from the objects of the build being cleared.
+    std::vector<std::string> object_keys;
+    if (auto text = ReadFile(JoinPath(JoinPath(root_, dir_name), "manifest.json")); text.ok()) {
+      if (auto manifest = ManifestFromJson(*text); manifest.ok()) object_keys = manifest->objects;
+    }
     auto outcome = RemoveEntry(dir_name);
     if (!outcome.ok()) return outcome.error();
-    if (*outcome == EntryRemoval::kRemoved) ++removed;
+    if (*outcome != EntryRemoval::kRemoved) continue;
+    ++removed;
+    ObjectCache objects(root_);
+    for (const std::string& key : object_keys) objects.Remove(key);
   }
   RemoveOrphans(name, /*failed_builds_too=*/true);
   // Shared objects belong to no module: clearing everything clears them too, and the

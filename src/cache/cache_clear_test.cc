@@ -4,6 +4,7 @@
 
 #include "cache/cache_dir.h"
 #include "cache/file_lock.h"
+#include "cache/object_cache.h"
 #include "cache/test_scratch_dir.h"
 #include "util/fs.h"
 #include "util/sha256.h"
@@ -46,6 +47,30 @@ class CacheClearTest : public testing::Test {
 const std::string kKey1 = Sha256Hex("1");
 const std::string kKey2 = Sha256Hex("2");
 const std::string kKey3 = Sha256Hex("3");
+
+// Issue 37 bug 4: clearing a module left the objects its library linked, and the next build
+// linked them again.
+TEST_F(CacheClearTest, ClearingAModuleRemovesTheObjectsItsEntryLinked) {
+  ObjectCache objects(cache_.root());
+  const std::string object = scratch_ / "unit.o";
+  ASSERT_TRUE(WriteFile(object, "object bytes").ok());
+  const std::string mine = Sha256Hex("unit of add"), theirs = Sha256Hex("unit of other");
+  objects.Store(mine, object);
+  objects.Store(theirs, object);
+  std::string library = scratch_ / "built.so";
+  ASSERT_TRUE(WriteFile(library, "add").ok());
+  Manifest manifest;
+  // A list entry that is not a key is data, never a path to delete.
+  manifest.objects = {mine, "../../outside"};
+  ASSERT_TRUE(WriteFile(scratch_ / "outside", "keep").ok());
+  ASSERT_TRUE(cache_.Publish("add", kKey1, library, manifest).ok());
+  auto removed = cache_.Clear("add");
+  ASSERT_TRUE(removed.ok()) << removed.error().message;
+  EXPECT_EQ(*removed, 1);
+  EXPECT_FALSE(objects.Fetch(mine, scratch_ / "fetched.o"));
+  EXPECT_TRUE(objects.Fetch(theirs, scratch_ / "fetched.o"));
+  EXPECT_TRUE(StatPath(scratch_ / "outside").exists);
+}
 
 TEST_F(CacheClearTest, ClearsOnlyTheNamedModule) {
   Publish("add", kKey1);

@@ -10,6 +10,7 @@
 
 #include "cache/cache_error.h"
 #include "cache/entry_names.h"
+#include "cache/lock_mode.h"
 #include "cache/ownership.h"
 #include "util/fs.h"
 #include "util/host_identity.h"
@@ -28,15 +29,24 @@ bool IsPlainFileName(const std::string& name) {
   return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos;
 }
 
-// A dependency whose stat matches the manifest is accepted without reading it (the warm path);
-// otherwise its bytes decide, so a `touch` or a checkout that rewrites identical content is
-// still a hit.
-bool DependencyUnchanged(const Dependency& dep) {
+// A dependency whose stamp (size, mtime, ctime, inode) matches the recorded one is accepted
+// without reading it (the warm path): ctime moves on every write and cannot be set back, so a
+// same-size edit that restores the mtime still changes the stamp. Otherwise its bytes decide, so a
+// `touch` or a checkout that rewrites identical content is still a hit; `checked` then receives
+// the new stamp if it held still while hashing and has settled (decision 146a), else no stamp.
+bool DependencyUnchanged(const Dependency& dep, Dependency& checked) {
+  checked = dep;
   FileInfo info = StatPath(dep.path);
   if (!info.exists || info.is_dir || info.size != dep.size) return false;
-  if (info.mtime_ns == dep.mtime_ns) return true;
+  if (dep.ctime_ns != 0 && info.mtime_ns == dep.mtime_ns && info.ctime_ns == dep.ctime_ns &&
+      info.inode == dep.inode) {
+    return true;
+  }
   auto sha = Sha256FileHex(dep.path);
-  return sha.ok() && *sha == dep.sha256;
+  if (!sha.ok() || *sha != dep.sha256) return false;
+  checked = StampedDependency(dep.path, info, *sha);
+  if (!(StampOf(StatPath(dep.path)) == StampOf(info))) checked.ctime_ns = 0;
+  return true;
 }
 
 // Two stats on the warm path; the library's hash check follows, so only ownership and mode are
@@ -56,13 +66,28 @@ LibraryStamp StampOfLibrary(const std::string& path) { return StampOf(StatPath(p
 
 }  // namespace
 
+Dependency StampedDependency(const std::string& path, const FileInfo& info,
+                             const std::string& sha256) {
+  Dependency dep{path, info.size, info.mtime_ns, sha256, info.ctime_ns, info.inode};
+  // A stamp younger than the timestamp granularity of coarse file systems could be kept by a
+  // second edit within the same tick: no stamp then, the bytes decide until it settles.
+  // On a shared file system stat may answer from attributes cached before another host wrote the
+  // file (decision 139): only the bytes are trusted there.
+  if (!TimestampSettled(info.ctime_ns) || !TimestampSettled(info.mtime_ns) ||
+      IsSharedFilesystem(FilesystemKind(path))) {
+    dep.ctime_ns = 0;
+  }
+  return dep;
+}
+
 LibraryStamp StampOf(const FileInfo& info) {
   if (!info.exists) return {};
   return {true, info.size, info.mtime_ns, info.ctime_ns, info.inode};
 }
 
 EntryFacts FactsOf(const Manifest& manifest) {
-  return {manifest.library_file, manifest.library_sha256, manifest.dependencies, {}};
+  return {
+      manifest.library_file, manifest.library_sha256, manifest.dependencies, manifest.shadows, {}};
 }
 
 CacheDir::CacheDir(std::string root) : root_(AbsolutePath(root)) {}
@@ -112,6 +137,7 @@ std::optional<Entry> CacheDir::LookupKnown(const std::string& name, const std::s
     entry->manifest.library_file = facts.library_file;
     entry->manifest.library_sha256 = facts.library_sha256;
     entry->manifest.dependencies = facts.dependencies;
+    entry->manifest.shadows = facts.shadows;
   }
   return entry;
 }
@@ -152,8 +178,16 @@ std::optional<Entry> CacheDir::Verify(const std::string& name, std::string dir,
     }
     trace::Mark("library sha256");
   }
-  for (const Dependency& dep : facts.dependencies) {
-    if (!DependencyUnchanged(dep)) return Miss(LookupMiss::kStaleDependency, miss_reason);
+  entry.checked_dependencies.resize(facts.dependencies.size());
+  for (size_t i = 0; i < facts.dependencies.size(); ++i) {
+    if (!DependencyUnchanged(facts.dependencies[i], entry.checked_dependencies[i])) {
+      return Miss(LookupMiss::kStaleDependency, miss_reason);
+    }
+  }
+  // A header created on the include search ahead of a tracked one would be what the compiler
+  // reads now (decision 146b): one stat each, the answer expected is "no such file".
+  for (const std::string& shadow : facts.shadows) {
+    if (StatPath(shadow).exists) return Miss(LookupMiss::kStaleDependency, miss_reason);
   }
   trace::Mark("dependency stats");
   return entry;

@@ -3,6 +3,7 @@
 #include "cache/manifest.h"
 
 #include <nlohmann/json.hpp>
+#include <utility>
 
 namespace jaxcc::cache {
 namespace {
@@ -47,6 +48,12 @@ Result<Dependency> DependencyFromJson(const json& object, size_t index) {
   JAXCC_ASSIGN_FIELD(dep.mtime_ns, object, "mtime_ns", IsInteger, "an integer",
                      get<std::int64_t>());
   JAXCC_ASSIGN_FIELD(dep.sha256, object, "sha256", IsString, "a string", get<std::string>());
+  // Manifests written before ctime and inode were kept lack them: no stamp, so always hashed.
+  if (object.contains("ctime_ns")) {
+    JAXCC_ASSIGN_FIELD(dep.ctime_ns, object, "ctime_ns", IsInteger, "an integer",
+                       get<std::int64_t>());
+    JAXCC_ASSIGN_FIELD(dep.inode, object, "inode", IsInteger, "an integer", get<std::uint64_t>());
+  }
   return dep;
 }
 
@@ -82,6 +89,20 @@ Result<Manifest> FromObject(const json& object) {
     m.dependencies.push_back(std::move(*dep));
   }
 
+  // Optional lists (older manifests have neither): paths that must stay absent, object keys.
+  for (auto [field, target] :
+       {std::pair<const char*, std::vector<std::string>*>{"shadows", &m.shadows},
+        {"objects", &m.objects}}) {
+    if (!object.contains(field)) continue;
+    auto list = Field(object, field, IsArray, "an array of strings");
+    if (!list.ok()) return list.error();
+    for (const json& item : **list) {
+      if (!item.is_string())
+        return Invalid(std::string("field '") + field + "' must be an array of strings");
+      target->push_back(item.get<std::string>());
+    }
+  }
+
   // "inputs" is embedded as a JSON value for readability; it reads back as compact text.
   auto inputs = object.find("inputs");
   if (inputs == object.end()) return Invalid("field 'inputs' is missing");
@@ -103,6 +124,8 @@ std::string ManifestToJson(const Manifest& manifest) {
     deps.push_back({{"path", dep.path},
                     {"size", dep.size},
                     {"mtime_ns", dep.mtime_ns},
+                    {"ctime_ns", dep.ctime_ns},
+                    {"inode", dep.inode},
                     {"sha256", dep.sha256}});
   }
   // Valid inputs_json is embedded as an object so `cat manifest.json` is readable; anything else
@@ -121,6 +144,8 @@ std::string ManifestToJson(const Manifest& manifest) {
       {"jaxcc_version", manifest.jaxcc_version},
       {"function_names", manifest.function_names},
       {"dependencies", std::move(deps)},
+      {"shadows", manifest.shadows},
+      {"objects", manifest.objects},
       {"inputs", std::move(inputs)},
       {"build_seconds", manifest.build_seconds},
       {"created_unix", manifest.created_unix},

@@ -10,11 +10,23 @@
 namespace jaxcc::cache {
 
 /// A file the build read (from the compiler's depfiles) that is not covered by the key itself.
+/// Its content hash decides; the stat stamp (size, mtime, ctime, inode) only spares re-reading a
+/// file whose stamp is unchanged. ctime cannot be set back by anyone but the kernel, so an edit
+/// that keeps size and mtime (`cp -p`, `tar x`, `rsync -t`, `touch -r`) still moves the stamp.
+/// ctime_ns 0 means "no stamp to trust" (a stamp taken while it could still change within the
+/// same timestamp tick, or a manifest written before ctime and inode were kept): always hashed.
 struct Dependency {
   std::string path;
   std::int64_t size = 0;
   std::int64_t mtime_ns = 0;
   std::string sha256;
+  std::int64_t ctime_ns = 0;
+  std::uint64_t inode = 0;
+  bool operator==(const Dependency& other) const {
+    return path == other.path && size == other.size && mtime_ns == other.mtime_ns &&
+           sha256 == other.sha256 && ctime_ns == other.ctime_ns && inode == other.inode;
+  }
+  bool operator!=(const Dependency& other) const { return !(*this == other); }
 };
 
 struct Manifest {
@@ -26,6 +38,12 @@ struct Manifest {
   std::string jaxcc_version;
   std::vector<std::string> function_names;
   std::vector<Dependency> dependencies;
+  /// Paths that did not exist when the build ran and would shadow a tracked header if created
+  /// (an earlier directory of the include search): the entry holds only while they stay absent.
+  std::vector<std::string> shadows;
+  /// Object-cache keys (cache/object_cache.h) of the units linked into the library, so clearing
+  /// the entry clears them too.
+  std::vector<std::string> objects;
   std::string inputs_json;  ///< free-form JSON object describing the key inputs (for humans)
   double build_seconds = 0;
   std::int64_t created_unix = 0;

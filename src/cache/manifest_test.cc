@@ -15,7 +15,10 @@ Manifest Sample() {
   m.library_sha256 = std::string(64, 'b');
   m.jaxcc_version = "0.1.0";
   m.function_names = {"add", "scale"};
-  m.dependencies = {{"/src/a.h", 12, 1700000000123456789, std::string(64, 'c')}};
+  m.dependencies = {
+      {"/src/a.h", 12, 1700000000123456789, std::string(64, 'c'), 1700000000987654321, 4242}};
+  m.shadows = {"/vendor/a.h"};
+  m.objects = {std::string(64, 'd')};
   m.inputs_json = R"({"platform":"cpu"})";
   m.build_seconds = 1.25;
   m.created_unix = 1700000000;
@@ -38,9 +41,31 @@ TEST(Manifest, RoundTrip) {
   EXPECT_EQ(back->dependencies[0].size, 12);
   EXPECT_EQ(back->dependencies[0].mtime_ns, 1700000000123456789);
   EXPECT_EQ(back->dependencies[0].sha256, m.dependencies[0].sha256);
+  EXPECT_EQ(back->dependencies[0].ctime_ns, 1700000000987654321);
+  EXPECT_EQ(back->dependencies[0].inode, 4242u);
+  EXPECT_EQ(back->shadows, m.shadows);
+  EXPECT_EQ(back->objects, m.objects);
   EXPECT_EQ(back->inputs_json, m.inputs_json);
   EXPECT_DOUBLE_EQ(back->build_seconds, 1.25);
   EXPECT_EQ(back->created_unix, 1700000000);
+}
+
+TEST(Manifest, AManifestWithoutStampsOrListsReadsAsUnstamped) {
+  // Written before decision 146: no ctime, inode, shadows or objects.
+  auto back = ManifestFromJson(R"({"schema": 1, "key": "k", "module_name": "m",
+      "library_file": "m.so", "library_sha256": "s", "jaxcc_version": "v",
+      "function_names": [], "inputs": null, "build_seconds": 0, "created_unix": 0,
+      "dependencies": [{"path": "/a.h", "size": 1, "mtime_ns": 2, "sha256": "x"}]})");
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  ASSERT_EQ(back->dependencies.size(), 1u);
+  EXPECT_EQ(back->dependencies[0].ctime_ns, 0);
+  EXPECT_TRUE(back->shadows.empty());
+  EXPECT_TRUE(back->objects.empty());
+  EXPECT_FALSE(ManifestFromJson(R"({"schema": 1, "key": "k", "module_name": "m",
+      "library_file": "m.so", "library_sha256": "s", "jaxcc_version": "v",
+      "function_names": [], "inputs": null, "build_seconds": 0, "created_unix": 0,
+      "dependencies": [], "shadows": [1]})")
+                   .ok());
 }
 
 TEST(Manifest, InputsAreEmbeddedAsAnObjectForReadability) {

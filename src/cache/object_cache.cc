@@ -89,6 +89,10 @@ std::optional<std::vector<ObjectDependency>> ObjectCache::Fetch(
   }
   // A header edited since: not damage, just not this object (the next store replaces it).
   for (const ObjectDependency& dep : *deps) {
+    if (dep.sha256 == kAbsentFile) {
+      if (StatPath(dep.path).exists) return std::nullopt;  // a header that shadows one it read
+      continue;
+    }
     auto now = Sha256FileHex(dep.path);
     if (!now.ok() || *now != dep.sha256) return std::nullopt;
   }
@@ -114,6 +118,15 @@ void ObjectCache::Store(const std::string& key, const std::string& object_path,
   }
   if (!WriteFileAtomic(JoinPath(dir_, key + ".o"), *contents, 0600).ok()) return;
   Evict();
+}
+
+bool ObjectCache::Remove(const std::string& key) const {
+  if (key.size() != 64 || key.find_first_not_of("0123456789abcdef") != std::string::npos) {
+    return false;  // a manifest's list is data: never a path outside the object directory
+  }
+  const bool present = StatPath(JoinPath(dir_, key + ".o")).exists;
+  Forget(dir_, key);
+  return present;
 }
 
 void ObjectCache::Evict() const {

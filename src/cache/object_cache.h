@@ -21,11 +21,15 @@
 
 namespace jaxcc::cache {
 
-/// A header an object was compiled from (besides its source text), with its SHA-256 then.
+/// A header an object was compiled from (besides its source text), with its SHA-256 then; or,
+/// with sha256 == kAbsentFile, a path that did not exist and would shadow one of those headers
+/// if it did (pipeline/build_inputs.h): the object holds only while it is still absent.
 struct ObjectDependency {
   std::string path;
   std::string sha256;
 };
+
+inline const std::string kAbsentFile(64, '-');
 
 class ObjectCache {
  public:
@@ -49,6 +53,10 @@ class ObjectCache {
   /// the limits. Best effort: the cache only saves time, so a failure to store is ignored.
   void Store(const std::string& key, const std::string& object_path,
              const std::vector<ObjectDependency>& dependencies = {}) const;
+
+  /// Removes the object of `key` (a 64-hex key; anything else is ignored), e.g. because the
+  /// entry that linked it was cleared. Returns whether an object was there.
+  bool Remove(const std::string& key) const;
 
   const std::string& dir() const { return dir_; }
 

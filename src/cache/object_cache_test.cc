@@ -91,6 +91,20 @@ TEST_F(ObjectCacheTest, AnEditedHeaderMakesAMissAndTheStoredListComesBack) {
   EXPECT_TRUE(StatPath(JoinPath(cache.dir(), "k.o")).exists);
 }
 
+// Issue 37 bug 2 in the object cache: a header created where the compiler looks first.
+TEST_F(ObjectCacheTest, AFileWhereAShadowingHeaderWouldBeMakesAMiss) {
+  ObjectCache cache(scratch_.path());
+  std::string header = WriteObject("user.h", "#define N 1\n");
+  std::string shadow = scratch_ / "vendor_user.h";
+  cache.Store("k", WriteObject("built.o", "object"),
+              {{header, *Sha256FileHex(header)}, {shadow, kAbsentFile}});
+  EXPECT_TRUE(Has(cache, "k", scratch_ / "out.o"));
+  ASSERT_TRUE(WriteFile(shadow, "#define N 2\n").ok());
+  EXPECT_FALSE(Has(cache, "k", scratch_ / "out2.o"));
+  ASSERT_EQ(::unlink(shadow.c_str()), 0);
+  EXPECT_TRUE(Has(cache, "k", scratch_ / "out3.o"));
+}
+
 TEST_F(ObjectCacheTest, KeepsWithinItsByteBudget) {
   ObjectCache cache(scratch_.path(), /*max_objects=*/100, /*max_bytes=*/250);
   std::string object = WriteObject("built.o", std::string(100, 'x'));

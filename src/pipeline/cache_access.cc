@@ -14,40 +14,10 @@
 #include "util/fault_point.h"
 #include "util/fs.h"
 #include "util/load_trace.h"
-#include "util/sha256.h"
 
 namespace jaxcc::pipeline {
 
 using argspec::FunctionSpec;
-namespace {
-
-bool StartsWith(const std::string& text, const std::string& prefix) {
-  return !prefix.empty() && text.compare(0, prefix.size(), prefix) == 0;
-}
-
-}  // namespace
-
-// Files the build read that the key does not already cover: the user's own headers.
-std::vector<cache::Dependency> TrackedDependencies(const std::vector<std::string>& paths,
-                                                   const std::string& build_dir,
-                                                   const BuildEnvironment& env,
-                                                   const std::string& cuda_home) {
-  std::vector<cache::Dependency> deps;
-  std::string build_prefix = AbsolutePath(build_dir) + "/";
-  for (const std::string& path : paths) {
-    if (StartsWith(path, build_prefix) || StartsWith(path, env.jaxcc_include_dir + "/") ||
-        StartsWith(path, env.ffi_include_dir + "/") ||
-        (!cuda_home.empty() && StartsWith(AbsolutePath(path), AbsolutePath(cuda_home) + "/"))) {
-      continue;
-    }
-    FileInfo info = StatPath(path);
-    auto digest = Sha256FileHex(path);
-    if (!info.exists || !digest.ok()) continue;
-    deps.push_back({path, info.size, info.mtime_ns, *digest});
-  }
-  return deps;
-}
-
 Result<LoadedModule> LoadEntry(const cache::Entry& entry, std::vector<FunctionSpec> specs) {
   std::vector<std::string> symbols;
   for (const FunctionSpec& spec : specs) symbols.push_back(codegen::HandlerSymbol(spec.name));
@@ -148,6 +118,7 @@ std::optional<Result<LoadedModule>> LoadFromCache(
   if (verified != nullptr) {
     *verified = cache::FactsOf(entry->manifest);
     verified->library_stamp = entry->library_stamp;
+    verified->dependencies = entry->checked_dependencies;
   }
   FaultPoint("load");
   auto module = lazy_for ? LoadEntryLazily(*entry, *lazy_for, specs) : LoadEntry(*entry, specs);

@@ -49,12 +49,6 @@ const char* MissName(cache::LookupMiss miss);
 /// Refuses a cache root that another user owns or can write (a missing root is fine).
 Status CheckCacheRootIsPrivate(const std::string& root);
 
-/// Files the build read that the key does not already cover: the user's own headers.
-std::vector<cache::Dependency> TrackedDependencies(const std::vector<std::string>& paths,
-                                                   const std::string& build_dir,
-                                                   const BuildEnvironment& env,
-                                                   const std::string& cuda_home);
-
 /// Moves a failed build directory to <cache>/.failed/<name>-<key prefix>; returns where it is.
 std::string KeepFailedBuild(const cache::CacheDir& cache, const std::string& build_dir,
                             const std::string& name, const std::string& key);

@@ -14,6 +14,7 @@
 #include "cache/lock_mode.h"
 #include "cache/manifest.h"
 #include "cache/object_cache.h"
+#include "pipeline/build_inputs.h"
 #include "pipeline/build_plan.h"
 #include "pipeline/cache_access.h"
 #include "pipeline/run_build.h"
@@ -137,8 +138,14 @@ std::optional<Result<LoadedModule>> LoadWarm(const LoadRequest& request, bool la
   if (!hit || !hit->ok()) return std::nullopt;  // the full path says what is wrong, or rebuilds
   // The library hashed right under a stamp the record did not hold yet (the record was written
   // by a build, or the file is new): keep the stamp, so later hits skip the hash (decision 90).
-  if (verified.library_stamp.known && !(verified.library_stamp == record->entry.library_stamp)) {
-    record->entry.library_stamp = verified.library_stamp;
+  // Likewise a header that hashed right under a new, settled stamp (a `touch`, a checkout of the
+  // same text, or a stamp too young to keep at the build): kept, so the next hit only stats it.
+  const bool library_restamped =
+      verified.library_stamp.known && !(verified.library_stamp == record->entry.library_stamp);
+  const bool headers_restamped = verified.dependencies != record->entry.dependencies;
+  if (library_restamped || headers_restamped) {
+    if (library_restamped) record->entry.library_stamp = verified.library_stamp;
+    if (headers_restamped) record->entry.dependencies = verified.dependencies;
     (void)WriteWarmRecord(record_path, *record);
     trace::Mark("warm index: stamp kept");
   }
@@ -313,40 +320,76 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& given, const BuildEnviro
   auto ninja =
       toolchain::FindNinja(toolchain::NinjaWheelDirs(env.python_path, env.python_executable));
   if (!ninja.ok()) return ninja.error();
-  bool private_build_dir = request.build_directory.empty();
-  std::string build_dir = AbsolutePath(request.build_directory);
-  if (private_build_dir) {
-    auto made = cache.MakeBuildDir(request.name);
-    if (!made.ok()) return BuildUncached(request, env, plan, *specs, key, made.error());
-    build_dir = *made;
-  }
-
-  GeneratedFiles files = GenerateSources(request, *specs);
-  build::BuildGraph graph = plan.graph;
+  const bool private_build_dir = request.build_directory.empty();
+  const std::string cuda_home = cuda ? cuda->nvcc.cuda_home : "";
+  const IncludeSearch search = UserIncludeSearch(request);
   // Every unit's object is shared through the object cache, so an edit rebuilds only the unit
   // it touched. A user's build_directory is incremental already (ninja skips unchanged units).
   cache::ObjectCache objects(request.cache_dir, /*max_objects=*/1024, ObjectCacheMaxBytes());
   std::string toolchain_version = compiler->path + " " + compiler->version;
   if (cuda) toolchain_version += "\n" + cuda->nvcc.path + " " + cuda->nvcc.version;
+
+  // A build whose inputs changed while it ran is built again, once (decision 146c): what the
+  // compiler read is then unknown, so neither the entry nor the objects may vouch for it. If they
+  // change again, the second build is loaded for this process only, unpublished.
+  constexpr int kBuildAttempts = 2;
+  std::string build_dir;
   std::vector<UnitObject> units;
-  if (private_build_dir) {
-    units = ReuseObjects(objects, env, files, toolchain_version, *header_digest, build_dir, graph);
-  }
-  auto outcome = RunBuildIn(build_dir, request, env, graph, std::move(files), *ninja);
-  if (outcome.ok() && private_build_dir) {
-    StoreObjects(objects, units, build_dir, env, cuda ? cuda->nvcc.cuda_home : "");
-  }
-  if (!outcome.ok()) {
-    Error error = outcome.error();
-    if (private_build_dir && MentionsFullDisk(error)) {
-      (void)RemoveTree(build_dir);
-      return BuildUncached(request, env, plan, *specs, key, error);
-    }
+  std::optional<build::BuildOutcome> outcome;
+  BuildInputs inputs;
+  for (int attempt = 1;; ++attempt) {
+    build_dir = AbsolutePath(request.build_directory);
     if (private_build_dir) {
-      std::string kept = KeepFailedBuild(cache, build_dir, request.name, key);
-      if (!error.log_path.empty()) error.log_path = JoinPath(kept, "build.log");
+      auto made = cache.MakeBuildDir(request.name);
+      if (!made.ok()) return BuildUncached(request, env, plan, *specs, key, made.error());
+      build_dir = *made;
     }
-    return error;
+    GeneratedFiles files = GenerateSources(request, *specs);
+    build::BuildGraph graph = plan.graph;
+    // Taken before any object is fetched or compiled: every header read after this moment that
+    // changes later has a newer timestamp.
+    const std::int64_t build_start_ns = BuildStartNs();
+    units.clear();
+    if (private_build_dir) {
+      units =
+          ReuseObjects(objects, env, files, toolchain_version, *header_digest, build_dir, graph);
+    }
+    auto built = RunBuildIn(build_dir, request, env, graph, std::move(files), *ninja);
+    if (!built.ok()) {
+      Error error = built.error();
+      if (private_build_dir && MentionsFullDisk(error)) {
+        (void)RemoveTree(build_dir);
+        return BuildUncached(request, env, plan, *specs, key, error);
+      }
+      if (private_build_dir) {
+        std::string kept = KeepFailedBuild(cache, build_dir, request.name, key);
+        if (!error.log_path.empty()) error.log_path = JoinPath(kept, "build.log");
+      }
+      return error;
+    }
+    outcome = std::move(*built);
+    inputs =
+        StampBuildInputs(outcome->dependencies, build_dir, env, cuda_home, search, build_start_ns);
+    if (inputs.changed.empty() || attempt == kBuildAttempts) break;
+    if (private_build_dir) {
+      (void)RemoveTree(build_dir);
+    } else {
+      ForgetObjects(build_dir, plan.graph);  // ninja judges by mtime: compile every unit again
+    }
+  }
+  if (!inputs.changed.empty()) {
+    // Still changing: run what was built, vouch for nothing (no entry, no objects, no record).
+    auto module = LoadPrivateLibrary(outcome->library_path, *specs, key);
+    if (private_build_dir) (void)RemoveTree(build_dir);
+    if (!module.ok()) return module.error();
+    FillBuildDetails(*module, *outcome, "uncached");
+    module->warning = "not cached: " + inputs.changed +
+                      " (twice); this process runs what the compiler read, and the next load "
+                      "builds again";
+    return module;
+  }
+  if (private_build_dir) {
+    StoreObjects(objects, units, build_dir, env, cuda_home, inputs, search);
   }
 
   cache::Manifest manifest;
@@ -355,8 +398,9 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& given, const BuildEnviro
   manifest.jaxcc_version = JAXCC_VERSION;
   for (const FunctionSpec& spec : *specs) manifest.function_names.push_back(spec.name);
   // The CUDA toolkit's headers are covered by nvcc's path and version in the key.
-  manifest.dependencies =
-      TrackedDependencies(outcome->dependencies, build_dir, env, cuda ? cuda->nvcc.cuda_home : "");
+  manifest.dependencies = std::move(inputs.dependencies);
+  manifest.shadows = std::move(inputs.shadows);
+  for (const UnitObject& unit : units) manifest.objects.push_back(unit.key);
   manifest.inputs_json = cache::DescribeKeyInputs(key_inputs);
   manifest.build_seconds = outcome->seconds;
   manifest.created_unix = static_cast<std::int64_t>(std::time(nullptr));

@@ -1,9 +1,12 @@
 #include "pipeline/run_build.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <optional>
 
 #include "build/depfile.h"
+#include "pipeline/build_inputs.h"
 #include "pipeline/cache_access.h"
 #include "pipeline/source_excerpt.h"
 #include "toolchain/ninja.h"
@@ -14,6 +17,37 @@
 namespace jaxcc::pipeline {
 
 using argspec::FunctionSpec;
+
+namespace {
+
+// ninja's rule is "rebuild when an input's mtime is newer than the output's"; ctime is what no
+// edit can keep, so an object whose headers changed status after it was written goes.
+void ForgetObjectsOlderThanHeaders(const std::string& build_dir, const build::BuildGraph& graph) {
+  for (const build::CompileStep& step : graph.compiles) {
+    const std::string object = JoinPath(build_dir, step.object);
+    const FileInfo built = StatPath(object);
+    if (!built.exists) continue;
+    auto text = ReadFile(object + ".d");
+    if (!text.ok()) continue;
+    for (const std::string& dep : build::ParseDepfile(*text)) {
+      // The generated units are rewritten by every run; ninja judges them by content-stable mtime.
+      if (dep.empty() || dep[0] != '/') continue;
+      const FileInfo header = StatPath(dep);
+      if (header.exists && header.ctime_ns >= built.mtime_ns) {
+        ::unlink(object.c_str());
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void ForgetObjects(const std::string& build_dir, const build::BuildGraph& graph) {
+  for (const build::CompileStep& step : graph.compiles) {
+    ::unlink(JoinPath(build_dir, step.object).c_str());
+  }
+}
 
 Result<build::BuildOutcome> RunBuildIn(const std::string& build_dir, const LoadRequest& request,
                                        const BuildEnvironment& env, const build::BuildGraph& graph,
@@ -28,6 +62,7 @@ Result<build::BuildOutcome> RunBuildIn(const std::string& build_dir, const LoadR
                            "build_directory unset to build in the cache");
     }
   }
+  if (!request.build_directory.empty()) ForgetObjectsOlderThanHeaders(build_dir, graph);
   if (env.on_build_start) env.on_build_start();
   build::BuildRequest build_request;
   build_request.build_dir = build_dir;
@@ -133,7 +168,9 @@ std::vector<UnitObject> ReuseObjects(const cache::ObjectCache& objects, const Bu
     if (!env.force_rebuild) deps = objects.Fetch(unit.key, JoinPath(build_dir, step.object));
     if (deps) {
       std::string depfile = step.object + ":";
-      for (const auto& dep : *deps) depfile += " " + build::EscapeDepfilePath(dep.path);
+      for (const auto& dep : *deps) {
+        if (dep.sha256 != cache::kAbsentFile) depfile += " " + build::EscapeDepfilePath(dep.path);
+      }
       unit.reused = WriteFile(JoinPath(build_dir, step.object + ".d"), depfile + "\n").ok();
     }
     if (unit.reused) {
@@ -149,19 +186,37 @@ std::vector<UnitObject> ReuseObjects(const cache::ObjectCache& objects, const Bu
 
 void StoreObjects(const cache::ObjectCache& objects, const std::vector<UnitObject>& units,
                   const std::string& build_dir, const BuildEnvironment& env,
-                  const std::string& cuda_home) {
+                  const std::string& cuda_home, const BuildInputs& inputs,
+                  const IncludeSearch& search) {
+  const std::vector<cache::Dependency>& tracked = inputs.dependencies;
   for (const UnitObject& unit : units) {
     if (unit.reused) continue;
     auto text = ReadFile(JoinPath(build_dir, unit.object + ".d"));
     if (!text.ok()) continue;  // no depfile, no proof of what it read: not shared
-    std::vector<std::string> paths;
+    std::vector<cache::ObjectDependency> deps;
+    bool complete = true;
     for (std::string& dep : build::ParseDepfile(*text)) {
       if (dep.empty() || dep[0] != '/') dep = JoinPath(build_dir, dep);
-      paths.push_back(AbsolutePath(dep));
+      const std::string path = AbsolutePath(dep);
+      if (!IsUserHeader(path, build_dir, env, cuda_home, search)) continue;
+      auto known = std::find_if(tracked.begin(), tracked.end(),
+                                [&](const cache::Dependency& d) { return d.path == path; });
+      if (known == tracked.end()) {
+        complete = false;
+        break;
+      }
+      if (std::none_of(deps.begin(), deps.end(), [&](const auto& d) { return d.path == path; })) {
+        deps.push_back({path, known->sha256});
+      }
     }
-    std::vector<cache::ObjectDependency> deps;
-    for (const cache::Dependency& dep : TrackedDependencies(paths, build_dir, env, cuda_home)) {
-      deps.push_back({dep.path, dep.sha256});
+    if (!complete) continue;
+    // Where a new header would shadow one this unit read: checked absent by the build.
+    std::vector<std::string> headers;
+    for (const auto& dep : deps) headers.push_back(dep.path);
+    for (const std::string& shadow : ShadowCandidates(headers, search)) {
+      if (std::binary_search(inputs.shadows.begin(), inputs.shadows.end(), shadow)) {
+        deps.push_back({shadow, cache::kAbsentFile});
+      }
     }
     objects.Store(unit.key, JoinPath(build_dir, unit.object), deps);
   }

@@ -8,6 +8,7 @@
 
 #include "build/builder.h"
 #include "cache/object_cache.h"
+#include "pipeline/build_inputs.h"
 #include "pipeline/build_plan.h"
 #include "pipeline/load_request.h"
 #include "util/result.h"
@@ -17,10 +18,16 @@ namespace jaxcc::pipeline {
 using GeneratedFiles = std::vector<std::pair<std::string, std::string>>;
 
 /// Writes `files` into `build_dir` and runs ninja over `graph`; compile errors get the user's
-/// source line quoted under them.
+/// source line quoted under them. In a user's build_directory, an object older than the last
+/// change (ctime) of a header its depfile names is deleted first: ninja compares mtimes only, and
+/// an edit that kept the mtime (`cp -p`) would otherwise link the old object.
 Result<build::BuildOutcome> RunBuildIn(const std::string& build_dir, const LoadRequest& request,
                                        const BuildEnvironment& env, const build::BuildGraph& graph,
                                        GeneratedFiles files, const std::string& ninja);
+
+/// Deletes the objects of `graph`'s compile steps in `build_dir`, so the next ninja run compiles
+/// every unit again.
+void ForgetObjects(const std::string& build_dir, const build::BuildGraph& graph);
 
 /// Marks `module` as freshly built (miss reason, seconds, log).
 void FillBuildDetails(LoadedModule& module, const build::BuildOutcome& outcome,
@@ -54,10 +61,13 @@ std::vector<UnitObject> ReuseObjects(const cache::ObjectCache& objects, const Bu
                                      const std::string& header_digest, const std::string& build_dir,
                                      build::BuildGraph& graph);
 
-/// After a successful build: stores every object that was compiled, with the user headers its
-/// depfile lists (those TrackedDependencies keeps).
+/// After a successful build whose inputs held still (build_inputs.h): stores every object that
+/// was compiled, with the user headers its depfile lists, each with the digest `inputs` took of
+/// it, and the shadow paths of those headers that `inputs` found absent. An object whose depfile
+/// names a user header `inputs` lacks is not stored.
 void StoreObjects(const cache::ObjectCache& objects, const std::vector<UnitObject>& units,
                   const std::string& build_dir, const BuildEnvironment& env,
-                  const std::string& cuda_home);
+                  const std::string& cuda_home, const BuildInputs& inputs,
+                  const IncludeSearch& search);
 
 }  // namespace jaxcc::pipeline

@@ -15,7 +15,7 @@ namespace jaxcc::pipeline {
 namespace {
 
 // A record's first field: a record of another layout is a miss, never misread.
-constexpr std::string_view kFormat = "jaxcc-warm-index-3";
+constexpr std::string_view kFormat = "jaxcc-warm-index-4";
 
 void Field(Sha256Builder& hash, std::string_view name, std::string_view value) {
   hash.UpdateField(name);
@@ -122,8 +122,12 @@ std::string EncodeWarmRecord(const WarmRecord& record) {
     AppendField(out, dep.path);
     AppendIntField(out, dep.size);
     AppendIntField(out, dep.mtime_ns);
+    AppendIntField(out, dep.ctime_ns);
+    AppendIntField(out, static_cast<std::int64_t>(dep.inode));
     AppendField(out, dep.sha256);
   }
+  AppendIntField(out, static_cast<std::int64_t>(record.entry.shadows.size()));
+  for (const std::string& shadow : record.entry.shadows) AppendField(out, shadow);
   AppendIntField(out, static_cast<std::int64_t>(record.watched.size()));
   for (const WatchedPath& watched : record.watched) {
     AppendField(out, watched.path);
@@ -229,9 +233,19 @@ std::optional<WarmRecord> DecodeWarmRecord(std::string_view text) {
     auto path = reader.NextString();
     auto size = reader.NextInt();
     auto mtime_ns = reader.NextInt();
+    auto ctime_ns = reader.NextInt();
+    auto inode = reader.NextInt();
     auto sha256 = reader.NextString();
-    if (!path || !size || !mtime_ns || !sha256) return std::nullopt;
-    record.entry.dependencies.push_back({std::move(*path), *size, *mtime_ns, std::move(*sha256)});
+    if (!path || !size || !mtime_ns || !ctime_ns || !inode || !sha256) return std::nullopt;
+    record.entry.dependencies.push_back({std::move(*path), *size, *mtime_ns, std::move(*sha256),
+                                         *ctime_ns, static_cast<std::uint64_t>(*inode)});
+  }
+  auto shadows = NextCount(reader);
+  if (!shadows) return std::nullopt;
+  for (std::int64_t i = 0; i < *shadows; ++i) {
+    auto shadow = reader.NextString();
+    if (!shadow) return std::nullopt;
+    record.entry.shadows.push_back(std::move(*shadow));
   }
   auto watched = NextCount(reader);
   if (!watched) return std::nullopt;

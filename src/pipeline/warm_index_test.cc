@@ -38,7 +38,9 @@ WarmRecord SampleRecord() {
   record.key = "d8c72319af17c31155d33da77e728a12";
   record.entry.library_file = "m.9fc6090f2ecc.so";
   record.entry.library_sha256 = "9fc6090f2eccdcea";
-  record.entry.dependencies = {{"/src/dir with space/k,1:2.h", 120, 1795489931403328567, "ab"}};
+  record.entry.dependencies = {
+      {"/src/dir with space/k,1:2.h", 120, 1795489931403328567, "ab", 1795489931403328999, 77}};
+  record.entry.shadows = {"/vendor/k,1:2.h", "/src/other/k,1:2.h"};
   record.specs = SampleSpecs();
   record.cuda_archs = {"90", "80"};
   record.cuda_archs_source = "compute_capability";
@@ -59,6 +61,9 @@ TEST(WarmIndex, RecordsRoundTripEveryField) {
   EXPECT_EQ(back->entry.dependencies[0].size, 120);
   EXPECT_EQ(back->entry.dependencies[0].mtime_ns, 1795489931403328567);
   EXPECT_EQ(back->entry.dependencies[0].sha256, "ab");
+  EXPECT_EQ(back->entry.dependencies[0].ctime_ns, 1795489931403328999);
+  EXPECT_EQ(back->entry.dependencies[0].inode, 77u);
+  EXPECT_EQ(back->entry.shadows, want.entry.shadows);
   EXPECT_EQ(back->cuda_archs, want.cuda_archs);
   EXPECT_EQ(back->cuda_archs_source, "compute_capability");
   ASSERT_EQ(back->watched.size(), 2u);
