@@ -5,7 +5,6 @@
 #include <optional>
 #include <utility>
 
-#include "argspec/arg_spec.h"
 #include "cache/cache_dir.h"
 #include "cache/cache_key.h"
 #include "cache/cache_usage.h"
@@ -17,6 +16,7 @@
 #include "pipeline/build_inputs.h"
 #include "pipeline/build_plan.h"
 #include "pipeline/cache_access.h"
+#include "pipeline/module_key.h"
 #include "pipeline/run_build.h"
 #include "pipeline/sharding_rules.h"
 #include "pipeline/source_text.h"
@@ -29,22 +29,7 @@
 #include "util/load_trace.h"
 
 namespace jaxcc::pipeline {
-namespace {
-
 using argspec::FunctionSpec;
-
-std::string CanonicalSpecs(const std::vector<FunctionSpec>& specs) {
-  std::string text;
-  for (const FunctionSpec& spec : specs) {
-    text += spec.name + "@" + std::to_string(spec.source_index) + ":";
-    for (const std::string& ns : spec.namespaces) text += ns + "::";
-    for (const std::string& token : argspec::ToTokens(spec)) text += " " + token;
-    text += spec.ProofKey() + "\n";
-  }
-  return text;
-}
-
-}  // namespace
 
 Result<std::int64_t> CacheMaxBytes() {
   const char* text = std::getenv("JAXCC_CACHE_MAX_BYTES");
@@ -245,40 +230,8 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& given, const BuildEnviro
   trace::Mark("header digest (memo)");
 
   BuildPlan plan = MakeBuildPlan(request, env, *compiler, cuda ? &*cuda : nullptr);
-  cache::KeyInputs key_inputs;
-  key_inputs.jaxcc_version = JAXCC_VERSION;
-  key_inputs.platform = request.platform;
-  key_inputs.module_name = request.name;
-  for (const auto& source : request.sources)
-    key_inputs.sources.emplace_back(source.label, source.text);
-  key_inputs.specs = CanonicalSpecs(*specs);
-  key_inputs.compile_flags = plan.user_flags;
-  key_inputs.compile_flags.insert(key_inputs.compile_flags.end(), plan.wrapper_flags.begin(),
-                                  plan.wrapper_flags.end());
-  key_inputs.compile_flags.insert(key_inputs.compile_flags.end(), plan.cuda_flags.begin(),
-                                  plan.cuda_flags.end());
-  if (cuda) {
-    key_inputs.toolchain = {"nvcc", cuda->nvcc.path, cuda->nvcc.version};
-    if (!cuda->shared_runtime.empty()) {
-      // The runtime linked against is a tool too: another wheel version in the same folder is
-      // another module (linking proves the runtime has every symbol the module uses).
-      FileInfo runtime = StatPath(cuda->shared_runtime);
-      key_inputs.toolchain.insert(
-          key_inputs.toolchain.end(),
-          {"cudart", cuda->shared_runtime,
-           std::to_string(runtime.size) + ":" + std::to_string(runtime.mtime_ns)});
-    }
-    key_inputs.codegen_options = {std::string("allow_cuda_graph=") +
-                                  (request.cuda.allow_cuda_graph ? "1" : "0")};
-  }
-  if (request.debug) key_inputs.codegen_options.push_back("debug=1");  // others' keys unchanged
-  key_inputs.link_flags = plan.graph.link_command;
-  key_inputs.link_flags.insert(key_inputs.link_flags.end(), plan.graph.link_flags.begin(),
-                               plan.graph.link_flags.end());
-  key_inputs.include_paths = request.extra_include_paths;
-  key_inputs.compiler_path = compiler->path;
-  key_inputs.compiler_version = compiler->version;
-  key_inputs.header_digest = *header_digest;
+  cache::KeyInputs key_inputs =
+      ModuleKeyInputs(request, *specs, plan, cuda ? &*cuda : nullptr, *compiler, *header_digest);
   std::string key = cache::ComputeKey(key_inputs);
   trace::Mark("build plan + key");
 
