@@ -71,11 +71,11 @@ inline std::string DTypeMaskNames(std::uint32_t mask) {
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((noinline, cold))
 #endif
-[[noreturn]] inline void ThrowDataPtrMismatch(const char* param, DType actual, const char* type,
-                                              std::uint32_t accepted) {
-  const std::string what = param == nullptr  ? std::string("a jaxcc::Tensor")
+[[noreturn]] inline void
+ThrowDataPtrMismatch(const char* param, DType actual, const char* type, std::uint32_t accepted) {
+  const std::string what = param == nullptr ? std::string("a jaxcc::Tensor")
                            : *param == '\0' ? std::string("an unnamed parameter")
-                                             : "parameter '" + std::string(param) + "'";
+                                            : "parameter '" + std::string(param) + "'";
   const std::string wanted = DTypeMaskNames(accepted);
   throw DTypeError(what + " is " + dtype_name(actual) + ", but the kernel reads it as " + type +
                        " (data_ptr<" + type + ">(), which reads " + wanted +
