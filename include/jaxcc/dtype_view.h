@@ -140,6 +140,39 @@ struct DTypeView<__nv_bfloat16> {
 };
 #endif
 
+#if JAXCC_HAS_CUDA_RUNTIME
+// CUDA's vector types read a buffer of their element type several elements at a time (the
+// kernel keeps the count and the alignment right); float2/double2 are also cuComplex's layout.
+#define JAXCC_DETAIL_DTYPE_VIEW(TYPE_, MASK_)      \
+  template <>                                      \
+  struct DTypeView<TYPE_> {                        \
+    static constexpr std::uint32_t mask = (MASK_); \
+    static constexpr const char* name = #TYPE_;    \
+  };
+JAXCC_DETAIL_DTYPE_VIEW(float2, dtype_bit(DType::Float32) | dtype_bit(DType::Complex64))
+JAXCC_DETAIL_DTYPE_VIEW(float4, dtype_bit(DType::Float32))
+JAXCC_DETAIL_DTYPE_VIEW(double2, dtype_bit(DType::Float64) | dtype_bit(DType::Complex128))
+JAXCC_DETAIL_DTYPE_VIEW(char2, detail::kIntegerMask8)
+JAXCC_DETAIL_DTYPE_VIEW(char4, detail::kIntegerMask8)
+JAXCC_DETAIL_DTYPE_VIEW(uchar2, detail::kIntegerMask8)
+JAXCC_DETAIL_DTYPE_VIEW(uchar4, detail::kIntegerMask8)
+JAXCC_DETAIL_DTYPE_VIEW(short2, detail::kIntegerMask16)
+JAXCC_DETAIL_DTYPE_VIEW(short4, detail::kIntegerMask16)
+JAXCC_DETAIL_DTYPE_VIEW(ushort2, detail::kIntegerMask16)
+JAXCC_DETAIL_DTYPE_VIEW(ushort4, detail::kIntegerMask16)
+JAXCC_DETAIL_DTYPE_VIEW(int2, detail::kIntegerMask32)
+JAXCC_DETAIL_DTYPE_VIEW(int4, detail::kIntegerMask32)
+JAXCC_DETAIL_DTYPE_VIEW(uint2, detail::kIntegerMask32)
+JAXCC_DETAIL_DTYPE_VIEW(uint4, detail::kIntegerMask32)
+JAXCC_DETAIL_DTYPE_VIEW(longlong2, detail::kIntegerMask64)
+JAXCC_DETAIL_DTYPE_VIEW(ulonglong2, detail::kIntegerMask64)
+#if JAXCC_HAS_CUDA_HALF
+JAXCC_DETAIL_DTYPE_VIEW(__half2, dtype_bit(DType::Float16))
+JAXCC_DETAIL_DTYPE_VIEW(__nv_bfloat162, dtype_bit(DType::BFloat16))
+#endif
+#undef JAXCC_DETAIL_DTYPE_VIEW
+#endif  // JAXCC_HAS_CUDA_RUNTIME
+
 // The untyped pointer as a template argument: data_ptr<void>() is data_ptr(), unchecked.
 template <>
 struct DTypeView<void> {

@@ -47,6 +47,16 @@ int main() {
   EXPECT(Throws<float>(half, "reads it as float"));
   EXPECT(Throws<__half>(bf16, "parameter 'b' is bfloat16, but the kernel reads it as __half"));
   EXPECT(Throws<std::int16_t>(half, "int16_t"));
+  // CUDA's vector types read their element type several at a time, nothing else.
+  EXPECT(half.data_ptr<__half2>() == reinterpret_cast<__half2*>(bits));
+  EXPECT(Throws<__nv_bfloat162>(half, "reads it as __nv_bfloat162"));
+  float floats[4] = {};
+  std::int64_t four[1] = {4};
+  BE::Tensor f32(floats, four, 1, BE::DType::Float32);
+  EXPECT(f32.data_ptr<const float4>() == reinterpret_cast<float4*>(floats));
+  EXPECT(f32.data_ptr<float2>() == reinterpret_cast<float2*>(floats));
+  EXPECT(Throws<int4>(f32, "reads it as int4"));
+  EXPECT(Throws<double2>(f32, "a jaxcc::Tensor is float32"));
   std::printf("ok\n");
   return 0;
 }
