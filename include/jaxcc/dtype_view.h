@@ -56,9 +56,9 @@ constexpr std::uint32_t IntegerViewMask() {
     case 2:
       // uint16_t is the storage type of both 16-bit floats (brainevent's `uint16_t` targets);
       // int16_t is not: a signed reading of float bits is never what a kernel meant.
-      return kIntegerMask16 |
-             (std::is_unsigned<T>::value ? dtype_bit(DType::Float16) | dtype_bit(DType::BFloat16)
-                                         : 0u);
+      return kIntegerMask16 | (std::is_same<T, std::uint16_t>::value
+                                   ? dtype_bit(DType::Float16) | dtype_bit(DType::BFloat16)
+                                   : 0u);
     case 4:
       return kIntegerMask32;
     case 8:

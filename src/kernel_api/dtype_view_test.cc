@@ -36,6 +36,10 @@ static_assert(dtype_view_accepts<void>(DType::Invalid));
 static_assert(dtype_view_accepts<long long>(DType::Int64));
 static_assert(dtype_view_accepts<unsigned long long>(DType::Int64));
 static_assert(dtype_view_accepts<char>(DType::Bool));
+// Only uint16_t is the 16-bit floats' storage, not every unsigned 16-bit integer type.
+static_assert(dtype_view_accepts<unsigned short>(DType::Float16));
+static_assert(!dtype_view_accepts<char16_t>(DType::Float16));
+static_assert(dtype_view_accepts<char16_t>(DType::UInt16));
 // Not element types: data_ptr<T>() refuses them at compile time.
 struct NotAnElement {
   float a, b;
