@@ -329,10 +329,16 @@ def main(argv: list[str]) -> int:
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         results = list(pool.map(lambda rel: audit_file(root, rel, args.keep), files))
     totals = {"checked": 0, "dispatch": 0, "untyped": 0, "unpaired": 0}
+    uncompiled = 0  # paired uses of a file no one can build
     failed = 0
     for r in results:
         counts = {k: sum(u.how == k for u in r.uses) for k in totals}
-        for k, v in counts.items():
+        if r.detail.startswith("unbuildable"):
+            uncompiled += counts["checked"]
+            counts_total = dict(counts, checked=0)
+        else:
+            counts_total = counts
+        for k, v in counts_total.items():
             totals[k] += v
         status = "ok" if r.ok else "FAIL"
         failed += not r.ok
@@ -344,7 +350,8 @@ def main(argv: list[str]) -> int:
     print(
         f"total: {len(files)} files, {totals['checked']} uses checked in every instantiation, "
         f"{totals['dispatch']} dispatch-bound, {totals['untyped']} untyped, "
-        f"{totals['unpaired']} unpaired; {failed} file(s) failed"
+        f"{totals['unpaired']} unpaired, {uncompiled} in an unbuildable file; "
+        f"{failed} file(s) failed"
     )
     return 1 if failed else 0
 
