@@ -44,7 +44,7 @@ def main(argv) -> int:
         for line in f:
             name, rc, took = line.rstrip("\n").split("\t")
             summary["steps"].append({"name": name, "exit": int(rc), "seconds": int(took)})
-    for kind in ("cpu-tests", "gpu-tests", "gpu-tests-shared"):
+    for kind in ("cpu-tests", "gpu-tests", "gpu-tests-static"):
         path = os.path.join(out, f"{kind}.xml")
         if not os.path.exists(path):
             continue

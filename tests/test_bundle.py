@@ -240,6 +240,101 @@ def test_build_module_refuses_the_flags_its_load_calls_decide(tmp_path, flags, n
     assert not out.exists()
 
 
+DOT_PLUS = r"""
+extern "C" float cblas_sdot(int n, const float* x, int incx, const float* y, int incy);
+// @BE dot_plus arg arg ret
+void dot_plus(const jaxcc::Tensor x, const jaxcc::Tensor y, jaxcc::Tensor out) {
+    out.data_ptr<float>()[0] = cblas_sdot(int(x.numel()), x.data_ptr<float>(), 1,
+                                          y.data_ptr<float>(), 1) + OFFSET;
+}
+"""
+
+
+def test_build_takes_cflags_and_ldflags_as_the_docs_write_them(tmp_path):
+    """`--cflags "-D... -O1"` (a separate value starting with '-', which argparse alone refuses
+    with "expected one argument") and `--ldflags "-lopenblas"` reach the compiler and the linker:
+    without the macro the source does not compile, without the library the bundle's dlopen fails."""
+    if not any(
+        os.path.exists(f"{d}/libopenblas.so") for d in ("/usr/lib/x86_64-linux-gnu", "/usr/lib")
+    ):
+        pytest.skip("needs OpenBLAS (apt-get install -y libopenblas-dev)")
+    source = tmp_path / "dot_plus.cc"
+    source.write_text(DOT_PLUS)
+    out = tmp_path / "dot_bundle"
+    result = jaxcc_cli(
+        "build", str(source), "--name", "flagged_dot", "--cflags", "-DOFFSET=2.5f -O1",
+        "--ldflags", "-lopenblas", "--out", str(out),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    mod = jaxcc.load_library(out, target_prefix="flagged_dot_bundle")
+    x = jnp.arange(4, dtype=jnp.float32)
+    one = jax.ShapeDtypeStruct((1,), jnp.float32)
+    np.testing.assert_allclose(mod.dot_plus(x, x, outs=one), [14.0 + 2.5])
+    refused = jaxcc_cli("build", str(source), "--out", str(tmp_path / "none"))
+    assert refused.returncode != 0 and "OFFSET" in refused.stderr
+    unlinked = jaxcc_cli("build", str(source), "--cflags=-DOFFSET=1", "--out", str(tmp_path / "u"))
+    if unlinked.returncode == 0:  # the link leaves cblas_sdot undefined: the load must say so
+        with pytest.raises(jaxcc.LoadError, match="cblas_sdot"):
+            jaxcc.load_library(tmp_path / "u", target_prefix="unlinked_dot")
+    else:
+        assert "cblas_sdot" in unlinked.stderr
+
+
+USES_FAKE_DEP = r"""
+extern "C" float jaxcc_fake_dep_offset();
+// @BE shift arg ret
+void shift(const jaxcc::Tensor x, jaxcc::Tensor y) {
+    for (int64_t i = 0; i < x.numel(); ++i)
+        y.data_ptr<float>()[i] = x.data_ptr<float>()[i] + jaxcc_fake_dep_offset();
+}
+"""
+
+LOAD_SHIFT = """
+import sys, jax.numpy as jnp, jaxcc
+try:
+    mod = jaxcc.load_library(sys.argv[1], target_prefix="fake_dep_shift")
+except jaxcc.BundleError as e:
+    print("BUNDLE_ERROR", e)
+    raise SystemExit(3)
+print("RESULT", list(map(float, mod.shift(jnp.zeros(2, jnp.float32)))))
+"""
+
+
+def test_a_bundle_records_the_libraries_it_needs_and_names_a_missing_one(tmp_path):
+    """The manifest lists the shared libraries beyond the C/C++ runtime; on a machine whose loader
+    cannot find one, load_library is a BundleError naming it and where it usually comes from
+    (it was `LoadError: ... cannot open shared object file` with no hint), and nothing loads."""
+    libdir = tmp_path / "deps"
+    libdir.mkdir()
+    (libdir / "dep.c").write_text("float jaxcc_fake_dep_offset(void) { return 7.0f; }\n")
+    subprocess.run(
+        ["gcc", "-shared", "-fPIC", "-o", str(libdir / "libjaxcc_fake_dep.so"),
+         str(libdir / "dep.c"), "-Wl,-soname,libjaxcc_fake_dep.so.1"],
+        check=True, timeout=120,
+    )  # fmt: skip
+    os.symlink("libjaxcc_fake_dep.so", libdir / "libjaxcc_fake_dep.so.1")
+    source = tmp_path / "shift.cc"
+    source.write_text(USES_FAKE_DEP)
+    out = tmp_path / "shift_bundle"
+    result = jaxcc_cli(
+        "build", str(source), "--ldflags", f"-L{libdir} -ljaxcc_fake_dep", "--out", str(out),
+        env={"LD_LIBRARY_PATH": str(libdir)},  # the build loads the module it built
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    needed = manifest_of(out)["needed_libraries"]
+    assert needed == ["libjaxcc_fake_dep.so.1"]  # libc, libstdc++, libm... are not recorded
+    code = f"import sys; sys.argv = ['-', {str(out)!r}]\n" + LOAD_SHIFT
+    found = run_python(code, env={"LD_LIBRARY_PATH": str(libdir)})
+    assert found.returncode == 0, found.stderr[-2000:]
+    assert "RESULT [7.0, 7.0]" in found.stdout
+    missing = run_python(code, env={"LD_LIBRARY_PATH": ""})
+    assert missing.returncode == 3, missing.stdout + missing.stderr[-2000:]
+    message = missing.stdout
+    assert "libjaxcc_fake_dep.so.1" in message and "which this machine's dynamic loader" in message
+    assert "apt-file search libjaxcc_fake_dep.so.1" in message and "LD_LIBRARY_PATH" in message
+    assert "Nothing was loaded from this bundle" in message
+
+
 def test_build_errors_are_clear(tmp_path):
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "notes.txt").write_text("mine")

@@ -182,3 +182,31 @@ def test_vmap_runs_sequentially_and_is_correct(multi):
     batch = jnp.arange(12, dtype=jnp.float32).reshape(3, 4)
     result = jax.vmap(lambda row: multi.checked_scale(row, limit=4.0))(batch)
     np.testing.assert_allclose(result, np.asarray(batch) / 4)
+
+
+@pytest.mark.parametrize(
+    "transform",
+    [
+        lambda f, x: jax.grad(lambda v: f(v).sum())(x),
+        lambda f, x: jax.jit(jax.grad(lambda v: f(v).sum()))(x),
+        lambda f, x: jax.jvp(f, (x,), (x,)),
+        lambda f, x: jax.vjp(f, x)[1](x),
+    ],
+    ids=["grad", "jit-grad", "jvp", "vjp"],
+)
+def test_autodiff_of_a_plain_kernel_says_how_to_give_it_a_rule(multi, transform):
+    """JAX's own error names neither jaxcc's way (XLACustomKernel's rules) nor the function: the
+    typed error does, and stays a ValueError/NotImplementedError for code that caught those."""
+    x = jnp.ones(3, jnp.float32)
+    with pytest.raises(jaxcc.NotDifferentiableError) as caught:
+        transform(multi.copy, x)
+    message = str(caught.value)
+    assert message.startswith(
+        "copy: JAX cannot differentiate the compiled kernel 'calls_multi.copy'"
+    )
+    assert "jax.custom_vjp" in message and "XLACustomKernel" in message
+    assert "def_transpose_rule" in message and "stop_gradient" in message
+    assert isinstance(caught.value, ValueError) and isinstance(caught.value, NotImplementedError)
+    # What does not differentiate through the kernel still works.
+    grad = jax.grad(lambda v: multi.copy(jax.lax.stop_gradient(v)).sum() + v.sum())(x)
+    np.testing.assert_array_equal(grad, np.ones(3))

@@ -27,10 +27,11 @@ def dynamic_section(library: str) -> tuple[list[str], list[str]]:
 
 
 @pytest.fixture(autouse=True)
-def default_runtime(monkeypatch):
-    """These tests are about the default: whatever the outer environment chose (gpu-check.sh runs
-    the GPU tests once more with JAXCC_CUDA_RUNTIME=shared) does not apply here."""
-    monkeypatch.delenv("JAXCC_CUDA_RUNTIME", raising=False)
+def static_runtime(monkeypatch):
+    """These tests are about the static runtime, the default where no nvidia-cuda-runtime wheel is
+    installed and the choice of JAXCC_CUDA_RUNTIME=static everywhere (decision 152): set it, so a
+    machine with JAX's GPU wheels (where the default is the wheel's shared runtime) tests it too."""
+    monkeypatch.setenv("JAXCC_CUDA_RUNTIME", "static")
 
 
 @pytest.fixture

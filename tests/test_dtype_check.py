@@ -153,3 +153,11 @@ def test_data_ptr_of_a_type_that_is_no_element_type_is_a_compile_error(unique_na
     """
     with pytest.raises(jaxcc.CompileError, match=r"not an element type jaxcc knows"):
         jaxcc.load_cpp_inline(unique_name, source, ["f"])
+
+
+def test_wrong_output_dtype_names_the_output_under_the_debug_profile(unique_name):
+    # The debug profile swaps each output for a guarded copy; the copy keeps the name.
+    mod = jaxcc.load_cpp_inline(unique_name, ADD_ONE, ["add_one"], debug=True)
+    x = jnp.arange(4, dtype=jnp.float32)
+    with pytest.raises(jaxcc.KernelError, match=r"parameter 'out' is int32"):
+        mod.add_one(x, outs=jax.ShapeDtypeStruct(x.shape, jnp.int32))

@@ -443,6 +443,7 @@ table(
         ("bad_cflag", option(extra_cflags=["-fno-such-flag-jaxcc"]), CompileError, ["-fno-such-flag-jaxcc", "extra_cflags"]),
         ("undefined_symbol", lambda c: load(c, "void gone();\n" + STD.replace("{}", "{ gone(); }")), CompileError, ["undefined", "gone"]),
         ("missing_library", option(extra_ldflags=["-lno_such_library_jaxcc"]), CompileError, ["no_such_library_jaxcc", "extra_ldflags"]),
+        ("openmp_without_flag", lambda c: load(c, "#include <omp.h>\n" + STD.replace("{}", "{ (void)omp_get_max_threads(); }")), CompileError, ["omp_get_max_threads", "pass -fopenmp in extra_cflags"]),
         ("unresolved_at_load", _unresolved_at_load, LoadError, ["missing_symbol_xyz", "define"]),
         ("huge_line_error", _huge_line_syntax_error, CompileError, ["error:", "Full log:"]),
         ("build_timeout", _timeout, CompileError, ["did not finish within 1 s", "Raise JAXCC_BUILD_TIMEOUT"]),

@@ -72,14 +72,36 @@ def test_force_rebuild_rebuilds_and_keeps_working(unique_name):
     np.testing.assert_array_equal(rebuilt.add(jnp.ones(2), jnp.ones(2)), 2.0)
 
 
-def test_changed_code_under_a_registered_name_raises_with_the_fix(unique_name):
-    jaxcc.load_cpp_inline(unique_name, add_source(1), ["add"])
-    with pytest.raises(jaxcc.RegistrationError, match="target_prefix"):
-        jaxcc.load_cpp_inline(unique_name, add_source(2), ["add"])
-    other = jaxcc.load_cpp_inline(
-        unique_name, add_source(2), ["add"], target_prefix=unique_name + "_v2"
-    )
-    np.testing.assert_array_equal(other.add(jnp.ones(2), jnp.ones(2)), 4.0)
+def test_edit_and_rerun_in_one_process_ten_times(unique_name):
+    """The notebook loop (issue 39 item 2): each edit loads under the same name and its callables
+    and new jit traces run the new code; programs traced before keep the version they were
+    compiled against; the raw first-version targets stay; unchanged code keeps its targets; one
+    ReloadWarning names the raw targets (it was a RegistrationError: a new name every edit)."""
+    ones = jnp.ones(2, jnp.float32)
+    first = jaxcc.load_cpp_inline(unique_name, add_source(1), ["add"])
+    assert first.targets == {"add": f"{unique_name}.add"}
+    traced_first = jax.jit(lambda x: first.add(x, x))
+    np.testing.assert_array_equal(traced_first(ones), 3.0)
+    with pytest.warns(jaxcc.ReloadWarning) as caught:
+        modules = {}
+        for offset in range(2, 11):
+            mod = jaxcc.load_cpp_inline(unique_name, add_source(offset), ["add"])
+            modules[offset] = mod
+            assert mod.targets["add"] == f"{unique_name}@{mod.key[:12]}.add"
+            np.testing.assert_array_equal(mod.add(ones, ones), 2.0 + offset)
+            np.testing.assert_array_equal(jax.jit(lambda x, m=mod: m.add(x, x))(ones), 2.0 + offset)
+    assert len(caught) == 1
+    message = str(caught[0].message)
+    assert f"'{unique_name}.add'" in message and "still run the first version" in message
+    # What was compiled against the first version still runs it; so does its raw target.
+    np.testing.assert_array_equal(traced_first(ones), 3.0)
+    raw = jax.ffi.ffi_call(f"{unique_name}.add", jax.ShapeDtypeStruct((2,), jnp.float32))
+    np.testing.assert_array_equal(raw(ones, ones), 3.0)
+    # Every version's targets stay valid side by side; rerunning an earlier edit reuses them.
+    np.testing.assert_array_equal(modules[4].add(ones, ones), 6.0)
+    again = jaxcc.load_cpp_inline(unique_name, add_source(4), ["add"])
+    assert again.targets == modules[4].targets
+    assert jaxcc.load_cpp_inline(unique_name, add_source(1), ["add"]).targets == first.targets
 
 
 def test_every_option_that_changes_the_binary_changes_the_key(unique_name):
@@ -219,6 +241,80 @@ def test_progress_line_on_a_terminal_for_slow_builds():
         progress.start()
         time.sleep(0.3)
     assert quiet.getvalue() == ""
+
+
+def test_progress_counts_build_steps_and_a_log_gets_lines_only_when_asked(monkeypatch):
+    import time
+
+    from jaxcc._progress import BuildProgress
+
+    monkeypatch.setenv("JAXCC_PROGRESS", "1")
+    log = io.StringIO()  # not a terminal, but asked for: whole lines, no carriage returns
+    with BuildProgress("many_units", delay=0.0, stream=log) as progress:
+        progress.update(7, 20)  # before the first line is drawn (the delay is zero)
+        progress.start()
+        time.sleep(0.3)
+    lines = log.getvalue().splitlines()
+    assert lines[0].startswith("jaxcc: building many_units: 7/20 steps, ")
+    assert lines[-1].startswith("jaxcc: built many_units in ") and lines[-1].endswith("(20 steps)")
+    assert "\r" not in log.getvalue() and "\033" not in log.getvalue()
+    monkeypatch.setenv("JAXCC_PROGRESS", "0")
+
+    class FakeTty(io.StringIO):
+        def isatty(self):
+            return True
+
+    silenced = FakeTty()
+    with BuildProgress("many_units", delay=0.0, stream=silenced) as progress:
+        progress.start()
+        time.sleep(0.3)
+    assert silenced.getvalue() == ""
+
+
+def test_a_multi_file_build_reports_its_steps_as_ninja_runs_them(
+    unique_name, monkeypatch, tmp_path
+):
+    from jaxcc import _load
+
+    seen = []
+
+    class Recorder(_load.BuildProgress):
+        def update(self, finished, total):
+            seen.append((finished, total))
+            super().update(finished, total)
+
+    monkeypatch.setattr(_load, "BuildProgress", Recorder)
+    for i in range(3):
+        (tmp_path / f"unit_{i}.cc").write_text(
+            f"// @BE plus_{i}\nvoid plus_{i}(const BE::Tensor x, BE::Tensor out) {{\n"
+            f"  for (int64_t j = 0; j < x.numel(); ++j) out.data_ptr<float>()[j] = "
+            f"x.data_ptr<float>()[j] + {i + 1}.5f; /* {unique_name} */\n}}\n"
+        )
+    mod = jaxcc.load_cpp_dir(str(tmp_path), name=unique_name)
+    assert float(mod.plus_2(jnp.zeros(1))[0]) == 3.5
+    totals = {total for _, total in seen}
+    assert len(totals) == 1 and totals.pop() >= 4  # three units and the link, at least
+    assert [finished for finished, _ in seen] == sorted(finished for finished, _ in seen)
+
+
+def test_every_broken_file_of_a_build_is_reported_at_its_own_line(unique_name, tmp_path):
+    """ninja runs with -k 0: two broken files of five give one CompileError with each file's
+    first error at the user's line, in order (it stopped at the first before)."""
+    for i in range(5):
+        body = f"out.data_ptr<float>()[0] = {i}.0f;"
+        if i in (1, 3):
+            body = f"undeclared_in_unit_{i}();"
+        (tmp_path / f"k{i}.cc").write_text(
+            f"// @BE k{i}\nvoid k{i}(const BE::Tensor x, BE::Tensor out) {{\n  {body}\n}}\n"
+        )
+    with pytest.raises(jaxcc.CompileError) as caught:
+        jaxcc.load_cpp_dir(str(tmp_path), name=unique_name)
+    message = str(caught.value)
+    assert message.startswith("2 build steps failed"), message
+    first = message.find(f"{tmp_path / 'k1.cc'}:3:")
+    second = message.find(f"{tmp_path / 'k3.cc'}:3:")
+    assert 0 < first < second, message
+    assert "undeclared_in_unit_1" in message and "undeclared_in_unit_3" in message
 
 
 def test_the_progress_hook_runs_on_a_build_and_never_on_a_hit(unique_name, monkeypatch):
@@ -374,3 +470,32 @@ def test_a_cache_directory_others_can_write_is_refused(tmp_path, unique_name):
         assert jaxcc.load_cpp_inline(unique_name, add_source(), ["add"]).function_names == ["add"]
     finally:
         jaxcc.set_cache_dir(previous)
+
+
+OPENMP_ROWS = r"""
+#include <omp.h>
+// @BE row_sums arg ret
+void row_sums(const jaxcc::Tensor x, jaxcc::Tensor out) {
+    const int64_t rows = x.size(0), cols = x.size(1);
+    const float* in = x.data_ptr<float>();
+    float* sums = out.data_ptr<float>();
+    #pragma omp parallel for num_threads(2)
+    for (int64_t r = 0; r < rows; ++r) {
+        float total = 0.0f;
+        for (int64_t c = 0; c < cols; ++c) total += in[r * cols + c];
+        sums[r] = total + 0.0f * omp_get_thread_num();
+    }
+}
+"""
+
+
+def test_openmp_needs_fopenmp_in_extra_cflags_alone(unique_name):
+    """`#pragma omp` with `-fopenmp` in extra_cflags only: jaxcc links with it too (issue 39 item
+    4; before, the link failed with `undefined reference to GOMP_parallel` and a `-l<name>`
+    hint), and the module needs the OpenMP runtime."""
+    mod = jaxcc.load_cpp_inline(unique_name, OPENMP_ROWS, None, extra_cflags=["-fopenmp"])
+    x = jnp.arange(12, dtype=jnp.float32).reshape(4, 3)
+    sums = mod.row_sums(x, outs=jax.ShapeDtypeStruct((4,), jnp.float32))
+    np.testing.assert_allclose(sums, np.asarray(x).sum(axis=1))
+    needed = [line for line in open(mod.path, "rb").read().split(b"\0") if b"libgomp" in line]
+    assert needed, "the module does not link the OpenMP runtime"

@@ -106,20 +106,22 @@ def test_replace_is_accepted_and_changes_nothing_for_unchanged_code(unique_name)
     assert again.key == first.key
 
 
-def test_replace_cannot_swap_changed_code_under_a_live_name(unique_name):
-    jaxcc.load_cpp_inline(unique_name, ADD_ONE, ["add_one"])
-    changed = ADD_ONE.replace("+ 1", "+ 2")
-    for replace in (False, True):
-        with pytest.raises(jaxcc.RegistrationError) as info:
-            jaxcc.load_cpp_inline(unique_name, changed, ["add_one"], replace=replace)
-        message = str(info.value)
-        assert "name=" in message and "target_prefix=" in message
-        assert ("replace=True cannot either" in message) == replace
-    moved = jaxcc.load_cpp_inline(
-        unique_name, changed, ["add_one"], replace=True, target_prefix=unique_name + "_v2"
-    )
+def test_changed_code_under_a_live_name_runs_under_versioned_targets(unique_name):
+    """XLA cannot swap a live handler (replace=True cannot either): changed code gets its own,
+    versioned targets, and the module returned calls them (decision 155)."""
     x = jnp.arange(4, dtype=jnp.float32)
-    np.testing.assert_allclose(moved.add_one(x), x + 2)
+    first = jaxcc.load_cpp_inline(unique_name, ADD_ONE, ["add_one"])
+    changed = ADD_ONE.replace("+ 1", "+ 2")
+    with pytest.warns(jaxcc.ReloadWarning):
+        second = jaxcc.load_cpp_inline(unique_name, changed, ["add_one"], replace=True)
+    assert second.targets["add_one"] != first.targets["add_one"]
+    np.testing.assert_allclose(second.add_one(x), x + 2)
+    np.testing.assert_allclose(first.add_one(x), x + 1)
+    moved = jaxcc.load_cpp_inline(
+        unique_name, changed.replace("+ 2", "+ 3"), ["add_one"], target_prefix=unique_name + "_v3"
+    )
+    assert moved.targets == {"add_one": unique_name + "_v3.add_one"}  # a free name: used as given
+    np.testing.assert_allclose(moved.add_one(x), x + 3)
 
 
 def test_replace_must_be_a_bool(unique_name):

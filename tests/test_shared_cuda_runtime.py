@@ -82,9 +82,12 @@ def test_the_module_links_the_wheels_runtime_and_finds_it_by_its_folder(
     assert wheel.name in needed
     assert runpath == [str(wheel.parent)]
     assert mapped == [str(wheel)]
+    # Unset is the same choice (decision 152): the same cache entry.
+    default_path, default_key, _ = load(unique_name, site, wheel, tmp_path / "cache", runtime=None)
+    assert (default_path, default_key) == (path, key)
     # The static module of the same request is another cache entry, not this one.
     static_path, static_key, static_mapped = load(
-        unique_name, site, wheel, tmp_path / "cache", runtime=None
+        unique_name, site, wheel, tmp_path / "cache", runtime="static"
     )
     assert static_key != key
     assert [n for n in dynamic_section(static_path)[0] if n.startswith("libcudart")] == []

@@ -23,6 +23,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "jaxcc/detail/crash_site.h"
 #include "jaxcc/thread_pool.h"
 
 namespace jaxcc {
@@ -69,6 +70,39 @@ inline void CheckRange(int64_t begin, int64_t end, int64_t grain) {
   }
 }
 
+/// How a range is cut: `chunk` indices each (the last may be shorter), `num_chunks` of them.
+struct ChunkPlan {
+  uint64_t chunk;
+  int64_t num_chunks;
+};
+
+/// The chunk plan of [begin, end) (end >= begin, grain > 0), free of overflow at every edge: the
+/// length is taken in uint64_t, where end - begin is exact for any two int64_t values (up to
+/// 2^64 - 1), and every ceiling is a quotient plus a remainder test, never `(n + d - 1) / d`
+/// (which wrapped for grain INT64_MAX and skipped the loop, and for lengths near INT64_MAX,
+/// where it made a negative chunk and hung the caller; issue 37, decision 150a).
+inline ChunkPlan PlanChunks(int64_t begin, int64_t end, int64_t grain) noexcept {
+  const uint64_t n = static_cast<uint64_t>(end) - static_cast<uint64_t>(begin);
+  constexpr uint64_t kMax = static_cast<uint64_t>(kMaxParallelChunks);
+  uint64_t chunk = static_cast<uint64_t>(grain);
+  if (n / chunk > kMax) chunk = n / kMax + (n % kMax != 0);  // then n / chunk <= kMax
+  return {chunk, static_cast<int64_t>(n / chunk + (n % chunk != 0))};
+}
+
+struct ChunkBounds {
+  int64_t lo, hi;
+};
+
+/// Chunk `c` (0 <= c < num_chunks) of the plan: offsets from `begin` in uint64_t, where
+/// c * chunk < end - begin cannot wrap; both bounds lie in [begin, end], so they fit int64_t.
+inline ChunkBounds BoundsOfChunk(int64_t begin, int64_t end, uint64_t chunk, int64_t c) noexcept {
+  const uint64_t n = static_cast<uint64_t>(end) - static_cast<uint64_t>(begin);
+  const uint64_t offset = static_cast<uint64_t>(c) * chunk;
+  const uint64_t lo = static_cast<uint64_t>(begin) + offset;
+  const uint64_t hi = n - offset > chunk ? lo + chunk : static_cast<uint64_t>(end);
+  return {static_cast<int64_t>(lo), static_cast<int64_t>(hi)};
+}
+
 /// The block the caller and its tasks share. Reference counted: the caller and each scheduled
 /// task hold one reference; the last one out deletes it.
 struct ParallelJob {
@@ -77,9 +111,11 @@ struct ParallelJob {
   std::atomic<int> refs{1};
   std::atomic<bool> failed{false};
   int64_t num_chunks = 0;
-  int64_t begin = 0, end = 0, chunk = 0;
+  int64_t begin = 0, end = 0;
+  uint64_t chunk = 0;
   void (*run)(void* fn, int64_t lo, int64_t hi) = nullptr;
   void* fn = nullptr;  // valid while chunks remain: the caller waits for every claimed chunk
+  const FrameCrashSite* site = nullptr;  // the caller's crash mark, carried to the pool threads
   std::exception_ptr error;
   std::mutex mutex;
   std::condition_variable all_done;
@@ -96,10 +132,9 @@ struct ParallelJob {
       int64_t c = next_chunk.fetch_add(1, std::memory_order_relaxed);
       if (c >= num_chunks) return;
       if (!failed.load(std::memory_order_relaxed)) {
-        int64_t lo = begin + c * chunk;
-        int64_t hi = end - lo > chunk ? lo + chunk : end;
+        const ChunkBounds b = BoundsOfChunk(begin, end, chunk, c);
         try {
-          run(fn, lo, hi);
+          run(fn, b.lo, b.hi);
         } catch (...) {
           if (!failed.exchange(true)) error = std::current_exception();
         }
@@ -113,6 +148,7 @@ struct ParallelJob {
 
   static void Task(void* data) noexcept {
     auto* job = static_cast<ParallelJob*>(data);
+    FrameSiteScope mark(job->site);  // a crash in this chunk names the function too
     job->Work();
     job->Release();
   }
@@ -137,19 +173,20 @@ void RunChunk(void* fn, int64_t lo, int64_t hi) {
 /// least `grain` indices (the last may be shorter). Returns once every chunk has finished; the
 /// first exception any chunk threw (a JAXCC_CHECK / BE_CHECK failure included) is rethrown here,
 /// once, and chunks not yet started are skipped. Serial (in the calling thread) when `pool` is
-/// null, has one thread, the range fits one chunk, or this thread already runs a parallel_for.
-/// std::invalid_argument for end < begin or grain <= 0.
+/// null, has one thread, the range fits one chunk, or this thread already runs chunks of a
+/// parallel_for that fanned out (a one-chunk loop does not count: its inner loops still fan
+/// out). Any int64_t begin <= end and grain > 0 is exact, INT64_MIN to INT64_MAX and grain
+/// INT64_MAX ("never split") included; std::invalid_argument for end < begin or grain <= 0.
 template <typename Fn>
 void parallel_for(ThreadPool* pool, int64_t begin, int64_t end, int64_t grain, Fn&& fn) {
   detail::CheckRange(begin, end, grain);
-  const int64_t n = end - begin;
-  if (n == 0) return;
-  int64_t chunk = grain;
-  if (n / chunk > kMaxParallelChunks) chunk = (n + kMaxParallelChunks - 1) / kMaxParallelChunks;
-  const int64_t num_chunks = (n + chunk - 1) / chunk;
+  if (end == begin) return;
+  const detail::ChunkPlan plan = detail::PlanChunks(begin, end, grain);
+  const int64_t num_chunks = plan.num_chunks;
   const int64_t threads = pool ? pool->num_threads() : 1;
   if (threads <= 1 || num_chunks == 1 || detail::InParallelRegion()) {
-    detail::ParallelRegionScope region;
+    // No region is opened here: this thread schedules nothing, so a parallel_for inside fn may
+    // still fan out on the pool (a one-chunk outer loop must not serialise its inner one).
     detail::RunChunk<Fn>(const_cast<void*>(static_cast<const void*>(&fn)), begin, end);
     return;
   }
@@ -157,9 +194,10 @@ void parallel_for(ThreadPool* pool, int64_t begin, int64_t end, int64_t grain, F
   job->num_chunks = num_chunks;
   job->begin = begin;
   job->end = end;
-  job->chunk = chunk;
+  job->chunk = plan.chunk;
   job->run = &detail::RunChunk<Fn>;
   job->fn = const_cast<void*>(static_cast<const void*>(&fn));
+  job->site = detail::CurrentSite();
   const int64_t tasks = (threads < num_chunks ? threads : num_chunks) - 1;
   for (int64_t t = 0; t < tasks; ++t) {
     job->refs.fetch_add(1, std::memory_order_relaxed);

@@ -32,18 +32,22 @@ _ENTRY_FIELDS = (
 
 def _cache_ls(as_json: bool) -> int:
     from . import _core, get_cache_dir
+    from .custom_kernel.bridges.numba_cpu_cache_notes import notes
 
     root = get_cache_dir()
     rows = _core.cache_list(root)
+    not_kept = notes(root)  # Numba kernels compiled in each process, and why (decision 148)
     if as_json:
         entries = [{field: getattr(row, field) for field in _ENTRY_FIELDS} for row in rows]
-        print(json.dumps({"cache_dir": root, "entries": entries}, indent=2))
+        print(json.dumps({"cache_dir": root, "entries": entries, "not_persisted": not_kept},
+                         indent=2))  # fmt: skip
         return 0
     cap = _core.cache_max_bytes()
     total = sum(row.bytes for row in rows)
     now = time.time()
     print(f"{root}: {len(rows)} entries, {_human_bytes(total)}", end="")
     print(f" (cap {_human_bytes(cap)})" if cap else " (no size cap)")
+    _print_not_persisted(not_kept, now)
     if not rows:
         return 0
     header = f"{'module':<28} {'key':<14} {'size':>10} {'last used':>10} {'build':>7}  functions"
@@ -57,6 +61,17 @@ def _cache_ls(as_json: bool) -> int:
             f"{functions}{state}"
         )
     return 0
+
+
+def _print_not_persisted(not_kept: list, now: float) -> None:
+    if not not_kept:
+        return
+    print("compiled in each process, not kept (Numba kernels whose inputs jaxcc cannot key):")
+    for note in not_kept:
+        print(
+            f"  {note['name']:<28} {_age(now - note.get('unix', now)):>10}  {note['reason']}"
+            f"  [{note.get('function', '')} at {note.get('file', '')}]"
+        )
 
 
 def _cache_prune(max_bytes: str | None, older_than_days: float | None) -> int:
@@ -94,7 +109,7 @@ def _doctor(as_json: bool) -> int:
 def main(argv: list[str] | None = None) -> int:
     from . import __version__, clear_cache, get_cache_dir
     from ._cli_benchmark import add_benchmark_command, run_benchmark_command
-    from ._cli_build import add_build_command, run_build_command
+    from ._cli_build import add_build_command, join_flag_list_values, run_build_command
     from .errors import JaxccError
 
     parser = argparse.ArgumentParser(prog="jaxcc", description=__doc__)
@@ -123,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
     doctor.add_argument("--json", action="store_true", help="machine-readable output")
     add_benchmark_command(commands)
     add_build_command(commands)
-    args = parser.parse_args(argv)
+    args = parser.parse_args(join_flag_list_values(sys.argv[1:] if argv is None else argv))
     if args.command == "build":
         return run_build_command(args)
     if args.command == "benchmark":

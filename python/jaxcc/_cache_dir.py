@@ -52,4 +52,7 @@ def clear_cache(name: str | None = None) -> int:
     _loaded_table.map_libraries(name)
     removed = _core.clear_cache(get_cache_dir(), name)
     _loaded_table.forget(name)
+    from .custom_kernel.bridges.numba_cpu_cache_notes import forget
+
+    forget(get_cache_dir(), name)  # why Numba kernels were not kept: stale with the entries
     return removed

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import shlex
 import sys
 
 _CUDA_SUFFIXES = (".cu", ".cuh")
@@ -25,9 +26,35 @@ _SOURCES_ONLY_FLAGS = {
     "optimization_level": "-O",
     "include": "-I",
     "cflags": "--cflags",
+    "ldflags": "--ldflags",
     "target_prefix": "--target-prefix",
     "vmap_method": "--vmap-method",
 }
+
+# Options whose value is itself a list of compiler or linker flags, so it starts with '-'.
+_FLAG_LIST_OPTIONS = ("--cflags", "--ldflags")
+
+
+def join_flag_list_values(argv: list[str]) -> list[str]:
+    """`--cflags "-O2 -DX"` as `--cflags=-O2 -DX`: argparse takes a separate value that starts
+    with '-' for an option of its own and fails with "expected one argument", though that is the
+    form the docs (and every shell user) write."""
+    joined: list[str] = []
+    index = 0
+    while index < len(argv):
+        arg = argv[index]
+        if arg in _FLAG_LIST_OPTIONS and index + 1 < len(argv):
+            joined.append(f"{arg}={argv[index + 1]}")
+            index += 2
+            continue
+        joined.append(arg)
+        index += 1
+    return joined
+
+
+def _flag_list(values: list[str]) -> list[str]:
+    """Every --cflags/--ldflags value split as a shell would ("-DNAME='a b'" stays one flag)."""
+    return [flag for value in values for flag in shlex.split(value)]
 
 
 def add_build_command(commands) -> None:
@@ -65,7 +92,20 @@ def add_build_command(commands) -> None:
         help=f"optimization level (default: {_DEFAULT_OPTIMIZATION_LEVEL})",
     )
     build.add_argument("-I", dest="include", action="append", default=[], metavar="DIR")
-    build.add_argument("--cflags", default="", help="extra compiler flags, space-separated")
+    build.add_argument(
+        "--cflags",
+        action="append",
+        default=[],
+        metavar="FLAGS",
+        help='extra compiler flags, e.g. --cflags "-DN=4 -fopenmp" (repeatable)',
+    )
+    build.add_argument(
+        "--ldflags",
+        action="append",
+        default=[],
+        metavar="FLAGS",
+        help='extra linker flags, e.g. --ldflags "-lopenblas -fopenmp" (repeatable)',
+    )
     build.add_argument("--target-prefix", help="prefix of the FFI target names (default: NAME)")
     build.add_argument("--vmap-method", help=f"default: {_DEFAULT_VMAP_METHOD}")
     build.add_argument(
@@ -109,7 +149,8 @@ def _request_from_sources(args):
         platform=platform,
         sources=sources,
         functions=functions,
-        extra_cflags=args.cflags.split(),
+        extra_cflags=_flag_list(args.cflags),
+        extra_ldflags=_flag_list(args.ldflags),
         extra_include_paths=args.include,
         source_dirs=dirs,
         target_prefix=args.target_prefix,

@@ -152,17 +152,16 @@ def _cuda_runtime(runtime_dirs: list[str], nvcc_version: str) -> Check:
     try:
         shared, wheel = _core.cuda_runtime_choice(runtime_dirs, nvcc_version)
     except JaxccError as e:
-        return Check(FAIL, "CUDA runtime", str(e), "export JAXCC_CUDA_RUNTIME=shared, or unset it")
+        return Check(FAIL, "CUDA runtime", str(e), "export JAXCC_CUDA_RUNTIME=static, or unset it")
     if not shared:
-        return Check(INFO, "CUDA runtime", "static, one in each module (the default)")
+        return Check(INFO, "CUDA runtime", "static, one in each module (JAXCC_CUDA_RUNTIME=static)")
     if wheel:
         return Check(PASS, "CUDA runtime", f"shared: {wheel}, the copy JAX's CUDA plugin loads")
     return Check(
-        WARN,
+        INFO,
         "CUDA runtime",
-        "JAXCC_CUDA_RUNTIME=shared, but no nvidia-cuda-runtime wheel of nvcc's major version is "
-        "importable: CUDA modules link the static runtime",
-        "pip install 'jax[cuda13]' (or 'jax[cuda12]'), or unset JAXCC_CUDA_RUNTIME",
+        "static, one in each module: no nvidia-cuda-runtime wheel of nvcc's major version is "
+        "importable (JAX's GPU wheels bring one; with it modules share JAX's runtime)",
     )
 
 

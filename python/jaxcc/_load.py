@@ -46,7 +46,7 @@ def load(request: _core.LoadRequest, options: RunOptions) -> CompiledModule:
     )
     on_output = (lambda chunk: sys.stderr.write(chunk)) if options.verbose else None
     with BuildProgress(request.name) as progress:
-        loaded = _core.load_module(request, environment, on_output, progress.start)
+        loaded = _core.load_module(request, environment, on_output, progress.start, progress.update)
     _log_outcome(request, loaded)
     module = CompiledModule(request, loaded)
     if request.auto_register:

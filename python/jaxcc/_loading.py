@@ -50,6 +50,7 @@ def load_cpp_inline(
     ninja_workers: int | None = None,
     vmap_method: str = "sequential",
     sharding=None,
+    debug: bool | str | None = None,
 ) -> CompiledModule:
     """Compile inline C++ (CPU) source and return a CompiledModule.
 
@@ -61,6 +62,9 @@ def load_cpp_inline(
     `replace` (brainevent's flag): loading unchanged code again is a no-op either way; changed
     code under a name that is already registered raises RegistrationError, because XLA cannot
     swap a registered handler.
+    `debug`: build under the debug profile (-O0 -g, guard zones after every output, checked
+    after each call), "asan" adds AddressSanitizer and UBSan; None reads $JAXCC_DEBUG. See
+    docs/usage.md, "Debugging a kernel".
     """
     source = _arguments.join_sources(cpp_sources, "cpp_sources")
     return _load_request(
@@ -82,6 +86,7 @@ def load_cpp_inline(
         ninja_workers=ninja_workers,
         vmap_method=vmap_method,
         sharding=sharding,
+        debug=debug,
     )
 
 
@@ -153,6 +158,7 @@ def load_cuda_inline(
     allow_cuda_graph: bool = True,
     vmap_method: str = "sequential",
     sharding=None,
+    debug: bool | str | None = None,
 ) -> CompiledModule:
     """Compile inline CUDA source and return a CompiledModule whose functions run on the GPU.
 
@@ -183,6 +189,7 @@ def load_cuda_inline(
         ninja_workers=ninja_workers,
         vmap_method=vmap_method,
         sharding=sharding,
+        debug=debug,
         compute_capability=compute_capability,
         extra_cuda_cflags=extra_cuda_cflags,
         use_fast_math=use_fast_math,

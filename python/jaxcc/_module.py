@@ -14,7 +14,7 @@ from ._discovery import gpu_backend_present
 from ._scratch import scratch_request, scratch_type
 from ._sharding import BATCH_PATH, ShardingRule, partitioned, report_forbidden_splits
 from ._sharding_check import check_rule_less
-from .errors import CallError, DeviceError, KernelError
+from .errors import CallError, DeviceError, KernelError, NotDifferentiableError
 
 MAX_RANK = _core.MAX_RANK  # jaxcc::kMaxDim, the rank limit of jaxcc::Tensor
 
@@ -178,20 +178,26 @@ class KernelFunction:
         scratch = scratch_request(self.name, attributes) if self.has_scratch else None
         result_types, as_list = self._output_types(arrays, outs)
         converted = self._convert_attributes(attributes)
-        if scratch is not None:
-            return self._call_with_scratch(arrays, result_types, as_list, converted, scratch)
-        call = jax.ffi.ffi_call(self.target, result_types, vmap_method=self.vmap_method)
         try:
-            if self.sharding is not None:
-                return self._call_with_rule(arrays, result_types, as_list, converted, call)
-            check_rule_less(self.__qualname__, self.name, arrays)
-            return call(*arrays, **converted)
-        except jax.errors.JaxRuntimeError as e:
-            # An eager call runs the kernel here; under jit JAX raises at execution instead.
-            raise KernelError(
-                f"{e}\n(raised by the C++ kernel '{self.target}' during the call: the message "
-                "above is the kernel's own; fix the inputs it rejects or the kernel)"
-            ) from e
+            if scratch is not None:
+                return self._call_with_scratch(arrays, result_types, as_list, converted, scratch)
+            call = jax.ffi.ffi_call(self.target, result_types, vmap_method=self.vmap_method)
+            try:
+                if self.sharding is not None:
+                    return self._call_with_rule(arrays, result_types, as_list, converted, call)
+                check_rule_less(self.__qualname__, self.name, arrays)
+                return call(*arrays, **converted)
+            except jax.errors.JaxRuntimeError as e:
+                # An eager call runs the kernel here; under jit JAX raises at execution instead.
+                raise KernelError(
+                    f"{e}\n(raised by the C++ kernel '{self.target}' during the call: the message "
+                    "above is the kernel's own; fix the inputs it rejects or the kernel)"
+                ) from e
+        except (ValueError, NotImplementedError) as e:
+            error = NotDifferentiableError.from_jax(self.name, self.target, e)
+            if error is None:
+                raise
+            raise error from e
 
     def _call_with_scratch(self, arrays, result_types, as_list, converted, scratch):
         """The call with its workspace as a hidden last result, dropped from what it returns.

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from typing import NamedTuple
 
-from . import _arguments, _core
+from . import _arguments, _core, _debug
 from ._cache_dir import get_cache_dir
 from .errors import SpecError
 
@@ -15,7 +15,7 @@ CPP_OPTIONS = frozenset(
     {
         "extra_cflags", "extra_ldflags", "extra_include_paths", "build_directory", "verbose",
         "force_rebuild", "replace", "auto_register", "target_prefix", "optimization_level",
-        "ninja_workers", "vmap_method", "sharding",
+        "ninja_workers", "vmap_method", "sharding", "debug",
     }
 )  # fmt: skip
 CUDA_OPTIONS = CPP_OPTIONS | {
@@ -89,6 +89,7 @@ def make_request(
     use_fast_math=False,
     allow_cuda_graph=True,
     sharding=None,
+    debug=None,
 ) -> _core.LoadRequest:
     """Checks the Python shape of every argument, then builds the request; the core checks the
     values (name and prefix syntax, optimization level, vmap method, the sources' text) on
@@ -111,6 +112,7 @@ def make_request(
         raise SpecError(
             f"{where}: vmap_method must be one of {_core.VMAP_METHODS}, got {vmap_method!r}"
         )
+    debug, debug_cflags, debug_ldflags = _debug.debug_profile(debug, where, platform)
     source_files = _arguments.source_files(sources, where)
     cuda = None
     if platform == "cuda":
@@ -126,8 +128,8 @@ def make_request(
             platform=platform,
             sources=source_files,
             functions=_arguments.function_requests(functions, where),
-            extra_cflags=_arguments.string_list(extra_cflags, "extra_cflags"),
-            extra_ldflags=_arguments.string_list(extra_ldflags, "extra_ldflags"),
+            extra_cflags=_arguments.string_list(extra_cflags, "extra_cflags") + debug_cflags,
+            extra_ldflags=_arguments.string_list(extra_ldflags, "extra_ldflags") + debug_ldflags,
             extra_include_paths=[
                 os.path.abspath(p)
                 for p in _arguments.string_list(extra_include_paths, "extra_include_paths")
@@ -141,6 +143,7 @@ def make_request(
             vmap_method=vmap_method,
             auto_register=bool(auto_register),
             sharding=_sharding_argument(sharding, where),
+            debug=debug,
         )
     except SpecError as e:
         raise SpecError(f"{where}: {e}") from None

@@ -46,7 +46,9 @@ class BundleError(LoadError):
 
 
 class RegistrationError(JaxccError, RuntimeError):
-    """An FFI target name is already registered with different code."""
+    """brainevent's error for an FFI target name registered with different code. jaxcc registers
+    changed code under versioned names instead (decision 155), so it raises none; the class stays
+    for code that catches it (brainevent's `KernelRegistrationError` is this class)."""
 
 
 class CacheError(JaxccError, OSError):
@@ -82,6 +84,12 @@ class BackendWarning(UserWarning):
     primitive uses its default (warned once per primitive, platform and backend)."""
 
 
+class ReloadWarning(UserWarning):
+    """A module was loaded again in this process with changed code: its functions run under new,
+    versioned FFI target names, and the raw target names (and jitted functions traced before)
+    still mean the first version. Warned once per module."""
+
+
 class ShardingWarning(UserWarning):
     """A kernel without a sharding rule was called on sharded inputs: XLA gathers them to every
     device and runs the whole kernel there (warned once per function; docs/sharding.md)."""
@@ -96,6 +104,31 @@ class KernelError(JaxccError, RuntimeError):
     C++ exception during an eager call (`__cause__` is JAX's original error; under `jax.jit` JAX
     raises its own `JaxRuntimeError` with the same message), or an XLACustomKernel backend's
     generator or kernel failing (the message then names the other backends)."""
+
+
+class NotDifferentiableError(JaxccError, ValueError, NotImplementedError):
+    """`jax.grad`, `jax.jvp`, `jax.vjp` or `jax.linear_transpose` reached a compiled kernel
+    function, for which JAX has no derivative rule (an FFI call has none): the message says how to
+    give it one (`jax.custom_vjp`, or an XLACustomKernel with JVP and transpose rules). A
+    `ValueError`, as JAX's own error is, and a `NotImplementedError`, as it was in older JAX."""
+
+    @classmethod
+    def from_jax(cls, function: str, target: str, error: Exception):
+        """The error for JAX's refusal to differentiate `target`'s FFI call, or None when `error`
+        is another one. (JAX 0.10-0.11 raise a ValueError "The FFI call to `t` cannot be
+        differentiated"; older ones a NotImplementedError "Differentiation rule for 'ffi_call'
+        not implemented".)"""
+        text = str(error)
+        if "cannot be differentiated" not in text and "rule for 'ffi_call'" not in text:
+            return None
+        return cls(
+            f"{function}: JAX cannot differentiate the compiled kernel '{target}' (an FFI call "
+            f"has no derivative rule; JAX said: {text.splitlines()[0] if text else error!r}). "
+            "Give it one: wrap the call in jax.custom_vjp (or jax.custom_jvp) with the backward "
+            "pass as JAX code or another kernel, or make it a jaxcc.XLACustomKernel with "
+            "def_jvp_rule2 and def_transpose_rule (docs/custom_kernel.md, 'Autodiff'). Where no "
+            "gradient need flow through it, pass its inputs through jax.lax.stop_gradient."
+        )
 
 
 class KernelLoweringError(KernelError, CompileError):

@@ -28,8 +28,9 @@ namespace {
 
 pipeline::LoadedModule LoadModulePy(const FrozenRequest& request,
                                     pipeline::BuildEnvironment environment, nb::object on_output,
-                                    nb::object on_build_start) {
-  AttachCallbacks(environment, std::move(on_output), std::move(on_build_start));
+                                    nb::object on_build_start, nb::object on_progress) {
+  AttachCallbacks(environment, std::move(on_output), std::move(on_build_start),
+                  std::move(on_progress));
   Result<pipeline::LoadedModule> loaded = [&] {
     nb::gil_scoped_release release;
     return pipeline::LoadModule(request.value, environment);
@@ -107,8 +108,10 @@ NB_MODULE(_core, m) {
   BindBundle(m);
   m.def("load_module", &LoadModulePy, nb::arg("request"), nb::arg("environment"),
         nb::arg("on_output") = nb::none(), nb::arg("on_build_start") = nb::none(),
+        nb::arg("on_progress") = nb::none(),
         "Resolve, build (or fetch from the cache) and dlopen a module. on_output(text) gets the "
-        "verbose build output, on_build_start() is called when a build begins (not on a hit).");
+        "verbose build output, on_build_start() is called when a build begins (not on a hit), "
+        "on_progress(finished, total) as ninja starts each build step.");
   m.def("include_dir", &KernelIncludeDir,
         "Directory of jaxcc's kernel headers (jaxcc/jaxcc.h, brainevent/common.h).");
   m.def("ninja_search_dirs", &jaxcc::toolchain::NinjaWheelDirs, nb::arg("python_path"),

@@ -35,7 +35,7 @@ auto Identity(const LoadRequest& r) {
   return std::tie(r.name, r.platform, r.extra_cflags, r.extra_ldflags, r.extra_include_paths,
                   r.source_dirs, r.optimization_level, r.build_directory, r.cache_dir, r.cuda.archs,
                   r.cuda.extra_cflags, r.cuda.use_fast_math, r.cuda.allow_cuda_graph,
-                  r.target_prefix, r.vmap_method, r.auto_register, r.sharding);
+                  r.target_prefix, r.vmap_method, r.auto_register, r.sharding, r.debug);
 }
 
 bool SameSources(const LoadRequest& a, const LoadRequest& b) {
@@ -81,7 +81,7 @@ void MakeRequest(FrozenRequest* self, std::string name, std::string platform,
                  int optimization_level, std::string build_directory, std::string cache_dir,
                  std::optional<CudaOptions> cuda, std::optional<std::string> target_prefix,
                  std::string vmap_method, bool auto_register,
-                 std::map<std::string, std::string> sharding) {
+                 std::map<std::string, std::string> sharding, bool debug) {
   LoadRequest request;
   request.name = std::move(name);
   request.platform = std::move(platform);
@@ -99,6 +99,7 @@ void MakeRequest(FrozenRequest* self, std::string name, std::string platform,
   request.vmap_method = std::move(vmap_method);
   request.auto_register = auto_register;
   request.sharding = std::move(sharding);
+  request.debug = debug;
   Status valid = pipeline::ValidateRequest(request);
   if (!valid.ok()) RaiseError(valid.error());
   std::size_t hash = HashOf(request);
@@ -171,7 +172,7 @@ void BindLoadRequest(nb::module_& m) {
            nb::arg("build_directory") = "", nb::arg("cache_dir"),
            nb::arg("cuda").none() = nb::none(), nb::arg("target_prefix").none() = nb::none(),
            nb::arg("vmap_method") = "sequential", nb::arg("auto_register") = true,
-           nb::arg("sharding") = std::map<std::string, std::string>())
+           nb::arg("sharding") = std::map<std::string, std::string>(), nb::arg("debug") = false)
       .def_prop_ro("name", [](const FrozenRequest& r) { return r.value.name; })
       .def_prop_ro("platform", [](const FrozenRequest& r) { return r.value.platform; })
       .def_prop_ro("target_prefix",
@@ -183,6 +184,7 @@ void BindLoadRequest(nb::module_& m) {
                    [](const FrozenRequest& r) { return pipeline::SourceInputs(r.value); })
       .def_prop_ro("cuda_archs", [](const FrozenRequest& r) { return r.value.cuda.archs; })
       .def_prop_ro("sharding", [](const FrozenRequest& r) { return r.value.sharding; })
+      .def_prop_ro("debug", [](const FrozenRequest& r) { return r.value.debug; })
       .def("__hash__", [](const FrozenRequest& r) { return r.hash; })
       .def(
           "__eq__",
@@ -275,8 +277,18 @@ const std::string& KernelIncludeDir() {
   return dir;
 }
 
-void AttachCallbacks(BuildEnvironment& environment, nb::object on_output,
-                     nb::object on_build_start) {
+void AttachCallbacks(BuildEnvironment& environment, nb::object on_output, nb::object on_build_start,
+                     nb::object on_progress) {
+  if (!on_progress.is_none()) {
+    environment.on_progress = [on_progress](int finished, int total) {
+      nb::gil_scoped_acquire acquire;
+      try {
+        on_progress(finished, total);
+      } catch (nb::python_error& e) {
+        e.discard_as_unraisable("jaxcc build progress callback");
+      }
+    };
+  }
   if (!on_output.is_none()) {
     environment.on_output = [on_output](std::string_view chunk) {
       nb::gil_scoped_acquire acquire;

@@ -23,7 +23,8 @@ struct FrozenRequest {
 /// held from the core's thread; an exception in one is reported as unraisable, never propagated
 /// into the build.
 void AttachCallbacks(pipeline::BuildEnvironment& environment, nanobind::object on_output,
-                     nanobind::object on_build_start);
+                     nanobind::object on_build_start,
+                     nanobind::object on_progress = nanobind::none());
 
 /// The directory holding jaxcc's kernel headers: `include/` beside this extension module.
 const std::string& KernelIncludeDir();

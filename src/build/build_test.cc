@@ -89,11 +89,65 @@ TEST(FixHint, NamesTheOptionThatFixesTheFailure) {
             std::string::npos);
   EXPECT_NE(FixHint("k.cc:(.text+0x5): undefined reference to `gone()'").find("extra_ldflags"),
             std::string::npos);
+  // OpenMP's symbols get the flag that brings them, not the generic -l<name>.
+  for (const char* line : {"k.cc:(.text+0x5): undefined reference to `GOMP_parallel'",
+                           "k.cc:(.text+0x9): undefined reference to `omp_get_max_threads'"}) {
+    EXPECT_NE(FixHint(line).find("pass -fopenmp in extra_cflags"), std::string::npos) << line;
+    EXPECT_EQ(FixHint(line).find("-l<name>"), std::string::npos) << line;
+  }
   EXPECT_NE(FixHint("g++: error: unrecognized command-line option '-fx'").find("extra_cflags"),
             std::string::npos);
   EXPECT_NE(FixHint("nvcc fatal   : Unknown option '-fx'").find("extra_cuda_cflags"),
             std::string::npos);
   EXPECT_EQ(FixHint("<m>:3:9: error: expected primary-expression"), "");
+}
+
+TEST(NinjaStatus, ReadsFinishedAndTotalFromJaxccsStatusOnly) {
+  int finished = -1, total = -1;
+  EXPECT_TRUE(ParseNinjaStatus("[jaxcc-step 7/20] CXX kernel_3.o", &finished, &total));
+  EXPECT_EQ(finished, 7);
+  EXPECT_EQ(total, 20);
+  for (const char* line : {"[7/20] CXX kernel_3.o", "[jaxcc-step x/20] a", "[jaxcc-step 9/3] a",
+                           "[jaxcc-step 7/20 no bracket", "k.cc:1:2: error: [jaxcc-step 1/2]"}) {
+    EXPECT_FALSE(ParseNinjaStatus(line, &finished, &total)) << line;
+  }
+}
+
+// Ninja's output with -k 0 when two of three units fail (the layout ninja 1.11 prints).
+const char kTwoFailures[] =
+    "[jaxcc-step 0/4] CXX kernel_0.o\n"
+    "FAILED: kernel_0.o \n"
+    "/usr/bin/g++ -c kernel_0.cc -o kernel_0.o\n"
+    "a.cc: In function 'void f()':\n"
+    "a.cc:3:5: error: 'x' was not declared in this scope\n"
+    "    3 |     x = 1;\n"
+    "      |     ^\n"
+    "[jaxcc-step 1/4] CXX kernel_1.o\n"
+    "[jaxcc-step 2/4] CXX kernel_2.o\n"
+    "FAILED: kernel_2.o \n"
+    "/usr/bin/g++ -c kernel_2.cc -o kernel_2.o\n"
+    "c.cc:9:1: error: expected ';' before '}' token\n"
+    "ninja: build stopped: subcommands failed.\n";
+
+TEST(FailedBuild, EveryFailedStepIsReportedWithItsFirstError) {
+  std::vector<std::string> failed = FailedStepOutputs(kTwoFailures);
+  ASSERT_EQ(failed.size(), 2u);
+  EXPECT_NE(failed[0].find("a.cc:3:5"), std::string::npos);
+  EXPECT_EQ(failed[0].find("c.cc"), std::string::npos);
+  EXPECT_NE(failed[1].find("c.cc:9:1"), std::string::npos);
+  std::string message = FailedBuildMessage(kTwoFailures);
+  EXPECT_EQ(message.rfind("2 build steps failed", 0), 0u) << message;
+  size_t a = message.find("a.cc:3:5: error: 'x' was not declared");
+  size_t c = message.find("c.cc:9:1: error: expected ';'");
+  ASSERT_NE(a, std::string::npos) << message;
+  ASSERT_NE(c, std::string::npos) << message;
+  EXPECT_LT(a, c);
+}
+
+TEST(FailedBuild, OneFailedStepKeepsTheSingleErrorMessage) {
+  std::string one =
+      std::string(kTwoFailures).substr(0, std::string(kTwoFailures).find("[jaxcc-step 1/4]"));
+  EXPECT_EQ(FailedBuildMessage(one), FirstError(one));
 }
 
 TEST(NinjaFile, OneRulePerUnitAndEscapedPaths) {

@@ -67,7 +67,8 @@ Result<BuildOutcome> RunBuild(const BuildRequest& request) {
   JAXCC_RETURN_IF_ERROR(
       WriteIfChanged(JoinPath(request.build_dir, "build.ninja"), RenderNinjaFile(request.graph)));
 
-  std::vector<std::string> argv = {request.ninja, "-C", request.build_dir};
+  // -k 0: keep going after a failure, so every unit that fails reports its error at once.
+  std::vector<std::string> argv = {request.ninja, "-C", request.build_dir, "-k", "0"};
   if (request.workers > 0) {
     argv.push_back("-j");
     argv.push_back(std::to_string(request.workers));
@@ -76,7 +77,21 @@ Result<BuildOutcome> RunBuild(const BuildRequest& request) {
 
   ProcessOptions options;
   options.timeout_seconds = request.timeout_seconds;
-  options.on_output = request.on_output;
+  options.environment = {std::string("NINJA_STATUS=") + kNinjaStatus};
+  std::string pending;  // a line of ninja's output not yet ended
+  options.on_output = [&](std::string_view chunk) {
+    if (request.on_output) request.on_output(chunk);
+    if (!request.on_progress) return;
+    pending.append(chunk);
+    size_t start = 0;
+    for (size_t end; (end = pending.find('\n', start)) != std::string::npos; start = end + 1) {
+      int finished = 0, total = 0;
+      if (ParseNinjaStatus(pending.substr(start, end - start), &finished, &total)) {
+        request.on_progress(finished, total);
+      }
+    }
+    pending.erase(0, start);
+  };
   auto start = std::chrono::steady_clock::now();
   auto run = RunProcess(argv, options);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -94,7 +109,7 @@ Result<BuildOutcome> RunBuild(const BuildRequest& request) {
                      log_path);
   }
   if (run->exit_code != 0) {
-    std::string first = FirstError(run->output);
+    std::string first = FailedBuildMessage(run->output);
     std::string hint = FixHint(first);
     return MakeError(ErrorKind::kCompile, hint.empty() ? first : first + "\n" + hint, log_path);
   }

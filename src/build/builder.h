@@ -24,6 +24,9 @@ struct BuildRequest {
   /// Receives ninja's output live (verbose mode); the full output is also in build.log.
   std::function<void(std::string_view)> on_output;
   bool verbose = false;  ///< ninja -v: print every command line
+  /// Called with (steps finished, steps in the build) as ninja starts each step: compiles and
+  /// the link, on the thread that runs the build.
+  std::function<void(int, int)> on_progress;
 };
 
 struct BuildOutcome {

@@ -66,6 +66,12 @@ constexpr Hint kHints[] = {
     {"cannot find -l",
      "How to fix: install the library, or pass its directory too: "
      "extra_ldflags=['-L<dir>', '-l<name>']."},
+    {"undefined reference to `GOMP_",
+     "How to fix: the code uses OpenMP (#pragma omp): pass -fopenmp in extra_cflags (jaxcc links "
+     "with it too)."},
+    {"undefined reference to `omp_",
+     "How to fix: the code calls the OpenMP runtime: pass -fopenmp in extra_cflags (jaxcc links "
+     "with it too)."},
     {"undefined reference to",
      "How to fix: define the symbol in the sources, or link the library that defines it with "
      "extra_ldflags=['-l<name>'] (and '-L<dir>')."},
@@ -126,6 +132,47 @@ std::string FirstError(const std::string& output) {
   std::string tail;
   for (size_t i = start; i < lines.size(); ++i) tail += (tail.empty() ? "" : "\n") + lines[i];
   return tail;
+}
+
+bool ParseNinjaStatus(const std::string& line, int* finished, int* total) {
+  const std::string prefix = kNinjaStatusPrefix;
+  if (line.compare(0, prefix.size(), prefix) != 0) return false;
+  size_t slash = line.find('/', prefix.size());
+  size_t close = line.find(']', prefix.size());
+  if (slash == std::string::npos || close == std::string::npos || slash > close) return false;
+  try {
+    *finished = std::stoi(line.substr(prefix.size(), slash - prefix.size()));
+    *total = std::stoi(line.substr(slash + 1, close - slash - 1));
+  } catch (const std::exception&) {
+    return false;
+  }
+  return *finished >= 0 && *total >= *finished;
+}
+
+std::vector<std::string> FailedStepOutputs(const std::string& output) {
+  std::vector<std::string> failed;
+  bool inside = false;
+  for (const std::string& line : SplitLines(output)) {
+    int finished = 0, total = 0;
+    bool ends = ParseNinjaStatus(line, &finished, &total) || line.rfind("ninja: ", 0) == 0;
+    if (line.rfind("FAILED: ", 0) == 0) {
+      failed.emplace_back();
+      inside = true;
+      continue;
+    }
+    if (ends) inside = false;
+    if (inside) failed.back() += line + "\n";
+  }
+  return failed;
+}
+
+std::string FailedBuildMessage(const std::string& output) {
+  std::vector<std::string> failed = FailedStepOutputs(output);
+  if (failed.size() < 2) return FirstError(output);
+  std::string message =
+      std::to_string(failed.size()) + " build steps failed; the first error of each, in order:";
+  for (const std::string& step : failed) message += "\n\n" + FirstError(step);
+  return message;
 }
 
 }  // namespace jaxcc::build

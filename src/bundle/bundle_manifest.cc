@@ -195,6 +195,9 @@ Result<BundleManifest> FromObject(const Reader& r, const json& object) {
     }
     m.files.push_back(std::move(file));
   }
+  if (object.contains("needed_libraries")) {
+    JAXCC_READ(m.needed_libraries, r.Strings(object, "needed_libraries"));
+  }
   if (m.functions.empty()) return r.Invalid("it lists no functions");
   return m;
 }
@@ -227,6 +230,7 @@ std::string BundleManifestToJson(const BundleManifest& m) {
       {"vmap_method", m.vmap_method},
       {"functions", std::move(functions)},
       {"files", std::move(files)},
+      {"needed_libraries", m.needed_libraries},
       {"created_unix", m.created_unix},
   };
   return object.dump(2, ' ', false, json::error_handler_t::replace) + "\n";

@@ -48,6 +48,10 @@ struct BundleManifest {
   std::string vmap_method = "sequential";
   std::vector<argspec::FunctionSpec> functions;
   std::vector<BundleFile> files;
+  /// Shared libraries the library needs beyond the C/C++ runtime (its DT_NEEDED names, as
+  /// bundle/needed_libraries.h filters them): named when the target machine lacks one. Absent in
+  /// bundles of earlier jaxcc versions (read as empty).
+  std::vector<std::string> needed_libraries;
   std::int64_t created_unix = 0;
 };
 

@@ -59,6 +59,7 @@ TEST(BundleManifest, RoundTripsEveryField) {
   second.sharding_rule = "... r c -> ... r c; need_replication: c";
   m.functions.push_back(second);
   m.files.push_back({"extra.bin", "data", 5, Sha256Hex("hello")});
+  m.needed_libraries = {"libopenblas.so.0", "libgomp.so.1"};
   std::string text = BundleManifestToJson(m);
   auto back = BundleManifestFromJson(text, "test");
   ASSERT_TRUE(back.ok()) << back.error().message;
@@ -78,6 +79,7 @@ TEST(BundleManifest, RoundTripsEveryField) {
   EXPECT_EQ(back->target_prefix, "demo_prefix");
   EXPECT_EQ(back->vmap_method, "broadcast_all");
   EXPECT_EQ(back->created_unix, 1700000123);
+  EXPECT_EQ(back->needed_libraries, m.needed_libraries);
   ASSERT_EQ(back->functions.size(), 2u);
   for (size_t f = 0; f < m.functions.size(); ++f) {
     const FunctionSpec& want = m.functions[f];

@@ -1,4 +1,5 @@
 #include "bundle/bundle.h"
+#include "bundle/needed_libraries.h"
 #include "pipeline/cache_access.h"
 #include "pipeline/sharding_rules.h"
 #include "util/fs.h"
@@ -35,6 +36,26 @@ Status VerifyFile(const std::string& dir, const BundleFile& file) {
                    kRebuild);
   }
   return OkStatus();
+}
+
+// After the library's dlopen failed: the recorded libraries this machine's loader cannot find, each
+// with where it usually comes from (the loader's own message names only the first). Checked only
+// on failure, so a library found through the module's own RUNPATH is never reported.
+Error NameMissingLibraries(const std::string& dir, const BundleManifest& manifest,
+                           const Error& load_error) {
+  std::vector<MissingLibrary> missing = FindMissingLibraries(manifest.needed_libraries);
+  if (missing.empty()) return load_error;
+  std::string what = "its library needs ";
+  std::string fix;
+  for (std::size_t i = 0; i < missing.size(); ++i) {
+    what += (i == 0 ? "" : ", ") + missing[i].soname;
+    fix += "Install " + missing[i].soname + ", " + ProviderHint(missing[i].soname) + ". ";
+  }
+  what += ", which this machine's dynamic loader cannot find (" + missing[0].loader_message + ")";
+  return Refused(dir, what,
+                 fix +
+                     "A library installed outside the loader's search path needs its folder "
+                     "on LD_LIBRARY_PATH.");
 }
 
 }  // namespace
@@ -75,7 +96,7 @@ Result<LoadedBundle> LoadBundle(const std::string& dir_text, const Runtime& runt
   if (library == nullptr) return Refused(dir, "the manifest lists no library", kRebuild);
   auto module = pipeline::LoadPrivateLibrary(JoinPath(dir, library->path), manifest->functions,
                                              manifest->key);
-  if (!module.ok()) return module.error();
+  if (!module.ok()) return NameMissingLibraries(dir, *manifest, module.error());
   module->entry_dir = dir;
   module->miss_reason = "bundle";
   module->cuda_archs = manifest->cuda_archs;

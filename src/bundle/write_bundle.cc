@@ -4,6 +4,7 @@
 #include <ctime>
 
 #include "bundle/bundle.h"
+#include "bundle/needed_libraries.h"
 #include "pipeline/load_module.h"
 #include "toolchain/host_compiler.h"
 #include "toolchain/nvcc.h"
@@ -84,6 +85,9 @@ Result<BundleManifest> WriteBundle(const pipeline::LoadRequest& request,
   library.size = static_cast<std::int64_t>(bytes->size());
   library.sha256 = Sha256Hex(*bytes);
   m.files.push_back(library);
+  auto needed = ReadNeededLibraries(*bytes);
+  if (!needed.ok()) return needed.error();
+  m.needed_libraries = BundleDependencies(*needed);
 
   std::string parent = DirName(out_dir);
   JAXCC_RETURN_IF_ERROR(MakeDirs(parent));

@@ -92,6 +92,16 @@ std::uint32_t HandlerTraits(const FunctionSpec& spec, const WrapperOptions& opti
 
 namespace {
 
+// `constexpr FrameCrashSite kSite_<f> = {module, function, source};` (crash_site.h).
+std::string CrashSite(const FunctionSpec& spec, const WrapperOptions& options) {
+  const auto index = static_cast<size_t>(spec.source_index);
+  const std::string source =
+      index < options.source_labels.size() ? options.source_labels[index] : "";
+  return "constexpr ::jaxcc::detail::FrameCrashSite kSite_" + spec.name + " = {" +
+         CStringLiteral(options.module_name) + ", " + CStringLiteral(spec.name) + ", " +
+         CStringLiteral(source) + "};\n";
+}
+
 std::string GenerateHandler(const FunctionSpec& spec, const WrapperOptions& options) {
   bool cuda = options.platform == "cuda";
   bool bind_stream = cuda && spec.has_stream();
@@ -143,10 +153,15 @@ std::string GenerateHandler(const FunctionSpec& spec, const WrapperOptions& opti
   if (!attr_values.empty()) bridge_args += ", " + attr_values;
   // The body the decoder runs (inside CUDA's call scope for a function with a stream: the
   // stream's device current, a launch error it left raised with its name).
-  text += "};\nvoid Body_" + f + "(const ::jaxcc::detail::FrameView& call) {\n";
+  // The crash report's mark (crash_site.h, decision 150b) stays on the thread while the user's
+  // code runs: the bridge call, and the state factory at XLA's instantiate stage.
+  text += "};\n" + CrashSite(spec, options);
+  text += "void Body_" + f + "(const ::jaxcc::detail::FrameView& call) {\n";
+  text += "  ::jaxcc::detail::FrameSiteScope site(&kSite_" + f + ");\n";
   text += "  ::jaxcc_generated::jaxcc_bridge_" + f + "(" + bridge_args + ");\n}\n";
   if (spec.has_state()) {
     text += "void* State_" + f + "(const ::jaxcc::detail::FrameView& call) {\n";
+    text += "  ::jaxcc::detail::FrameSiteScope site(&kSite_" + f + ");\n";
     if (attrs.empty()) text += "  (void)call;\n";
     text += "  return ::jaxcc_generated::jaxcc_state_new_" + f + "(" + attr_values + ");\n}\n";
   }
@@ -198,6 +213,13 @@ std::string FrameRuntimeSource(const std::string& platform) {
       "                                       FrameSlots slots) noexcept {\n";
   text += std::string("  return RunFrameWith<") + (cuda ? "CudaCallScope" : "NoCallScope") +
           ">(frame, spec, body, instantiate, slots);\n}\n";
+  // The crash report's hook (crash_site.h, decision 150b): jaxcc's loader calls it once when it
+  // maps the library, with the accessor of its thread-local slot.
+  text +=
+      "\njaxcc::detail::FrameSiteSlot jaxcc::detail::frame_site_slot = nullptr;\n"
+      "extern \"C\" __attribute__((visibility(\"default\"))) int jaxcc_crash_attach(\n"
+      "    jaxcc::detail::FrameSiteSlot slot) noexcept {\n"
+      "  jaxcc::detail::frame_site_slot = slot;\n  return 1;\n}\n";
   return text;
 }
 

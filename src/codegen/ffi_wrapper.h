@@ -19,6 +19,9 @@ struct WrapperOptions {
   std::string platform = "cpu";
   /// Adds the command-buffer trait so XLA may capture CUDA handlers in CUDA graphs.
   bool allow_cuda_graph = true;
+  /// Each source's label (its path, or the inline name), by FunctionSpec::source_index: what a
+  /// crash report names as the function's file (crash_site.h); "" where none is given.
+  std::vector<std::string> source_labels;
 };
 
 /// Exported symbol of a function's handler.

@@ -7,9 +7,12 @@
 
 #include <atomic>
 #include <functional>
+#include <limits>
 #include <mutex>
+#include <random>
 #include <set>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -200,6 +203,136 @@ TEST(ParallelFor, CurrentPoolScopeLendsThePoolToThePoolLessSpelling) {
   }
   EXPECT_TRUE(met.load());
   EXPECT_EQ(detail::CurrentPool(), nullptr);
+}
+
+// --- The int64 edges (issue 37, decision 150a) --------------------------------------------
+// Every chunk a loop hands fn(lo, hi), folded into counters (a range of 2^64 - 1 indices is
+// checked without touching its indices): the chunks must tile [begin, end) exactly.
+struct ChunkTally {
+  std::atomic<uint64_t> calls{0}, covered{0}, offset_sum{0}, offset_square_sum{0};
+  std::atomic<bool> out_of_range{false};
+};
+
+// Offsets in uint64_t: the test itself must not overflow where the code under test must not.
+uint64_t Offset(int64_t from, int64_t to) {
+  return static_cast<uint64_t>(to) - static_cast<uint64_t>(from);
+}
+
+// What the chunks of a correct split add up to, computed here independently of parallel.h.
+struct ExpectedSplit {
+  uint64_t chunk, count, offset_sum = 0, offset_square_sum = 0;
+};
+ExpectedSplit Expect(int64_t begin, int64_t end, int64_t grain) {
+  const uint64_t n = Offset(begin, end);
+  const uint64_t cap = static_cast<uint64_t>(kMaxParallelChunks);
+  uint64_t chunk = static_cast<uint64_t>(grain);
+  if (n / chunk > cap) chunk = n / cap + (n % cap ? 1 : 0);
+  ExpectedSplit e{chunk, n / chunk + (n % chunk ? 1 : 0)};
+  for (uint64_t k = 0; k < e.count; ++k) {
+    e.offset_sum += k * chunk;  // mod 2^64, as the tally
+    e.offset_square_sum += (k * chunk) * (k * chunk);
+  }
+  return e;
+}
+
+void RunAndCheck(ThreadPool* pool, int64_t begin, int64_t end, int64_t grain) {
+  SCOPED_TRACE("begin " + std::to_string(begin) + " end " + std::to_string(end) + " grain " +
+               std::to_string(grain) + (pool ? " pool" : " no pool"));
+  ChunkTally t;
+  const ExpectedSplit e = Expect(begin, end, grain);
+  parallel_for(pool, begin, end, grain, [&](int64_t lo, int64_t hi) {
+    if (lo < begin || hi > end || hi <= lo) t.out_of_range = true;
+    if (t.calls.fetch_add(1) > e.count) throw std::runtime_error("more chunks than the range has");
+    const uint64_t offset = Offset(begin, lo);
+    t.covered += Offset(lo, hi);
+    t.offset_sum += offset;
+    t.offset_square_sum += offset * offset;
+  });
+  EXPECT_FALSE(t.out_of_range.load());
+  EXPECT_EQ(t.covered.load(), Offset(begin, end));  // every index once, none skipped
+  if (pool == nullptr || e.count <= 1) {
+    EXPECT_EQ(t.calls.load(), begin == end ? 0u : 1u);  // serial: one call, the whole range
+    return;
+  }
+  EXPECT_EQ(t.calls.load(), e.count);
+  EXPECT_LE(e.count, static_cast<uint64_t>(kMaxParallelChunks) + 1);
+  EXPECT_EQ(t.offset_sum.load(), e.offset_sum);
+  EXPECT_EQ(t.offset_square_sum.load(), e.offset_square_sum);
+}
+
+constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+constexpr int64_t kMaxI = std::numeric_limits<int64_t>::max();
+
+// Exhaustive over the edge values: every begin <= end among them, every edge grain, on no pool,
+// on live threads and on a pool whose tasks start late. Before decision 150a grain INT64_MAX
+// skipped the loop on a pool of 2+ threads and lengths near INT64_MAX hung the caller.
+TEST(ParallelForEdges, ParallelForInt64EdgesCoverEveryIndexExactlyOnce) {
+  const std::vector<int64_t> points = {kMin, kMin + 1, -1, 0, 5, kMaxI - 1, kMaxI};
+  const std::vector<int64_t> grains = {1, kMaxParallelChunks + 1, kMaxI / 2, kMaxI - 1, kMaxI};
+  ThreadsPool threads(3);
+  LatePool late;
+  for (int64_t begin : points) {
+    for (int64_t end : points) {
+      if (end < begin) continue;
+      for (int64_t grain : grains) {
+        RunAndCheck(nullptr, begin, end, grain);
+        RunAndCheck(&threads, begin, end, grain);
+        // The caller alone runs every chunk here: the ranges cut into a million are left to the
+        // live pool above, so the test stays quick under the sanitizers.
+        if (Expect(begin, end, grain).count < 4096) {
+          RunAndCheck(&late, begin, end, grain);
+          late.RunLate();
+        }
+      }
+    }
+  }
+}
+
+TEST(ParallelForEdges, GrainInt64MaxRunsTheWholeLoopOnAPoolOfTwo) {
+  ThreadsPool pool(2);
+  std::vector<int> hits(10, 0);
+  pool.parallel_for(0, 10, std::numeric_limits<int64_t>::max(), [&](int64_t i) { ++hits[i]; });
+  for (int h : hits) EXPECT_EQ(h, 1);
+}
+
+// Property-style: ranges and grains drawn near the edges (seeded, so a failure reproduces).
+TEST(ParallelForEdges, DrawnRangesNearTheEdgesAreExact) {
+  std::mt19937_64 rng(37150);
+  const std::vector<int64_t> anchors = {kMin, -1, 0, kMaxI};
+  auto near = [&](int64_t anchor) {
+    const int64_t jitter = static_cast<int64_t>(rng() % 9) - 4;
+    return static_cast<int64_t>(static_cast<uint64_t>(anchor) + static_cast<uint64_t>(jitter));
+  };
+  ThreadsPool pool(2);
+  for (int round = 0; round < 40; ++round) {
+    int64_t a = near(anchors[rng() % anchors.size()]);
+    int64_t b = near(anchors[rng() % anchors.size()]);
+    if (b < a) std::swap(a, b);
+    int64_t grain = rng() % 4 ? near(kMaxI) : static_cast<int64_t>(1 + rng() % 1000);
+    if (grain <= 0) grain = 1;
+    RunAndCheck(&pool, a, b, grain);
+  }
+}
+
+TEST(ParallelForEdges, OneChunkOuterLoopDoesNotSerialiseItsInnerLoop) {
+  ThreadsPool pool(2);
+  std::atomic<int> arrived{0};
+  std::atomic<bool> met{true};
+  // The outer loop is one chunk (grain >= its length); the inner one's two chunks wait for each
+  // other, so they finish only if the inner loop really runs on two threads.
+  pool.parallel_for(0, 1, 100, [&](int64_t) {
+    pool.parallel_for(0, 2, 1, [&](int64_t) {
+      arrived.fetch_add(1);
+      for (int spin = 0; arrived.load() < 2; ++spin) {
+        if (spin > 2000000) {
+          met = false;
+          return;
+        }
+        std::this_thread::yield();
+      }
+    });
+  });
+  EXPECT_TRUE(met.load());
 }
 
 }  // namespace

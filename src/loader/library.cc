@@ -4,6 +4,8 @@
 
 #include <mutex>
 
+#include "loader/crash_report.h"
+
 namespace jaxcc::loader {
 
 Result<LoadedLibrary> LoadLibrary(const std::string& path,
@@ -42,6 +44,8 @@ Result<LoadedLibrary> LoadLibrary(const std::string& path,
     }
     library.symbols[name] = address;
   }
+  // Before any handler of the library can run: its calls mark their thread from the first.
+  if (Status attached = AttachCrashReport(handle); !attached.ok()) return attached.error();
   return library;
 }
 

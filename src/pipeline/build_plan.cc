@@ -7,6 +7,7 @@
 
 #include "codegen/ffi_wrapper.h"
 #include "codegen/kernel_unit.h"
+#include "pipeline/debug_profile.h"
 #include "toolchain/cuda_arch.h"
 #include "util/fs.h"
 
@@ -134,6 +135,22 @@ std::vector<std::string> CudaLinkFlags(const CudaToolchain& cuda) {
   return {"-lcudart"};
 }
 
+// Compile flags that change what the link must bring in: with `-fopenmp` (or `-fopenmp=libomp`)
+// the objects call the OpenMP runtime, and `-pthread` defines what libpthread needs; without them
+// at the link, `-z defs` fails on GOMP_* symbols. Users write them once, in extra_cflags (issue 39
+// item 4), so they reach the link too unless extra_ldflags already has them.
+std::vector<std::string> LinkFlagsImpliedByCompileFlags(const LoadRequest& request) {
+  std::vector<std::string> implied;
+  for (const std::string& flag : request.extra_cflags) {
+    bool needs_link = flag == "-pthread" || flag == "-fopenmp" || flag.rfind("-fopenmp=", 0) == 0;
+    bool given = std::find(request.extra_ldflags.begin(), request.extra_ldflags.end(), flag) !=
+                 request.extra_ldflags.end();
+    bool seen = std::find(implied.begin(), implied.end(), flag) != implied.end();
+    if (needs_link && !given && !seen) implied.push_back(flag);
+  }
+  return implied;
+}
+
 }  // namespace
 
 BuildPlan MakeBuildPlan(const LoadRequest& request, const BuildEnvironment& env,
@@ -165,6 +182,8 @@ BuildPlan MakeBuildPlan(const LoadRequest& request, const BuildEnvironment& env,
   Append(plan.runtime_flags,
          {"-DNDEBUG", "-isystem", env.ffi_include_dir, "-isystem", env.jaxcc_include_dir});
 
+  if (request.debug) ApplyDebugProfile(plan);
+
   size_t nvcc_units = 0;
   for (size_t i = 0; i < request.sources.size(); ++i) nvcc_units += IsCudaSource(request, i);
   const std::vector<std::string> nvcc_threads =
@@ -193,6 +212,7 @@ BuildPlan MakeBuildPlan(const LoadRequest& request, const BuildEnvironment& env,
   // -z defs: an undefined symbol is a link error naming it, not a dlopen failure later.
   Append(plan.graph.link_command, {"-shared", "-fPIC", "-Wl,-z,defs"});
   if (is_cuda) plan.graph.link_flags = CudaLinkFlags(*cuda);
+  Append(plan.graph.link_flags, LinkFlagsImpliedByCompileFlags(request));
   Append(plan.graph.link_flags, request.extra_ldflags);
   plan.graph.output = request.name + ".so";
   return plan;
@@ -214,6 +234,7 @@ std::vector<std::pair<std::string, std::string>> GenerateSources(
   options.module_name = request.name;
   options.platform = request.platform;
   options.allow_cuda_graph = request.cuda.allow_cuda_graph;
+  for (const auto& source : request.sources) options.source_labels.push_back(source.label);
   files.emplace_back(kWrapperSource, codegen::GenerateFfiWrapper(specs, options));
   files.emplace_back(kFrameRuntimeSource, codegen::FrameRuntimeSource(request.platform));
   return files;

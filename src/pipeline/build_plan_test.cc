@@ -46,6 +46,20 @@ TEST(BuildPlanTest, UserCodeFollowsTheRequestedLevelTheWrapperIsBuiltLight) {
             runtime.command);
 }
 
+TEST(BuildPlanTest, OpenMpAndPthreadInTheCompileFlagsReachTheLinkOnce) {
+  LoadRequest request = CpuRequest(3);
+  request.extra_cflags = {"-fopenmp", "-DN=4", "-pthread", "-fopenmp"};
+  BuildPlan plan = MakeBuildPlan(request, Env(), FakeCompiler());
+  EXPECT_EQ(std::count(plan.graph.link_flags.begin(), plan.graph.link_flags.end(), "-fopenmp"), 1);
+  EXPECT_TRUE(Has(plan.graph.link_flags, "-pthread"));
+  EXPECT_FALSE(Has(plan.graph.link_flags, "-DN=4"));
+  // Given in both lists, it is linked once, where the user put it.
+  request.extra_ldflags = {"-fopenmp=libgomp", "-fopenmp"};
+  plan = MakeBuildPlan(request, Env(), FakeCompiler());
+  EXPECT_EQ(std::count(plan.graph.link_flags.begin(), plan.graph.link_flags.end(), "-fopenmp"), 1);
+  EXPECT_EQ(plan.graph.link_flags.back(), "-fopenmp");
+}
+
 TEST(BuildPlanTest, OptimisedKernelUnitsAlignLoopsWhereTheCompilerTakesIt) {
   auto flags = [](int level, const std::string& version) {
     toolchain::HostCompiler compiler{{"/usr/bin/cxx"}, "/usr/bin/cxx", version};

@@ -263,6 +263,7 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& given, const BuildEnviro
     key_inputs.codegen_options = {std::string("allow_cuda_graph=") +
                                   (request.cuda.allow_cuda_graph ? "1" : "0")};
   }
+  if (request.debug) key_inputs.codegen_options.push_back("debug=1");  // others' keys unchanged
   key_inputs.link_flags = plan.graph.link_command;
   key_inputs.link_flags.insert(key_inputs.link_flags.end(), plan.graph.link_flags.begin(),
                                plan.graph.link_flags.end());

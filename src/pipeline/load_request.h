@@ -53,6 +53,9 @@ struct LoadRequest {
   /// Directories of the loaded files: on the include path so `#include "x.h"` works.
   std::vector<std::string> source_dirs;
   int optimization_level = 3;
+  /// The debug profile (JAXCC_DEBUG=1 or debug=True; decision 150c): user code at -O0 -g with
+  /// JAXCC_DEBUG defined, outputs run on guarded copies, nvcc's -G. Part of the key.
+  bool debug = false;
   std::string build_directory;  ///< user-chosen build dir (kept, incremental); "" = private temp
   std::string cache_dir;
   CudaOptions cuda;
@@ -83,7 +86,7 @@ struct BuildEnvironment {
   std::vector<std::string> nvcc_search_dirs;  ///< bin directories of pip's NVIDIA CUDA wheels
   /// lib directories of pip's NVIDIA CUDA runtime wheels (nvidia/cu13/lib, ...), import order.
   std::vector<std::string> cuda_runtime_dirs;
-  /// $JAXCC_CUDA_RUNTIME=shared: CUDA modules link the wheel's shared runtime found in
+  /// Unless $JAXCC_CUDA_RUNTIME=static: CUDA modules link the wheel's shared runtime found in
   /// `cuda_runtime_dirs` (toolchain/cuda_runtime.h); false, or no such wheel: the static one.
   bool shared_cuda_runtime = false;
   std::vector<std::string> detected_cuda_archs;  ///< compute capabilities of the GPUs JAX sees
@@ -94,6 +97,8 @@ struct BuildEnvironment {
   std::function<void(std::string_view)> on_output;  ///< verbose build output, live
   /// Called once a load knows it must compile (not on a cache hit), e.g. to show progress.
   std::function<void()> on_build_start;
+  /// Called with (steps finished, steps in the build) as the build runs (build::BuildRequest).
+  std::function<void(int, int)> on_progress;
 };
 
 /// $JAXCC_BUILD_TIMEOUT in seconds (default 600); a value that is not a number in (0, 1e6] is a

@@ -37,6 +37,7 @@ Result<build::BuildOutcome> RunBuildIn(const std::string& build_dir, const LoadR
   build_request.workers = env.ninja_workers;
   build_request.timeout_seconds = env.build_timeout_seconds;
   build_request.on_output = env.on_output;
+  build_request.on_progress = env.on_progress;
   build_request.verbose = env.verbose;
   FaultPoint("build");
   auto outcome = build::RunBuild(build_request);

@@ -72,6 +72,7 @@ std::string WarmFingerprint(const LoadRequest& request, const BuildEnvironment& 
   Fields(hash, "include_paths", request.extra_include_paths);
   Fields(hash, "source_dirs", request.source_dirs);
   Field(hash, "opt", std::to_string(request.optimization_level));
+  if (request.debug) Field(hash, "debug", "1");  // absent otherwise: other records unchanged
   Fields(hash, "cuda_archs", request.cuda.archs);
   Fields(hash, "cuda_cflags", request.cuda.extra_cflags);
   Field(hash, "fast_math", request.cuda.use_fast_math ? "1" : "0");

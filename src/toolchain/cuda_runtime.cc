@@ -9,13 +9,13 @@ namespace jaxcc::toolchain {
 
 Result<bool> SharedCudaRuntimeFromEnvironment() {
   const char* text = std::getenv("JAXCC_CUDA_RUNTIME");
-  if (text == nullptr || *text == '\0' || std::string(text) == "static") return false;
-  if (std::string(text) == "shared") return true;
+  if (text == nullptr || *text == '\0' || std::string(text) == "shared") return true;
+  if (std::string(text) == "static") return false;
   return MakeError(ErrorKind::kSpec,
                    "JAXCC_CUDA_RUNTIME='" + std::string(text) +
-                       "' names no CUDA runtime: set it to 'static' (the default: each module "
-                       "carries its own) or 'shared' (modules use the runtime of JAX's "
-                       "nvidia-cuda-runtime wheel), or unset it");
+                       "' names no CUDA runtime: set it to 'shared' (the default: modules use the "
+                       "runtime of JAX's nvidia-cuda-runtime wheel where it is installed) or "
+                       "'static' (each module carries its own), or unset it");
 }
 
 std::string FindWheelCudaRuntime(const std::vector<std::string>& runtime_dirs,

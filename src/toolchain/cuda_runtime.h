@@ -1,5 +1,6 @@
-// Which CUDA runtime a module links (decisions 109, 132, 136): the static one by default, or, with
-// $JAXCC_CUDA_RUNTIME=shared, the shared runtime of the pip wheel JAX's CUDA plugin loads itself.
+// Which CUDA runtime a module links (decisions 109, 132, 136, 152): by default the shared runtime
+// of the pip wheel JAX's CUDA plugin loads itself, where that wheel is installed, else the static
+// one; $JAXCC_CUDA_RUNTIME=static keeps the static one everywhere.
 #pragma once
 
 #include <string>
@@ -9,8 +10,10 @@
 
 namespace jaxcc::toolchain {
 
-/// $JAXCC_CUDA_RUNTIME: unset, "" or "static" -> false; "shared" -> true; anything else is a
-/// kSpec error naming the variable and its two values.
+/// Whether a CUDA module should link the wheel's shared runtime when one is found
+/// ($JAXCC_CUDA_RUNTIME): unset, "" or "shared" -> true (the default since decision 152: every GPU
+/// test passed under it on an H200); "static" -> false; anything else is a kSpec error naming the
+/// variable and its two values. Without the wheel a module keeps the static runtime either way.
 Result<bool> SharedCudaRuntimeFromEnvironment();
 
 /// The wheel's `libcudart.so.<major>` in the first of `runtime_dirs` (the lib directories of pip's

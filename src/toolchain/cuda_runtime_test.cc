@@ -13,17 +13,17 @@ namespace {
 
 const char kNvcc13[] = "Cuda compilation tools, release 13.0, V13.0.88";
 
-TEST(SharedCudaRuntimeFromEnvironment, StaticUnlessSharedIsAsked) {
+TEST(SharedCudaRuntimeFromEnvironment, SharedUnlessStaticIsAsked) {
   {
     ScopedEnv unset("JAXCC_CUDA_RUNTIME", nullptr);
-    EXPECT_FALSE(*SharedCudaRuntimeFromEnvironment());
+    EXPECT_TRUE(*SharedCudaRuntimeFromEnvironment());
   }
-  for (const char* value : {"", "static"}) {
+  for (const char* value : {"", "shared"}) {
     ScopedEnv env("JAXCC_CUDA_RUNTIME", value);
-    EXPECT_FALSE(*SharedCudaRuntimeFromEnvironment()) << value;
+    EXPECT_TRUE(*SharedCudaRuntimeFromEnvironment()) << value;
   }
-  ScopedEnv shared("JAXCC_CUDA_RUNTIME", "shared");
-  EXPECT_TRUE(*SharedCudaRuntimeFromEnvironment());
+  ScopedEnv static_runtime("JAXCC_CUDA_RUNTIME", "static");
+  EXPECT_FALSE(*SharedCudaRuntimeFromEnvironment());
 }
 
 TEST(SharedCudaRuntimeFromEnvironment, AnyOtherValueIsASpecErrorNamingTheChoices) {

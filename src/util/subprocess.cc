@@ -85,8 +85,28 @@ Result<ProcessResult> RunProcess(const std::vector<std::string>& argv,
   for (const std::string& a : argv) c_argv.push_back(const_cast<char*>(a.c_str()));
   c_argv.push_back(nullptr);
 
+  // This process's environment, with options.environment's entries replacing those of the same
+  // name (built before the spawn: posix_spawn takes a finished array).
+  std::vector<char*> c_env;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    std::string_view text(*entry);
+    bool replaced = false;
+    for (const std::string& extra : options.environment) {
+      size_t eq = extra.find('=');
+      if (eq != std::string::npos && text.size() > eq &&
+          text.substr(0, eq + 1) == extra.substr(0, eq + 1)) {
+        replaced = true;
+      }
+    }
+    if (!replaced) c_env.push_back(*entry);
+  }
+  for (const std::string& extra : options.environment)
+    c_env.push_back(const_cast<char*>(extra.c_str()));
+  c_env.push_back(nullptr);
+
   pid_t pid = 0;
-  int spawn_error = ::posix_spawn(&pid, program.c_str(), &actions, &attr, c_argv.data(), environ);
+  int spawn_error =
+      ::posix_spawn(&pid, program.c_str(), &actions, &attr, c_argv.data(), c_env.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   ::close(pipe_fds[1]);

@@ -20,6 +20,8 @@ struct ProcessOptions {
   double timeout_seconds = 600;
   /// Called with each chunk of output as it arrives (for verbose builds); may be empty.
   std::function<void(std::string_view)> on_output;
+  /// "NAME=value" entries added to (or replacing those of) this process's environment.
+  std::vector<std::string> environment;
 };
 
 /// Spawns argv[0] (searched on PATH when it has no '/') in its own process group; on timeout

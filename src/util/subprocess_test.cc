@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 
 namespace jaxcc {
 namespace {
@@ -23,6 +24,16 @@ TEST(RunProcess, StreamsOutputToCallback) {
   auto result = RunProcess({"sh", "-c", "printf 'a\\nb\\n'"}, options);
   ASSERT_TRUE(result.ok());
   EXPECT_EQ(seen, "a\nb\n");
+}
+
+TEST(RunProcess, AddsAndReplacesEnvironmentEntriesForTheChildOnly) {
+  ProcessOptions options;
+  options.environment = {"JAXCC_TEST_ADDED=added value", "HOME=/replaced"};
+  auto result =
+      RunProcess({"sh", "-c", "echo \"[$JAXCC_TEST_ADDED][$HOME][${PATH:+path}]\""}, options);
+  ASSERT_TRUE(result.ok());
+  EXPECT_EQ(result->output, "[added value][/replaced][path]\n");  // the rest is inherited
+  EXPECT_EQ(std::getenv("JAXCC_TEST_ADDED"), nullptr);
 }
 
 TEST(RunProcess, KillsTheWholeGroupOnTimeout) {

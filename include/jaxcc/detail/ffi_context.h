@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <new>
 #include <string>
 #include <type_traits>
@@ -20,6 +21,9 @@
 #include "jaxcc/scratch.h"
 #include "jaxcc/thread_pool.h"
 #include "xla/ffi/api/c_api.h"
+#if defined(JAXCC_DEBUG_GUARDS)
+#include "jaxcc/detail/debug_guards.h"
+#endif
 
 namespace jaxcc::detail {
 
@@ -151,19 +155,45 @@ class FrameScratchAllocator final : public ScratchAllocator {
     }
   }
 
+#if defined(JAXCC_DEBUG_GUARDS)
+  /// The debug profile: throws GuardZoneError naming `function` for the first host block whose
+  /// guard zone was written (called after the function returned, before the blocks are freed).
+  void CheckGuards(const char* function) const {
+    for (std::size_t k = 0; k < blocks_.size(); ++k) {
+      if (where_ != FrameScratch::kHost) continue;
+      const GuardDamage d =
+          FindGuardDamage(static_cast<const unsigned char*>(blocks_[k].data) + blocks_[k].bytes);
+      if (d.first < 0) continue;
+      throw GuardZoneError("jaxcc debug profile: function '" + std::string(function) +
+                           "' wrote past the end of jaxcc::ScratchAllocator block " +
+                           std::to_string(k) + " (" + std::to_string(blocks_[k].bytes) +
+                           " bytes): bytes " + std::to_string(d.first) + " to " +
+                           std::to_string(d.last) + " past the end were changed");
+    }
+  }
+#endif
+
  private:
   struct Block {
     void* data;
     std::size_t bytes;
     std::size_t alignment;
   };
+#if defined(JAXCC_DEBUG_GUARDS)
+  static constexpr std::size_t kHostTail = kGuardBytes;  // the debug profile's guard zone
+#else
+  static constexpr std::size_t kHostTail = 0;
+#endif
 
   void* allocate_bytes(std::size_t bytes, std::size_t alignment, std::string* why) override {
     blocks_.reserve(blocks_.size() + 1);  // so that recording the block below cannot throw
     void* data = nullptr;
     if (where_ == FrameScratch::kHost) {
-      data = ::operator new (bytes, std::align_val_t{alignment}, std::nothrow);
+      data = ::operator new (bytes + kHostTail, std::align_val_t{alignment}, std::nothrow);
       if (data == nullptr) *why = "out of host memory";
+#if defined(JAXCC_DEBUG_GUARDS)
+      if (data != nullptr) std::memset(static_cast<char*>(data) + bytes, kGuardByte, kHostTail);
+#endif
     } else {
       XLA_FFI_DeviceMemory_Allocate_Args args;
       args.struct_size = XLA_FFI_DeviceMemory_Allocate_Args_STRUCT_SIZE;

@@ -25,6 +25,9 @@
 #include "jaxcc/detail/frame_entry.h"
 #include "jaxcc/tensor.h"
 #include "xla/ffi/api/c_api.h"
+#if defined(JAXCC_DEBUG_GUARDS)
+#include "jaxcc/detail/debug_guards.h"
+#endif
 
 namespace jaxcc::detail {
 
@@ -233,6 +236,15 @@ struct NoCallScope {
 template <typename CallScope>
 JAXCC_BRIDGE_HOT_INLINE void RunFrameBody(const FrameSpec& spec, FrameBody body,
                                           const FrameView& view) {
+#if defined(JAXCC_DEBUG_GUARDS)
+  // The debug profile (debug_guards.h): host outputs on guarded copies, checked after the call.
+  if constexpr (std::is_same_v<CallScope, NoCallScope>) {
+    GuardedOutputs guards(spec, view.rets);
+    body(view);
+    guards.CheckAndCopyBack();
+    return;
+  }
+#endif
   if (spec.stream) {
     CallScope scope(view.stream, spec.function);
     body(view);
@@ -291,6 +303,9 @@ XLA_FFI_Error* RunFrameWith(XLA_FFI_CallFrame* frame, const FrameSpec& spec, Fra
       FrameScratchAllocator allocator(frame->api, frame->ctx, spec.scratch_alloc);
       context.allocator = &allocator;
       RunFrameBody<CallScope>(spec, body, view);
+#if defined(JAXCC_DEBUG_GUARDS)
+      allocator.CheckGuards(spec.function);
+#endif
       return nullptr;  // the allocator frees its blocks here, after the function returned
     }
     RunFrameBody<CallScope>(spec, body, view);

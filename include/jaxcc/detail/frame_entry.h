@@ -13,6 +13,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "jaxcc/detail/crash_site.h"
+
 struct XLA_FFI_CallFrame;
 struct XLA_FFI_Error;
 

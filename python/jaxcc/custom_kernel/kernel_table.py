@@ -22,8 +22,11 @@ class KernelTable:
     """platform -> backend -> KernelEntry, in registration order, plus each platform's default.
 
     A platform's default is its first kernel, or the last one registered with `asdefault=True`,
-    unless `set_default` chose another. A `set_default` choice is published to `selection`, where
-    it becomes part of JAX's jit cache key, so already compiled functions pick it up.
+    unless `set_default` chose another. A default other than the platform's first kernel, however
+    it was chosen, is published to `selection`, where it becomes part of JAX's jit cache key: so
+    already compiled functions pick it up, and a key never names two different defaults (a
+    re-registration with `asdefault=True` that undid a `set_default` in the table but not in the
+    key would find the executables compiled for the old default; issue 38).
     """
 
     def __init__(self, owner: str):
@@ -32,25 +35,37 @@ class KernelTable:
         self.key = (owner, next(_serials))
         self._lock = threading.Lock()
         self._kernels: dict[str, dict[str, KernelEntry]] = {}
+        self._first: dict[str, str] = {}  # each platform's first kernel
         self._registered_defaults: dict[str, str] = {}  # first kernel, or asdefault=True
         self._chosen_defaults: dict[str, str] = {}  # set_default, where it differs
         self._warned: set[tuple[str, str]] = set()
+        # Whether a call has read the selection: then something may be compiled with it.
+        self._used = False
 
     # -- registration and defaults --------------------------------------------------------
 
     def add(self, entry: KernelEntry, asdefault: bool) -> None:
         """Stores `entry` (replacing the same backend on its platform); the first kernel of a
         platform, or one added with `asdefault=True`, becomes the platform's default."""
+        before = self.selection(warn=False) if self._used else None
+        self._store(entry, asdefault)
+        # A registration that changes what a call would run now (a kernel for the backend
+        # chosen with set_backend, a new platform) after calls were compiled is a switch that
+        # no set of choices describes: a new epoch of the jit key (selection.py) retraces them.
+        if before is not None and self.selection(warn=False) != before:
+            selection.new_epoch()
+
+    def _store(self, entry: KernelEntry, asdefault: bool) -> None:
         platform = entry.platform
         with self._lock:
             self._kernels.setdefault(platform, {})[entry.backend] = entry
-            if asdefault or platform not in self._registered_defaults:
-                self._registered_defaults[platform] = entry.backend
-                changed = self._chosen_defaults.pop(platform, None) is not None
-            else:
-                changed = False
-        if changed:
-            selection.publish_default(self.key, platform, None)
+            self._first.setdefault(platform, entry.backend)
+            if not (asdefault or platform not in self._registered_defaults):
+                return
+            self._registered_defaults[platform] = entry.backend
+            self._chosen_defaults.pop(platform, None)
+            published = self._published(platform)
+        selection.publish_default(self.key, platform, published)
 
     def set_default(self, platform: str, backend: str) -> None:
         kernels = self._kernels.get(platform)
@@ -67,13 +82,17 @@ class KernelTable:
         with self._lock:
             if backend == self._registered_defaults[platform]:
                 self._chosen_defaults.pop(platform, None)
-                published = None
             else:
                 self._chosen_defaults[platform] = backend
-                published = backend
-        # Back at the registration default, the key is the one it had before: functions compiled
-        # then are reused.
+            published = self._published(platform)
+        # Back at the first kernel, the key is the one it had before: functions compiled then
+        # are reused.
         selection.publish_default(self.key, platform, published)
+
+    def _published(self, platform: str) -> str | None:
+        """What the jit key holds for `platform`: the default where it is not the first kernel."""
+        default = self.default(platform)
+        return None if default == self._first.get(platform) else default
 
     def default(self, platform: str) -> str | None:
         return self._chosen_defaults.get(platform, self._registered_defaults.get(platform))
@@ -104,10 +123,13 @@ class KernelTable:
 
     # -- selection ------------------------------------------------------------------------
 
-    def selection(self) -> tuple[tuple[str, str], ...]:
+    def selection(self, warn: bool = True) -> tuple[tuple[str, str], ...]:
         """(platform, backend) chosen now for every platform with kernels: the process-wide
         `jaxcc.set_backend` choice if this primitive has it, else the platform's default. A
-        global choice this primitive lacks warns once per platform and backend."""
+        global choice this primitive lacks warns once per platform and backend (`warn`: for
+        calls, which then mark the table used)."""
+        if warn:
+            self._used = True
         preferred = selection.global_backends()
         chosen = {}
         for platform, kernels in self._kernels.items():
@@ -116,7 +138,8 @@ class KernelTable:
             default = self.default(platform)
             backend = preferred.get(platform)
             if backend is not None and backend not in kernels:
-                self._warn_missing(platform, backend, default, kernels)
+                if warn:
+                    self._warn_missing(platform, backend, default, kernels)
                 backend = None
             chosen[platform] = backend or default
         return tuple(sorted(chosen.items()))

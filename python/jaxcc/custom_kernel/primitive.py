@@ -12,6 +12,7 @@ from .._sharding_check import check_rule_less
 from ..errors import BackendError, CallError, SpecError, SpecTypeError
 from . import lowering, registry, selection
 from .benchmark.mixin import BenchmarkingMixin
+from .call_keys import all_concrete_arrays, canonical_dtype, outs_key, params_key
 from .kernel_table import KernelTable, UsesKernelTable
 from .registration import RegistrationMixin
 from .transforms import TransformsMixin
@@ -30,7 +31,10 @@ def _shaped_array(item, where: str):
             f"jax.ShapeDtypeStruct((10,), jnp.float32)); got {type(item).__name__}"
         )
     try:
-        return ShapedArray(tuple(int(d) for d in item.shape), np.dtype(item.dtype))
+        # Canonical as JAX makes the inputs: with x64 off a float64 output is float32, as a
+        # float64 input is (a kernel would otherwise write float32 into a float64 buffer).
+        dtype = canonical_dtype(np.dtype(item.dtype))
+        return ShapedArray(tuple(int(d) for d in item.shape), dtype)
     except TypeError as exc:
         raise CallError(f"{where}: cannot read the shape/dtype of an outs entry: {exc}") from None
 
@@ -51,52 +55,16 @@ def _trace_probes() -> tuple:
     return trace_probes[0], trace_probes[1]
 
 
-def _dispatch_probes() -> tuple:
-    """JAX's disable_jit flag and the user context holding the backend choices' jit key (None
-    until `selection.install` made it); both answer `.value` for the calling thread."""
+@functools.cache
+def _jit_disabled_flag():
+    """JAX's disable_jit flag (answers `.value` for the calling thread), or None."""
     from .._jax_compat import trace_probes
 
-    return trace_probes[2], selection._context
+    return trace_probes[2]
 
 
-@functools.cache
-def _fast_path_types() -> tuple:
-    import jax
-
-    from .._jax_compat import Tracer
-
-    return jax.ShapeDtypeStruct, jax.Array, Tracer
-
-
-def _outs_key(outs):
-    """A hashable key equal for two `outs` with the same structure, shapes and dtypes (all that
-    the checked path reads of them), or None where `outs` is not a ShapeDtypeStruct or a flat
-    list/tuple of them (those calls bind)."""
-    sds = _fast_path_types()[0]
-    kind = type(outs)
-    if kind is sds:
-        return (outs.shape, outs.dtype)
-    if (kind is list or kind is tuple) and outs and all(type(o) is sds for o in outs):
-        return (kind, *[(o.shape, o.dtype) for o in outs])
-    return None
-
-
-# Concrete array types seen so far (jax.Array, not a tracer): `type(x) in` is much cheaper than
-# isinstance(x, jax.Array), whose ABC check runs on every call.
-_concrete_array_types: set[type] = set()
-
-
-def _all_concrete_arrays(ins) -> bool:
-    known = _concrete_array_types
-    for x in ins:
-        kind = type(x)
-        if kind in known:
-            continue
-        _, array_type, tracer_type = _fast_path_types()
-        if not isinstance(x, array_type) or isinstance(x, tracer_type):
-            return False
-        known.add(kind)
-    return True
+# The XLACustomKernels whose kernels this thread is lowering, innermost last.
+_lowering = threading.local()
 
 
 def _as_array(x, index: int, where: str):
@@ -155,6 +123,9 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
         # The eager fast path (see __call__): (outs key, backend, parameters) of a call that
         # passed every check -> (outs treedef, {backend selection: jitted bind}).
         self._fast_calls: dict[tuple, tuple] = {}
+        # Whether a kernel of this primitive called another XLACustomKernel while lowering:
+        # then the backend choices stay in the key of its eager executables (_run_eager).
+        self._nests = False
         for platform, jax_platforms in _LOWERING_PLATFORMS.items():
             stub = mlir.lower_fun(functools.partial(self._lower_on, platform), True)
             for jax_platform in jax_platforms:
@@ -199,7 +170,7 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
         switching backends back and forth reuses the executables compiled for each."""
         import jax
 
-        key = tuple(sorted(params.items(), key=lambda item: item[0]))
+        key = params_key(dict(sorted(params.items(), key=lambda item: item[0])))
         with self._eager_lock:
             fn = self._eager_cache.get(key)
             if fn is None:
@@ -207,26 +178,51 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
                 self._eager_cache[key] = fn
         return fn
 
-    @staticmethod
-    def _run_eager(fn, args):
+    def _run_eager(self, fn, args):
         import jax
 
         # Under jax.disable_jit() the jit would call bind again, which lands in _eager_impl
         # again: JAX's own primitives compile their eager call with jit re-enabled, and so does
         # this. The parameters already name the backend, so the backend choices (part of every
-        # jit key) are held fixed: a switch elsewhere does not recompile this call. Entering
-        # the two contexts costs more than the call itself, so skip them where they would set
-        # what is already set (jit enabled, the choices' key at its empty default).
-        jit_disabled, jit_key = _dispatch_probes()
+        # jit key) are held fixed: a switch elsewhere does not recompile this call. Not for a
+        # primitive whose kernels call other primitives: their backends are the choices'
+        # (issue 38), so the choices stay in the key. Entering the two contexts costs more
+        # than the call itself, so skip them where they would set what is already set (jit
+        # enabled, the choices' key at its empty default).
+        jit_disabled = _jit_disabled_flag()
         fast = jit_disabled is not None and not jit_disabled.value
+        if self._nests:
+            if fast:
+                return fn(*args)
+            with jax.disable_jit(False):
+                return fn(*args)
+        jit_key = selection._context
         if fast and (jit_key is None or jit_key.value == ()):
-            return fn(*args)
-        with jax.disable_jit(False), selection.fixed_jit_key():
-            return fn(*args)
+            results = fn(*args)
+        else:
+            with jax.disable_jit(False), selection.fixed_jit_key():
+                results = fn(*args)
+        if self._nests:  # found out while compiling this call: its executable holds the
+            self._forget_eager()  # nested choices under the fixed key, so it is not reused
+        return results
+
+    def _forget_eager(self) -> None:
+        with self._eager_lock:
+            self._eager_cache = {}
+            self._fast_calls = {}
 
     # -- lowering ------------------------------------------------------------------------
 
     def _lower_on(self, platform: str, *args, outs, **params):
+        # Kernels of other primitives bound while this one lowers mark it as nesting them.
+        owners = _lowering.__dict__.setdefault("owners", [])
+        owners.append(self)
+        try:
+            return self._lower_kernel(platform, *args, outs=outs, **params)
+        finally:
+            owners.pop()
+
+    def _lower_kernel(self, platform: str, *args, outs, **params):
         explicit = params.pop(lowering.BACKEND_PARAM, None)
         chosen = params.pop(lowering.SELECTION_PARAM, ())
         batch = params.pop(lowering.BATCH_PARAM, None)
@@ -301,10 +297,10 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
         # check, a call with jax.Array inputs skips the checks (they depend only on those, and
         # on the kernel table, which only grows) and calls the same jitted bind directly.
         fast_key = None
-        if _at_top_level() and _all_concrete_arrays(ins):
-            outs_key = _outs_key(outs)
-            if outs_key is not None:
-                fast_key = (outs_key, backend, *params.items())
+        if _at_top_level() and all_concrete_arrays(ins):
+            outs_part = outs_key(outs)
+            if outs_part is not None:
+                fast_key = (outs_part, backend, *params_key(params))
                 try:
                     known = self._fast_calls.get(fast_key)
                 except TypeError:  # an unhashable parameter: the checks below say so
@@ -316,6 +312,8 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
                     if fn is not None:
                         return tree.unflatten(self._run_eager(fn, ins))
 
+        for owner in getattr(_lowering, "owners", ()):
+            owner._nests = True
         leaves, tree = jax.tree.flatten(outs)
         if not leaves:
             raise CallError(

@@ -7,6 +7,15 @@ must miss: so every change publishes a snapshot of all choices into a JAX "user 
 value that JAX includes in the key of every jit, trace and lowering cache. The next call of any
 jitted function then traces again under the new snapshot, and returning to an earlier snapshot
 finds the executables compiled for it. Nothing calls `jax.clear_caches()`.
+
+The choices are per process. A jitted call computes its key when it starts and binds the
+primitives (reading the choices) while it traces; a switch in between, from another thread or
+from inside the trace, would store an executable made with the new choices under the old key,
+found again once the switch is undone (issue 38). So a switch made while another Python thread
+is running (jaxcc's own helper threads aside) or inside a trace starts a new epoch: the key of
+every snapshot carries the epoch, and a key published before is never published again, so
+switching back compiles once more instead of finding what a racing trace stored. In a process
+with one thread a switch cannot race, and switching back reuses the earlier key.
 """
 
 from __future__ import annotations
@@ -23,6 +32,8 @@ _global_backends: dict[str, str] = {}
 # registration default.
 _chosen_defaults: dict[tuple, str] = {}
 _context = None  # the JAX user context holding the snapshot, made on first use
+_epoch = 0  # bumped by a switch that could race a trace (see the module's docstring)
+_last: tuple = ((), ())  # the snapshot published last
 
 
 def _make_jit_key_context(default):
@@ -43,17 +54,37 @@ def _snapshot() -> tuple:
     return (tuple(sorted(_global_backends.items())), tuple(sorted(_chosen_defaults.items())))
 
 
-def _publish() -> None:
-    """Makes the current choices part of JAX's jit key. Call with `_lock` held."""
-    global _context
+def _may_race_a_trace() -> bool:
+    """Whether a jitted call may be between computing its key and tracing right now: another
+    Python thread is running (jaxcc's helper threads, which trace nothing, aside), or this
+    thread is inside a trace."""
+    from .._jax_compat import trace_probes
+
+    is_top_level = trace_probes[0]
+    if is_top_level is not None and not is_top_level():
+        return True
+    me = threading.current_thread()
+    return any(t is not me and not t.name.startswith("jaxcc-") for t in threading.enumerate())
+
+
+def _publish(switch: bool = True) -> None:
+    """Makes the current choices part of JAX's jit key. Call with `_lock` held; `switch` False
+    for creating the context, which changes no choice."""
+    global _context, _epoch, _last
     if _context is None:
         _context = _make_jit_key_context(())
         if _context is None:
             return
     value = _snapshot()
-    # The empty snapshot is the context's default, so a process that never chose anything, or
-    # returned to that state, keys its functions as if the context did not exist.
-    _context.set_global(value if any(value) else ())
+    if switch and value == _last:
+        return  # nothing changed (a first registration, the same choice again)
+    if switch and _may_race_a_trace():
+        _epoch += 1
+    _last = value
+    # The empty snapshot of epoch 0 is the context's default, so a process that never chose
+    # anything, or returned to that state without a race, keys its functions as if the context
+    # did not exist.
+    _context.set_global((value, _epoch) if any(value) or _epoch else ())
 
 
 def install() -> None:
@@ -61,13 +92,14 @@ def install() -> None:
     it later would change the key of functions compiled before, recompiling them once."""
     with _lock:
         if _context is None:
-            _publish()
+            _publish(switch=False)
 
 
 def fixed_jit_key():
     """A context in which JAX sees the empty snapshot, whatever the choices are. For compiling a
-    bind whose parameters already name the backend (eager calls): its executable does not depend
-    on the choices, so it should not be compiled again for each of them."""
+    bind whose parameters already name the backend (eager calls of a primitive whose kernels
+    call no other primitive): its executable does not depend on the choices, so it should not
+    be compiled again for each of them."""
     if _context is None:
         return contextlib.nullcontext()
     return _context(())
@@ -120,6 +152,16 @@ def clear_backends() -> None:
 def global_backends() -> dict[str, str]:
     with _lock:
         return dict(_global_backends)
+
+
+def new_epoch() -> None:
+    """A new jit key for the same choices: for a change of what a call runs that the choices do
+    not record (a registration after calls were compiled). Keys published before are not used
+    again, so every jitted function traces once more."""
+    global _epoch
+    with _lock:
+        _epoch += 1
+        _publish(switch=False)
 
 
 def publish_default(table_key: tuple, platform: str, backend: str | None) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..errors import SpecTypeError
 from .autodiff import defjvp
+from .batched_rules import jvp_over_batch, per_input_jvp_over_batch, transpose_over_batch
 from .batching import (
     general_batching_rule,
     per_element_sharded_batching_rule,
@@ -51,16 +52,19 @@ class TransformsMixin(UsesKernelTable):
             return per_element_sharded_batching_rule(self.primitive, args, axes, **params)
         return general_batching_rule(self.primitive, args, axes, **params)
 
+    # The rules below see the operands and parameters of one batch element also when a
+    # vectorised vmap batched the bind: they run under jax.vmap then (batched_rules.py).
+
     def def_jvp_rule(self, fun) -> None:
         """Installs a whole JVP rule: `fun(primals, tangents, **params) -> (outs, tangents)`."""
         from .._jax_compat import ad
 
         _require_callable(self.name, "the JVP rule", fun)
-        ad.primitive_jvps[self.primitive] = fun
+        ad.primitive_jvps[self.primitive] = jvp_over_batch(fun)
 
     def def_jvp_rule2(self, *jvp_rules) -> None:
         """One JVP rule per input, `rule(tangent, *primals, **params)`, None for no contribution."""
-        defjvp(self.primitive, *jvp_rules)
+        defjvp(self.primitive, *[per_input_jvp_over_batch(rule) for rule in jvp_rules])
 
     def def_transpose_rule(self, fun) -> None:
         """Installs the transpose rule: `fun(cotangents, *args, **params)` returns one cotangent
@@ -68,7 +72,7 @@ class TransformsMixin(UsesKernelTable):
         from .._jax_compat import ad
 
         _require_callable(self.name, "the transpose rule", fun)
-        ad.primitive_transposes[self.primitive] = fun
+        ad.primitive_transposes[self.primitive] = transpose_over_batch(fun)
 
 
 __all__ = ["TransformsMixin"]

@@ -16,7 +16,9 @@ constexpr const char* kRets_scale_by[] = {"out"};
 constexpr ::jaxcc::detail::FrameAttr kAttrs_scale_by[] = {
     {"scale_factor", ::jaxcc::detail::FrameScalar::kF32, 0}};
 constexpr ::jaxcc::detail::FrameSpec kSpec_scale_by = {"scale_by", 1, 1, 1, kArgs_scale_by, kRets_scale_by, kAttrs_scale_by, false, 0};
+constexpr ::jaxcc::detail::FrameCrashSite kSite_scale_by = {"golden", "scale_by", ""};
 void Body_scale_by(const ::jaxcc::detail::FrameView& call) {
+  ::jaxcc::detail::FrameSiteScope site(&kSite_scale_by);
   ::jaxcc_generated::jaxcc_bridge_scale_by(call.args, call.rets, 0, call.attr<float>(0));
 }
 }  // namespace
@@ -36,7 +38,9 @@ constexpr ::jaxcc::detail::FrameAttr kAttrs_mixed[] = {
     {"half", ::jaxcc::detail::FrameScalar::kU16, 2},
     {"count", ::jaxcc::detail::FrameScalar::kU64, 0}};
 constexpr ::jaxcc::detail::FrameSpec kSpec_mixed = {"mixed", 2, 2, 3, kArgs_mixed, kRets_mixed, kAttrs_mixed, false, 0};
+constexpr ::jaxcc::detail::FrameCrashSite kSite_mixed = {"golden", "mixed", ""};
 void Body_mixed(const ::jaxcc::detail::FrameView& call) {
+  ::jaxcc::detail::FrameSiteScope site(&kSite_mixed);
   ::jaxcc_generated::jaxcc_bridge_mixed(call.args, call.rets, 0, call.attr<bool>(0), call.attr<uint16_t>(1), call.attr<std::uint64_t>(2));
 }
 }  // namespace
@@ -53,7 +57,9 @@ constexpr const char* kRets_fill[] = {"out"};
 constexpr ::jaxcc::detail::FrameAttr kAttrs_fill[] = {
     {"value", ::jaxcc::detail::FrameScalar::kF64, 0}};
 constexpr ::jaxcc::detail::FrameSpec kSpec_fill = {"fill", 0, 1, 1, nullptr, kRets_fill, kAttrs_fill, false, 0};
+constexpr ::jaxcc::detail::FrameCrashSite kSite_fill = {"golden", "fill", ""};
 void Body_fill(const ::jaxcc::detail::FrameView& call) {
+  ::jaxcc::detail::FrameSiteScope site(&kSite_fill);
   ::jaxcc_generated::jaxcc_bridge_fill(call.args, call.rets, 0, call.attr<double>(0));
 }
 }  // namespace

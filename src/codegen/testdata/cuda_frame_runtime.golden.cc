@@ -10,3 +10,10 @@ XLA_FFI_Error* jaxcc::detail::RunFrame(XLA_FFI_CallFrame* frame, const FrameSpec
                                        FrameSlots slots) noexcept {
   return RunFrameWith<CudaCallScope>(frame, spec, body, instantiate, slots);
 }
+
+jaxcc::detail::FrameSiteSlot jaxcc::detail::frame_site_slot = nullptr;
+extern "C" __attribute__((visibility("default"))) int jaxcc_crash_attach(
+    jaxcc::detail::FrameSiteSlot slot) noexcept {
+  jaxcc::detail::frame_site_slot = slot;
+  return 1;
+}

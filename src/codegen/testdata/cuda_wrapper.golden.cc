@@ -14,7 +14,9 @@ constexpr const char* kRets_scale_by[] = {"out"};
 constexpr ::jaxcc::detail::FrameAttr kAttrs_scale_by[] = {
     {"scale_factor", ::jaxcc::detail::FrameScalar::kF32, 0}};
 constexpr ::jaxcc::detail::FrameSpec kSpec_scale_by = {"scale_by", 1, 1, 1, kArgs_scale_by, kRets_scale_by, kAttrs_scale_by, true, ::jaxcc::detail::kFrameCommandBufferCompatible};
+constexpr ::jaxcc::detail::FrameCrashSite kSite_scale_by = {"golden", "scale_by", ""};
 void Body_scale_by(const ::jaxcc::detail::FrameView& call) {
+  ::jaxcc::detail::FrameSiteScope site(&kSite_scale_by);
   ::jaxcc_generated::jaxcc_bridge_scale_by(call.args, call.rets, reinterpret_cast<std::int64_t>(call.stream), call.attr<float>(0));
 }
 }  // namespace

@@ -21,10 +21,13 @@ constexpr ::jaxcc::detail::FrameAttr kAttrs_whole[] = {
 constexpr ::jaxcc::detail::FrameTypeInfo kStateInfo_whole = {sizeof(::jaxcc::detail::FrameTypeInfo), nullptr, &::jaxcc_generated::jaxcc_state_delete_whole};
 constexpr ::jaxcc::detail::FrameStateType kState_whole = {&jaxcc_state_type_whole, &kStateInfo_whole};
 constexpr ::jaxcc::detail::FrameSpec kSpec_whole = {"whole", 1, 1, 1, kArgs_whole, kRets_whole, kAttrs_whole, false, 0, true, &kState_whole, false};
+constexpr ::jaxcc::detail::FrameCrashSite kSite_whole = {"", "whole", ""};
 void Body_whole(const ::jaxcc::detail::FrameView& call) {
+  ::jaxcc::detail::FrameSiteScope site(&kSite_whole);
   ::jaxcc_generated::jaxcc_bridge_whole(call.args, call.rets, 0, *call.context, call.attr<std::int64_t>(0));
 }
 void* State_whole(const ::jaxcc::detail::FrameView& call) {
+  ::jaxcc::detail::FrameSiteScope site(&kSite_whole);
   return ::jaxcc_generated::jaxcc_state_new_whole(call.attr<std::int64_t>(0));
 }
 }  // namespace
@@ -41,7 +44,9 @@ constexpr const char* kRets_later[] = {"out"};
 constexpr ::jaxcc::detail::FrameAttr kAttrs_later[] = {
     {"value", ::jaxcc::detail::FrameScalar::kF64, 0}};
 constexpr ::jaxcc::detail::FrameSpec kSpec_later = {"later", 0, 1, 1, nullptr, kRets_later, kAttrs_later, false, 0, false, nullptr, true};
+constexpr ::jaxcc::detail::FrameCrashSite kSite_later = {"", "later", ""};
 void Body_later(const ::jaxcc::detail::FrameView& call) {
+  ::jaxcc::detail::FrameSiteScope site(&kSite_later);
   ::jaxcc_generated::jaxcc_bridge_later(call.args, call.rets, 0, call.attr<double>(0));
 }
 }  // namespace
@@ -59,7 +64,9 @@ constexpr const char* kRets_scale_by[] = {"out"};
 constexpr ::jaxcc::detail::FrameAttr kAttrs_scale_by[] = {
     {"scale_factor", ::jaxcc::detail::FrameScalar::kF32, 0}};
 constexpr ::jaxcc::detail::FrameSpec kSpec_scale_by = {"scale_by", 1, 1, 1, kArgs_scale_by, kRets_scale_by, kAttrs_scale_by, false, 0};
+constexpr ::jaxcc::detail::FrameCrashSite kSite_scale_by = {"", "scale_by", ""};
 void Body_scale_by(const ::jaxcc::detail::FrameView& call) {
+  ::jaxcc::detail::FrameSiteScope site(&kSite_scale_by);
   ::jaxcc_generated::jaxcc_bridge_scale_by(call.args, call.rets, 0, call.attr<float>(0));
 }
 }  // namespace

@@ -20,12 +20,15 @@ import time
 import numpy as np
 
 from ..._jax_compat import DEFAULT_VMAP_METHOD
-from ...errors import CallError, DeviceError
+from ...errors import CallError, CallValueError, DeviceError
 from .numba_cpu_compile import collector_paused, compile_kernel
 from .numba_cpu_trampoline import start_building, trampoline_target
 from .outputs import output_types
 
 MAX_RANK = 8
+# vmap methods under which XLA hands the FFI call buffers with an extra leading batch axis: the
+# kernel was compiled (and its address taken) for the unbatched rank when the call was traced.
+_BATCHED_VMAP_METHODS = ("expand_dims", "broadcast_all", "legacy_vectorized")
 _lock = threading.Lock()
 # (kernel, bridge, buffer specs) -> (what must stay alive, entry address, kernel address). Kept
 # for the life of the process: compiled executables hold the addresses.
@@ -70,15 +73,17 @@ def _array_types(specs) -> tuple:
 def _kernel_native(kernel, arg_types):
     """(object keeping the code alive, native address, return type) of `kernel` compiled for
     `arg_types`: from jaxcc's cache when this kernel was compiled before, else compiled by Numba
-    (and kept in the cache when it can be keyed safely)."""
+    (and kept in the cache when it can be keyed safely; else the cache's notes say why)."""
     from . import numba_cpu_cache as cache
+    from .numba_cpu_cache_notes import note
 
     numba = _numba()
     name = cache.entry_name("kernel", getattr(kernel, "__name__", "kernel"))
     try:
         inputs = cache.key_inputs("kernel", arg_types, kernel)
-    except cache.Unkeyable:
+    except cache.Unkeyable as error:
         inputs = None
+        note(_cache_root(), name, kernel, f"not fingerprinted: {error}")
     if inputs is not None:
         key = cache.key_of(inputs)
         if key in _compiled:  # the same code made again (a new njit object per configuration)
@@ -93,25 +98,40 @@ def _kernel_native(kernel, arg_types):
     symbol = result.fndesc.llvm_func_name
     address = result.library.get_pointer_to_function(symbol)
     if inputs is not None:
-        if _persistable(result, compiled_for, arg_types):
-            _store(name, inputs, result.library, symbol, time.perf_counter() - start)
+        why_not = _not_persistable(result, compiled_for, arg_types)
+        if why_not is None:
+            hooks = cache.reload_hook_names(result)
+            _store(name, inputs, result.library, symbol, time.perf_counter() - start, hooks)
+        else:
+            note(_cache_root(), name, kernel, why_not)
         _compiled[key] = (result, address, result.signature.return_type)
     return result, address, result.signature.return_type
 
 
-def _persistable(result, compiled_for, arg_types) -> bool:
-    """Only code that needs nothing but its own bytes: no Python objects (Numba's environment),
-    no addresses of this process (dynamic globals), no returned value, no conversions."""
+def _not_persistable(result, compiled_for, arg_types) -> str | None:
+    """Why the compiled code cannot be kept, or None. Only code that needs nothing but its own
+    bytes (and, for parallel kernels, Numba's reload hooks, which the load runs): no Python
+    objects (Numba's environment), no addresses of this process (dynamic globals), no returned
+    value, no conversions."""
+    from . import numba_cpu_cache as cache
+
     numba = _numba()
     environment = getattr(result, "environment", None)
-    return (
-        compiled_for == arg_types
-        and result.signature.return_type == numba.types.none
-        and not result.objectmode
-        and not result.lifted
-        and not result.library.has_dynamic_globals
-        and not (environment is not None and environment.consts)
+    reasons = (
+        (compiled_for != arg_types, "compiled for converted argument types"),
+        (result.signature.return_type != numba.types.none, "returns a value"),
+        (bool(result.objectmode or result.lifted), "uses object mode"),
+        (bool(result.library.has_dynamic_globals), "holds addresses of this process"),
+        (environment is not None and bool(environment.consts), "holds Python objects"),
     )
+    for failed, reason in reasons:
+        if failed:
+            return f"not kept: the kernel {reason}"
+    try:
+        cache.reload_hook_names(result)
+    except cache.Unkeyable as error:
+        return f"not kept: {error}"
+    return None
 
 
 # cache key -> (library, address) of what this process loaded from the cache: one entry is loaded
@@ -133,8 +153,11 @@ def _load_cached(name, inputs):
     found = cache.load(_cache_root(), name, inputs)
     if found is None:
         return None
-    blob, symbol = found
+    blob, symbol, hooks = found
     try:
+        cache.run_reload_hooks(
+            hooks
+        )  # parallel kernels: Numba's threading layer, as its cache does
         object_code, bitcode = split(blob)
         context = cpu_target.target_context
         if not rtsys._init:
@@ -149,10 +172,10 @@ def _load_cached(name, inputs):
     return _loaded[key]
 
 
-def _store(name, inputs, library, symbol, seconds) -> None:
+def _store(name, inputs, library, symbol, seconds, reload_hooks=()) -> None:
     from .numba_cpu_cache_writer import store_later
 
-    store_later(_cache_root(), name, inputs, library, symbol, seconds)
+    store_later(_cache_root(), name, inputs, library, symbol, seconds, tuple(reload_hooks))
 
 
 def _cache_root() -> str:
@@ -293,6 +316,23 @@ def _refuse_inputs_placed_off_the_cpu(kernel, ins) -> None:
         )
 
 
+def _refuse_batched_vmap(kernel, vmap_method) -> None:
+    """The kernel is compiled for the ranks of the buffers seen when the call is traced, but under
+    `expand_dims`, `broadcast_all` or `legacy_vectorized` XLA's vmap hands the same FFI call
+    buffers with one more leading axis: the trampoline would pass them to code compiled for the
+    lower rank (a crash, or outputs never written; issue 38). Refused when wrapped, with the two
+    ways that work."""
+    if vmap_method in _BATCHED_VMAP_METHODS:
+        raise CallValueError(
+            f"numba_kernel {getattr(kernel, '__name__', kernel)!s}: vmap_method={vmap_method!r} "
+            "would hand the kernel buffers with an extra leading batch axis, but it is compiled "
+            "for the unbatched ranks. Leave vmap_method unset (or 'sequential'): one call per "
+            "batch element; or, for one call over the whole batch, register a generator with "
+            "def_numba_kernel(kg, vectorized=True): it is then called with the batched outs and "
+            "the kernel is compiled for the batched ranks."
+        )
+
+
 def numba_kernel(
     kernel, outs, *, vmap_method=None, input_output_aliases=None, bridge: str = "native"
 ):
@@ -300,12 +340,14 @@ def numba_kernel(
     as a function of the inputs that returns the outputs described by `outs`.
 
     Usable on its own or returned from a kernel generator given to `def_numba_kernel`.
-    `vmap_method` is passed to `jax.ffi.ffi_call` (default 'sequential').
+    `vmap_method` is passed to `jax.ffi.ffi_call` (default 'sequential'); the methods that would
+    hand the kernel batched buffers are refused (a CallValueError, see `_refuse_batched_vmap`).
     """
     import jax
 
     if bridge not in ("native", "callback"):
         raise CallError(f"numba_kernel: bridge must be 'native' or 'callback', got {bridge!r}")
+    _refuse_batched_vmap(kernel, vmap_method)
     if not hasattr(kernel, "py_func"):
         raise CallError(
             "numba_kernel: kernel must be a numba.njit function (it is called as "

@@ -27,14 +27,14 @@ BATCH = 4
 QUIET_SECONDS = 0.3
 
 
-def store_later(root, name, inputs, library, symbol, build_seconds) -> None:
+def store_later(root, name, inputs, library, symbol, build_seconds, reload_hooks=()) -> None:
     """Queues a store. Serialising means generating the machine code once more, which the first
     call should not wait for (decision 92): a background thread does it once BATCH entries wait
     and no kernel has been compiled for QUIET_SECONDS, while the process runs other things
     (XLA's compile, the kernel, the caller's own work; on another core where there is one), and
     `flush` at exit writes what is left (decision 117)."""
     with _queue_changed:
-        _pending.append((root, name, inputs, library, symbol, build_seconds))
+        _pending.append((root, name, inputs, library, symbol, build_seconds, reload_hooks))
         _last_queued[0] = time.monotonic()
         if not _writer:
             import atexit
@@ -83,7 +83,7 @@ def _write(item) -> None:
     a store never interleaves with a compile (a compile waits at most for one store)."""
     from numba.core.compiler_lock import global_compiler_lock
 
-    root, name, inputs, library, symbol, seconds = item
+    root, name, inputs, library, symbol, seconds, hooks = item
     key = key_of(inputs)
     if os.path.exists(os.path.join(_entry_dir(root, name, key), "manifest.json")):
         return
@@ -92,7 +92,7 @@ def _write(item) -> None:
             blob, renamed = serialized(library, key, symbol)
     except Exception:  # noqa: BLE001 - not kept; the next process compiles again
         return
-    store(root, name, inputs, blob, renamed, seconds)
+    store(root, name, inputs, blob, renamed, seconds, hooks)
 
 
 def _finish() -> None:

@@ -11,12 +11,31 @@ from ...errors import CallError
 
 
 def _same_array_type(wanted, given) -> bool:
-    """An overload compiled for `given` takes the entry's `wanted` array unchanged: every array
-    layout has the same data model, so only dtype and rank must agree."""
+    """An overload compiled for `given` takes the entry's `wanted` array unchanged when dtype,
+    rank and layout agree: every layout has the same data model, but code compiled for a
+    Fortran-order ('F') array indexes column-major whatever strides it is given, so it would read
+    XLA's row-major buffers transposed (issue 38). 'C' and 'A' (any: it reads the strides, which
+    the bridge fills in C order) fit; so does 'F' at rank 0 or 1, where the orders agree."""
     return (
         getattr(given, "ndim", None) == wanted.ndim
         and getattr(given, "dtype", None) == wanted.dtype
+        and (getattr(given, "layout", "C") in ("C", "A") or wanted.ndim <= 1)
     )
+
+
+def _layout_hint(kernel, arg_types) -> str:
+    """Why no explicit signature fit, where one differs only in array layout."""
+    for signature in kernel.overloads:
+        if len(signature) == len(arg_types) and all(
+            getattr(g, "ndim", None) == w.ndim and getattr(g, "dtype", None) == w.dtype
+            for w, g in zip(arg_types, signature, strict=True)
+        ):
+            return (
+                f" ({', '.join(str(t) for t in signature)} matches in dtype and rank but takes "
+                "a Fortran-order array, and XLA's buffers are C-order (row-major): declare "
+                "C-order arrays, e.g. float32[:, ::1], or any-layout ones, float32[:, :])"
+            )
+    return ""
 
 
 @contextlib.contextmanager
@@ -48,7 +67,7 @@ def compile_kernel(kernel, arg_types):
         kernel.compile(arg_types)
         return kernel.overloads[arg_types], arg_types
     # Explicit signatures (`@njit("void(f4[:], f4[:])")`) disable compiling: use the overload
-    # whose arrays match in dtype and rank.
+    # whose arrays match in dtype, rank and layout (`_same_array_type`).
     for signature, result in kernel.overloads.items():
         if len(signature) == len(arg_types) and all(
             _same_array_type(w, g) for w, g in zip(arg_types, signature, strict=True)
@@ -58,7 +77,8 @@ def compile_kernel(kernel, arg_types):
     raise CallError(
         f"numba_kernel {kernel.__name__}: no compiled signature takes "
         f"({', '.join(str(t) for t in arg_types)}) and the kernel was given explicit signatures "
-        f"({declared}); add one, or decorate it with plain @numba.njit"
+        f"({declared}){_layout_hint(kernel, arg_types)}; add one, or decorate it with plain "
+        "@numba.njit"
     )
 
 

@@ -16,4 +16,7 @@ def output_types(outs, who: str):
         if not hasattr(item, "shape") or not hasattr(item, "dtype"):
             kind = type(item).__name__
             raise CallError(f"{who}: outs entries need .shape and .dtype, got {kind}")
-    return single, [jax.ShapeDtypeStruct(tuple(o.shape), o.dtype) for o in out_list]
+    # Canonical as JAX makes the inputs (x64 off: float64 is float32), or the kernel would be
+    # compiled for, and write, another dtype than XLA's buffer has (issue 38).
+    canonical = jax.dtypes.canonicalize_dtype
+    return single, [jax.ShapeDtypeStruct(tuple(o.shape), canonical(o.dtype)) for o in out_list]

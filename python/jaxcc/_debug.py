@@ -1,0 +1,63 @@
+"""The debug profile's Python half (decision 150c): what `debug=` or $JAXCC_DEBUG asks for, and,
+for AddressSanitizer, whether this process can load an instrumented library at all."""
+
+from __future__ import annotations
+
+import os
+
+from .errors import LoadError, SpecError
+
+_SANITIZE = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer"]
+
+ASAN_COMMAND = (
+    'LD_PRELOAD="$(g++ -print-file-name=libasan.so) $(g++ -print-file-name=libstdc++.so)" '
+    "ASAN_OPTIONS=detect_leaks=0 JAXCC_DEBUG=asan python your_script.py"
+)
+
+
+def _setting(debug, where: str):
+    if debug is None:
+        debug = os.environ.get("JAXCC_DEBUG", "")
+        if debug in ("", "0"):
+            return False
+        if debug == "1":
+            return True
+        if debug == "asan":
+            return "asan"
+        raise SpecError(
+            f"JAXCC_DEBUG={debug} is not a setting; use 1 (build kernels under the debug "
+            "profile: -O0 -g, guard zones after every output), asan (the same with "
+            "AddressSanitizer and UBSan) or 0 (the default)"
+        )
+    if isinstance(debug, bool) or debug == "asan":
+        return debug
+    raise SpecError(f"{where}: debug must be True, False or 'asan', got {debug!r}")
+
+
+def _asan_runtime_loaded() -> bool:
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+            return any("libasan" in line for line in maps)
+    except OSError:
+        return False
+
+
+def debug_profile(debug, where: str, platform: str) -> tuple[bool, list[str], list[str]]:
+    """(debug build?, extra compile flags, extra link flags) for `debug=` (None: $JAXCC_DEBUG).
+    "asan" adds AddressSanitizer and UBSan to a CPU module, and is refused (LoadError with the
+    exact command) in a process that did not preload the sanitizer runtime, which an
+    instrumented library cannot be dlopen'ed without."""
+    setting = _setting(debug, where)
+    if setting != "asan":
+        return bool(setting), [], []
+    if platform != "cpu":
+        raise SpecError(
+            f"{where}: debug='asan' instruments host code only; for CUDA kernels use "
+            "debug=True and run under compute-sanitizer (docs/usage.md, 'Debugging a kernel')"
+        )
+    if not _asan_runtime_loaded():
+        raise LoadError(
+            f"{where}: debug='asan' needs AddressSanitizer's runtime loaded before Python "
+            f"starts; run the script as\n    {ASAN_COMMAND}"
+        )
+    return True, list(_SANITIZE), ["-fsanitize=address,undefined"]
