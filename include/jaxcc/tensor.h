@@ -6,9 +6,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "jaxcc/check.h"
 #include "jaxcc/dtype.h"
+#include "jaxcc/dtype_view.h"
 #include "jaxcc/limits.h"
 #include "jaxcc/macros.h"
 
@@ -52,6 +54,39 @@ namespace detail {
                   "); index with int64_t or split the array");
 }
 
+/// The DTypes of `mask` by name, "float16, uint16, bfloat16".
+inline std::string DTypeMaskNames(std::uint32_t mask) {
+  std::string names;
+  for (unsigned d = 0; d < 32; ++d) {
+    if ((mask >> d & 1u) == 0) continue;
+    const char* name = d == 31 ? "invalid" : dtype_name(static_cast<DType>(d));
+    names += (names.empty() ? "" : ", ") + std::string(name);
+  }
+  return names;
+}
+
+/// Host side of a data_ptr<T>() whose T cannot view the buffer's dtype (dtype_view.h): throws
+/// DTypeError naming the parameter (when the Tensor came from a call: the handler prefixes the
+/// function), both types and the fix. Out of line so that data_ptr<T>() stays a compare.
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((noinline, cold))
+#endif
+[[noreturn]] inline void
+ThrowDataPtrMismatch(const char* param, DType actual, const char* type, std::uint32_t accepted) {
+  const std::string what = param == nullptr ? std::string("a jaxcc::Tensor")
+                           : *param == '\0' ? std::string("an unnamed parameter")
+                                            : "parameter '" + std::string(param) + "'";
+  const std::string wanted = DTypeMaskNames(accepted);
+  throw DTypeError(what + " is " + dtype_name(actual) + ", but the kernel reads it as " + type +
+                       " (data_ptr<" + type + ">(), which reads " + wanted +
+                       "): pass an array of that dtype (e.g. .astype(jnp." +
+                       wanted.substr(0, wanted.find(',')) + ")), or read the " +
+                       dtype_name(actual) +
+                       " buffer with its own type (jaxcc::DType dispatch: JAXCC_DISPATCH_*); "
+                       "untyped data_ptr() skips this check",
+                   actual);
+}
+
 }  // namespace detail
 
 /// A non-owning view of a dense array: data pointer, element type, shape and element strides.
@@ -88,13 +123,30 @@ class Tensor {
     if (!Init(shape, strides, ndim)) MakeEmpty();
   }
 
-  /// Untyped pointer to the first element. The view is shallow: a const Tensor still hands out a
-  /// mutable pointer, exactly as brainevent did (`static_cast<const float*>(a.data_ptr())`).
+  /// Untyped pointer to the first element, unchecked: the explicit escape from data_ptr<T>()'s
+  /// check. The view is shallow: a const Tensor still hands out a mutable pointer, exactly as
+  /// brainevent did (`static_cast<const float*>(a.data_ptr())`).
   JAXCC_HOST_DEVICE void* data_ptr() const { return data_; }
-  /// The data pointer reinterpreted as T*. Unchecked: T must match dtype() (or be a same-size
-  /// storage type such as uint16_t for float16).
+  /// The data pointer as T*, checked on the host: T must be able to view dtype() by the rule of
+  /// jaxcc::DTypeView (dtype_view.h: the buffer's own type, bool as a one-byte integer, the 16-bit
+  /// floats as uint16_t, signed and unsigned integers of one width), else jaxcc::DTypeError
+  /// naming the parameter and both types. cv-qualifiers are ignored (data_ptr<const float>()).
+  /// A T that is no element type does not compile. A default-constructed (empty, Invalid) Tensor
+  /// hands out its null pointer. Device code cannot throw: there the pointer is unchecked, so
+  /// take typed pointers on the host and pass them to the kernel.
   template <class T>
   JAXCC_HOST_DEVICE T* data_ptr() const {
+    static_assert(DTypeView<std::remove_cv_t<T>>::mask != 0,
+                  "jaxcc::Tensor::data_ptr<T>(): T is not an element type jaxcc knows (see "
+                  "jaxcc::DTypeView in jaxcc/dtype_view.h); read the buffer with the untyped "
+                  "data_ptr() and cast it, or specialise jaxcc::DTypeView for T");
+#if !JAXCC_DEVICE_CODE
+    if (!JAXCC_PREDICT_TRUE(dtype_view_accepts<T>(dtype_)) &&
+        !(dtype_ == DType::Invalid && data_ == nullptr)) {
+      detail::ThrowDataPtrMismatch(name_, dtype_, DTypeView<std::remove_cv_t<T>>::name,
+                                   DTypeView<std::remove_cv_t<T>>::mask);
+    }
+#endif
     return static_cast<T*>(data_);
   }
   /// Same as data_ptr().
@@ -124,6 +176,11 @@ class Tensor {
 
   /// Element type.
   JAXCC_HOST_DEVICE DType dtype() const { return dtype_; }
+  /// The kernel parameter this view was made for (its C++ name, for messages), or nullptr for a
+  /// Tensor the code built itself. Points at the handler's static text: copying is free.
+  JAXCC_HOST_DEVICE const char* name() const { return name_; }
+  /// Names the parameter in data_ptr<T>()'s error. `name` must outlive every copy (a literal).
+  JAXCC_HOST_DEVICE void set_name(const char* name) { name_ = name; }
   /// Bytes per element; 0 for DType::Invalid.
   JAXCC_HOST_DEVICE std::size_t element_size() const { return dtype_size(dtype_); }
 
@@ -238,6 +295,7 @@ class Tensor {
   std::int64_t shape_[kMaxDim] = {};
   std::int64_t strides_[kMaxDim] = {1};
   std::int64_t numel_ = 0;
+  const char* name_ = nullptr;
   int ndim_ = 1;
   DType dtype_ = DType::Invalid;
 };

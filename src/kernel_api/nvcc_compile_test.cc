@@ -96,6 +96,19 @@ TEST(NvccCompileTest, Brainevent03ApiCompiles) {
   EXPECT_EQ(RunCommand(command, dir.path() / "log.txt"), "");
 }
 
+// data_ptr<T>()'s dtype check in a .cu's host code, with __half/__nv_bfloat16 in the rule:
+// built and run (the program touches no GPU), and the device side compiles.
+TEST(NvccCompileTest, DataPtrCheckRunsInCudaHostCode) {
+  const std::string nvcc = FindNvcc();
+  if (nvcc.empty()) GTEST_SKIP() << "nvcc not found";
+  ScratchDir dir("data_ptr_check");
+  const std::string binary = (dir.path() / "data_ptr_check").string();
+  const std::string command = Quote(nvcc) + " -std=c++17 -arch=sm_80 -I" + Quote(kInclude) + " " +
+                              Quote(kTestdata + "/data_ptr_check.cu") + " -o " + Quote(binary);
+  ASSERT_EQ(RunCommand(command, dir.path() / "build.txt"), "");
+  EXPECT_EQ(RunCommand(Quote(binary), dir.path() / "run.txt"), "");
+}
+
 // The same source with brainevent/dtypes.h and ffi_compat.h, which need XLA's FFI headers (the
 // one part of the API that does), for the other architecture the corpus is built for.
 TEST(NvccCompileTest, Brainevent03XlaFacingHeadersCompile) {

@@ -63,13 +63,17 @@ class GuardedOutputs {
       originals_[i] = rets[i].data_ptr();
       blocks_[i] = block;
       const Tensor& t = rets[i];
+      const char* name = t.name();  // data_ptr<T>()'s error names the output as without guards
       rets[i] = Tensor(block + kGuardBytes, t.shape_ptr(), t.ndim(), t.dtype());
+      rets[i].set_name(name);
       ++guarded_;
     }
   }
   ~GuardedOutputs() {
     for (int i = 0; i < guarded_; ++i) {
+      const char* name = rets_[i].name();
       rets_[i] = Tensor(originals_[i], rets_[i].shape_ptr(), rets_[i].ndim(), rets_[i].dtype());
+      rets_[i].set_name(name);
       std::free(blocks_[i]);
     }
   }

@@ -48,7 +48,9 @@ inline Tensor TensorFromBuffer(xla::ffi::AnyBuffer buffer, const char* name = nu
                             dims.size() > static_cast<std::size_t>(kMaxDim))) {
     ThrowBufferError(buffer.element_type(), dims.size(), name);
   }
-  return Tensor(buffer.untyped_data(), dims.begin(), static_cast<int>(dims.size()), dtype);
+  Tensor tensor(buffer.untyped_data(), dims.begin(), static_cast<int>(dims.size()), dtype);
+  tensor.set_name(name);  // for data_ptr<T>()'s message
+  return tensor;
 }
 
 /// TensorFromBuffer for an output buffer.

@@ -187,6 +187,7 @@ JAXCC_BRIDGE_HOT_INLINE void TensorFromFrameBuffer(const void* raw, const char* 
                          name);
   }
   new (where) Tensor(buffer->data, buffer->dims, static_cast<int>(buffer->rank), dtype);
+  where->set_name(name);  // for data_ptr<T>()'s message; a pointer to the handler's static text
 }
 
 /// Points `slots.attrs` at the attributes' values, in the bridge's order.

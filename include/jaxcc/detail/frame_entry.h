@@ -98,7 +98,7 @@ struct FrameSpec {
 /// Room for one Tensor, which the decoder builds in place: the handler's arrays of these are
 /// left uninitialised (zeroing a Tensor's shape and strides first was a measurable part of a
 /// small call). ffi_frame.h checks the size and alignment against jaxcc::Tensor.
-inline constexpr std::size_t kFrameTensorBytes = 152;
+inline constexpr std::size_t kFrameTensorBytes = 160;
 struct alignas(8) FrameTensorSlot {
   unsigned char bytes[kFrameTensorBytes];
 };
