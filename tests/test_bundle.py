@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 import zipfile
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -333,6 +334,33 @@ def test_a_bundle_records_the_libraries_it_needs_and_names_a_missing_one(tmp_pat
     assert "libjaxcc_fake_dep.so.1" in message and "which this machine's dynamic loader" in message
     assert "apt-file search libjaxcc_fake_dep.so.1" in message and "LD_LIBRARY_PATH" in message
     assert "Nothing was loaded from this bundle" in message
+
+
+def test_build_writes_a_compile_database_that_compiles_each_file(tmp_path):
+    """`--compile-commands DIR` (issue 39 item 3): one entry per source file, with the command the
+    kernel unit is compiled with; running it (syntax only) on the file succeeds, so an editor
+    using it (clangd) sees what the compiler sees. The cache entry keeps the same database."""
+    source = tmp_path / "scaler.cc"
+    source.write_text(SCALE)
+    out, db_dir = tmp_path / "b", tmp_path / "editor"
+    result = jaxcc_cli(
+        "build", str(source), "--name", "db_scaler", "--out", str(out),
+        "--compile-commands", str(db_dir),
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    (entry,) = json.loads((db_dir / "compile_commands.json").read_text())
+    assert entry["file"] == str(source) and entry["directory"] == str(tmp_path)
+    assert entry["arguments"][-2:] == ["-c", str(source)]
+    check = subprocess.run(
+        [*entry["arguments"][:-2], "-fsyntax-only", str(source)],
+        capture_output=True, text=True, cwd=entry["directory"], timeout=120,
+    )  # fmt: skip
+    assert check.returncode == 0, check.stderr
+    mod = jaxcc.load_cpp_file(str(source), name="db_scaler_loaded")
+    kept = json.loads((Path(mod.path).parent / "compile_commands.json").read_text())
+    assert [e["file"] for e in kept] == [str(source)]
+    inline = jaxcc.load_cpp_inline("db_scaler_inline", SCALE)
+    assert not (Path(inline.path).parent / "compile_commands.json").exists()
 
 
 def test_build_errors_are_clear(tmp_path):

@@ -175,7 +175,10 @@ def test_jaxcc_reads_macro_stamped_signatures_as_gxx_preprocesses_them(case):
     if isinstance(got, SignatureError):
         assert "is a tensor taken by value" in str(got), str(got)
         return
-    # ...and a guess must be one the compiler can prove wrong: a by-value tensor's role never is.
-    assert "BE::Tensor x" not in source, f"guessed a by-value role: {got} vs {expected}\n{source}"
+    # ...and a guess must be one the compiler can prove wrong: a by-value tensor's role (x, the
+    # first parameter) never is, so it must be right even where the rest was guessed (a wrong
+    # scalar type beside it is the proof's to catch at load).
+    if "BE::Tensor x" in source:
+        assert got[0] == expected[0], f"guessed a by-value role: {got} vs {expected}\n{source}"
     with pytest.raises(SignatureError, match="jaxcc signature proof"):
         jaxcc.load_cpp_inline(f"t_diff_{uuid.uuid4().hex[:8]}", source, extra_cflags=flags)

@@ -107,6 +107,12 @@ def add_build_command(commands) -> None:
         help='extra linker flags, e.g. --ldflags "-lopenblas -fopenmp" (repeatable)',
     )
     build.add_argument("--target-prefix", help="prefix of the FFI target names (default: NAME)")
+    build.add_argument(
+        "--compile-commands",
+        metavar="DIR",
+        help="also write DIR/compile_commands.json: how each source file is compiled, for "
+        "editors such as clangd (with --module: every module's files in one database)",
+    )
     build.add_argument("--vmap-method", help=f"default: {_DEFAULT_VMAP_METHOD}")
     build.add_argument(
         "--out",
@@ -238,6 +244,36 @@ def _write(request, out_dir: str):
         f"jaxcc build: {manifest.module_name} ({manifest.platform}{archs}; {functions}) "
         f"-> {os.path.abspath(out_dir)}"
     )
+    return manifest
+
+
+def _write_compile_commands(manifests, out_dir: str) -> None:
+    """The compile databases the builds left in their cache entries, joined into one
+    `out_dir/compile_commands.json` (inline sources have no entry: nothing to edit)."""
+    import json
+
+    from . import _core, get_cache_dir
+    from .errors import SpecError
+
+    entries = {(e.name, e.key): e.dir for e in _core.cache_list(str(get_cache_dir()))}
+    database = []
+    for manifest in manifests:
+        entry_dir = entries.get((manifest.module_name, manifest.key))
+        path = os.path.join(entry_dir, "compile_commands.json") if entry_dir else ""
+        if path and os.path.exists(path):
+            with open(path, encoding="utf-8") as f:
+                database.extend(json.load(f))
+    if not database:
+        raise SpecError(
+            "jaxcc build: --compile-commands: no source file to describe (inline sources have "
+            "none); give source files or a directory"
+        )
+    os.makedirs(out_dir, exist_ok=True)
+    target = os.path.join(out_dir, "compile_commands.json")
+    with open(target + ".tmp", "w", encoding="utf-8") as f:
+        json.dump(database, f, indent=2)
+    os.replace(target + ".tmp", target)
+    print(f"jaxcc build: compile database for {len(database)} file(s) -> {target}")
 
 
 def run_build_command(args: argparse.Namespace) -> int:
@@ -252,13 +288,17 @@ def run_build_command(args: argparse.Namespace) -> int:
             if ignored:
                 print(_ignored_flags_message(ignored), file=sys.stderr)
                 return 2
-            for request in _requests_from_modules(args.module):
+            manifests = [
                 _write(request, os.path.join(args.out, request.name))
+                for request in _requests_from_modules(args.module)
+            ]
         elif args.sources:
-            _write(_request_from_sources(args), args.out)
+            manifests = [_write(_request_from_sources(args), args.out)]
         else:
             print("jaxcc build: give source files, a directory or --module", file=sys.stderr)
             return 2
+        if args.compile_commands:
+            _write_compile_commands(manifests, args.compile_commands)
     except JaxccError as error:
         text = str(error)
         print(text if text.startswith("jaxcc build") else f"jaxcc build: {text}", file=sys.stderr)

@@ -24,6 +24,9 @@ struct BuildGraph {
   std::vector<std::string> link_command;  ///< linker driver and flags placed before the objects
   std::vector<std::string> link_flags;    ///< placed after the objects (libraries, -Wl,...)
   std::string output;                     ///< library file name relative to the build directory
+  /// compile_commands.json for editors (clangd): how each of the user's source files is
+  /// compiled; written into the build directory beside build.ninja when not empty.
+  std::string compile_database;
 };
 
 /// The text of build.ninja for `graph`. Every compile step gets its own rule (steps may use

@@ -66,6 +66,10 @@ Result<BuildOutcome> RunBuild(const BuildRequest& request) {
   }
   JAXCC_RETURN_IF_ERROR(
       WriteIfChanged(JoinPath(request.build_dir, "build.ninja"), RenderNinjaFile(request.graph)));
+  if (!request.graph.compile_database.empty()) {
+    JAXCC_RETURN_IF_ERROR(WriteIfChanged(JoinPath(request.build_dir, kCompileDatabaseName),
+                                         request.graph.compile_database));
+  }
 
   // -k 0: keep going after a failure, so every unit that fails reports its error at once.
   std::vector<std::string> argv = {request.ninja, "-C", request.build_dir, "-k", "0"};

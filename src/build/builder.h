@@ -12,6 +12,9 @@
 
 namespace jaxcc::build {
 
+/// The compile database's file name, in a build directory and in a cache entry.
+inline constexpr const char* kCompileDatabaseName = "compile_commands.json";
+
 struct BuildRequest {
   std::string build_dir;
   /// (file name relative to build_dir, contents). A file whose contents are unchanged is not

@@ -103,6 +103,14 @@ Result<Entry> CacheDir::Publish(const std::string& name, const std::string& key,
                            IoError("cannot rename " + temp + " to", entry.library_path, saved));
   }
 
+  // The build's compile database for editors (build::kCompileDatabaseName), when it wrote one:
+  // written before the manifest like the library, and never part of what a lookup verifies.
+  std::string database = JoinPath(DirName(built_library), "compile_commands.json");
+  if (auto text = ReadFile(database); text.ok()) {
+    Status copied = WriteFileAtomic(JoinPath(entry.dir, "compile_commands.json"), *text, 0644);
+    if (!copied.ok()) return CacheWriteError(root_, copied.error());
+  }
+
   FaultPoint("publish");
   manifest.schema = 1;
   manifest.key = key;

@@ -69,18 +69,23 @@ std::int64_t CoarseNowNs() {
 }  // namespace
 
 std::int64_t BuildStartNs() {
-  // Waits for the file clock's next tick (at most a few ms, against a build's hundreds): a file
-  // written before this call then has an older timestamp than the start, so a header saved just
-  // before the load is not mistaken for one saved during the build.
-  const std::int64_t called = CoarseNowNs();
-  if (called < 0) return WallClockNs() - 20'000'000;
+  // A file's timestamps come from the coarse clock (the last tick), or, on kernels with
+  // fine-grained ("multigrain") timestamps for files whose times were just read, from the precise
+  // time of the write, which can be ahead of the coarse clock by more than a tick (1.4 ms
+  // measured on Linux 6.18; a header the caller had stat'ed and then saved was taken for one
+  // changed during the build, and the module built twice). So the start is the first coarse tick
+  // past the precise time of this call: whatever was written before the call is older than the
+  // start, and whatever is written after it (coarse or precise) is not. A few ms at most, once
+  // per build.
+  const std::int64_t called = WallClockNs();
+  if (CoarseNowNs() < 0) return called - 20'000'000;
   for (int waited_ms = 0; waited_ms < 50; ++waited_ms) {
     const std::int64_t now = CoarseNowNs();
     if (now > called) return now;
     struct timespec one_ms = {0, 1'000'000};
     ::nanosleep(&one_ms, nullptr);
   }
-  return called;  // a clock that does not move: the same tick counts as during the build
+  return CoarseNowNs();  // a clock that does not move: the same tick counts as during the build
 }
 
 IncludeSearch UserIncludeSearch(const LoadRequest& request) {

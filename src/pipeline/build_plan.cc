@@ -7,6 +7,7 @@
 
 #include "codegen/ffi_wrapper.h"
 #include "codegen/kernel_unit.h"
+#include "pipeline/compile_database.h"
 #include "pipeline/debug_profile.h"
 #include "toolchain/cuda_arch.h"
 #include "util/fs.h"
@@ -208,6 +209,7 @@ BuildPlan MakeBuildPlan(const LoadRequest& request, const BuildEnvironment& env,
     }
     plan.graph.compiles.push_back(std::move(step));
   }
+  plan.graph.compile_database = CompileDatabaseJson(request, plan.graph.compiles);
 
   build::CompileStep wrapper{kWrapperSource, "ffi_wrapper.o", compiler.command, {}};
   Append(wrapper.command, plan.wrapper_flags);

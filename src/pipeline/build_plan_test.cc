@@ -1,8 +1,11 @@
 #include "pipeline/build_plan.h"
 
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include <algorithm>
+
+#include "util/fs.h"
 
 namespace jaxcc::pipeline {
 namespace {
@@ -58,6 +61,24 @@ TEST(BuildPlanTest, OpenMpAndPthreadInTheCompileFlagsReachTheLinkOnce) {
   plan = MakeBuildPlan(request, Env(), FakeCompiler());
   EXPECT_EQ(std::count(plan.graph.link_flags.begin(), plan.graph.link_flags.end(), "-fopenmp"), 1);
   EXPECT_EQ(plan.graph.link_flags.back(), "-fopenmp");
+}
+
+TEST(BuildPlanTest, TheCompileDatabaseDescribesEachSourceFileAndNoInlineSource) {
+  std::string dir = ::testing::TempDir() + "jaxcc_compile_db_XXXXXX";
+  ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+  std::string file = dir + "/ops.cc";
+  ASSERT_TRUE(WriteFile(file, "void f() {}\n").ok());
+  LoadRequest request = CpuRequest(2);
+  EXPECT_EQ(MakeBuildPlan(request, Env(), FakeCompiler()).graph.compile_database, "");
+  request.sources = {{"<inline>", "void f() {}"}, {file, "void f() {}\n"}};
+  BuildPlan plan = MakeBuildPlan(request, Env(), FakeCompiler());
+  const std::string& db = plan.graph.compile_database;
+  EXPECT_NE(db.find("\"file\": \"" + file + "\""), std::string::npos) << db;
+  EXPECT_NE(db.find("\"directory\": \"" + dir + "\""), std::string::npos) << db;
+  EXPECT_NE(db.find("\"jaxcc/jaxcc.h\""), std::string::npos) << db;
+  EXPECT_NE(db.find("\"-O2\""), std::string::npos) << db;  // the unit's own flags
+  EXPECT_EQ(db.find("<inline>"), std::string::npos) << db;
+  (void)RemoveTree(dir);
 }
 
 TEST(BuildPlanTest, OptimisedKernelUnitsAlignLoopsWhereTheCompilerTakesIt) {
