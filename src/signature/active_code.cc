@@ -177,7 +177,7 @@ std::vector<Token> DropDisabledBranches(std::vector<Token> tokens,
       groups.push_back(g);
     } else if (name == "elif" || name == "elifdef" || name == "elifndef" || name == "else") {
       if (groups.empty()) continue;
-      Group& g = groups.back();
+      Group g = std::move(groups.back());  // a copy: pop_back ends the element's life
       groups.pop_back();
       bool outer_dead = Liveness(groups) == Condition::kFalse;
       Condition c = name == "else" || outer_dead || g.taken
