@@ -47,7 +47,9 @@ STEP = textwrap.dedent(
 
 
 def header_text(value):
-    return f"#define HDR_C {value:02d}\n"  # every value below 100: the same size
+    # Every value below 100 the same size, and decimal: a leading 0 would make 08 and 09 invalid
+    # octal literals (the drawn case that found it: a shadowing header with 8).
+    return f"#define HDR_C (1{value:02d} - 100)\n"
 
 
 edits = st.one_of(
