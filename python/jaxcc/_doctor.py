@@ -124,6 +124,12 @@ def _tools() -> list[Check]:
             except JaxccError as e:
                 checks.append(Check(WARN, name, f"{path}: {e}", f"fix or remove {path}"))
     try:
+        linker = _core.find_linker()
+        detail = f"{linker.path}" + (f": {linker.version}" if linker.version else "")
+        checks.append(Check(PASS, "linker", f"{detail} ({linker.found_by})"))
+    except JaxccError as e:
+        checks.append(Check(FAIL, "linker", str(e).splitlines()[0], "unset JAXCC_LINKER"))
+    try:
         checks.append(Check(PASS, "ninja", _core.find_ninja(_discovery.ninja_search_dirs())))
     except JaxccError as e:
         detail = f"{str(e).splitlines()[0]}; {_BUNDLES_OK}"

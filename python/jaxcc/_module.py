@@ -305,6 +305,8 @@ class CompiledModule:
         self.key = loaded.key
         self.cache_hit = loaded.cache_hit
         self.build_seconds = loaded.build_seconds
+        # What each compile and the link of a fresh build took (ninja's log); [] on a cache hit.
+        self.build_steps = list(loaded.build_steps)
         # A fresh build that linked an earlier build's FFI wrapper object (same signatures, flags
         # and headers; only kernel bodies changed) instead of compiling it again.
         self.wrapper_reused = loaded.wrapper_reused

@@ -73,6 +73,15 @@ void BindSpecs(nb::module_& m) {
 
 void BindLoadedModule(nb::module_& m) {
   using pipeline::LoadedModule;
+  nb::class_<build::BuildStep>(m, "BuildStep",
+                               "One compile or the link of a fresh build, from ninja's log.")
+      .def_ro("output", &build::BuildStep::output)
+      .def_ro("start_seconds", &build::BuildStep::start_seconds, "since the build started")
+      .def_ro("end_seconds", &build::BuildStep::end_seconds)
+      .def("__repr__", [](const build::BuildStep& step) {
+        return "<BuildStep " + step.output + " " + std::to_string(step.start_seconds) + "-" +
+               std::to_string(step.end_seconds) + " s>";
+      });
   nb::class_<LoadedModule>(m, "LoadedModule", "A module the core built or found and dlopened.")
       .def_ro("library_path", &LoadedModule::library_path)
       .def_ro("entry_dir", &LoadedModule::entry_dir)
@@ -82,6 +91,7 @@ void BindLoadedModule(nb::module_& m) {
       .def_ro("miss_reason", &LoadedModule::miss_reason)
       .def_ro("build_seconds", &LoadedModule::build_seconds)
       .def_ro("build_log", &LoadedModule::build_log)
+      .def_ro("build_steps", &LoadedModule::build_steps)
       .def_ro("warning", &LoadedModule::warning)
       .def_ro("evicted_entries", &LoadedModule::evicted_entries)
       .def_ro("wrapper_reused", &LoadedModule::wrapper_reused)

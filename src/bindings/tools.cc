@@ -12,6 +12,7 @@
 #include "cache/ownership.h"
 #include "toolchain/cuda_runtime.h"
 #include "toolchain/host_compiler.h"
+#include "toolchain/linker.h"
 #include "toolchain/ninja.h"
 #include "toolchain/nvcc.h"
 #include "toolchain/version_memo.h"
@@ -44,6 +45,16 @@ void BindTools(nb::module_& m) {
         return Tool{found->path, found->version, found->found_by};
       },
       nb::arg("memo_path") = "", "The host compiler builds use ($CXX, g++, c++, clang++).");
+  m.def(
+      "find_linker",
+      [](const std::string& memo_path) {
+        auto found = toolchain::ChooseLinker(memo_path);
+        if (!found.ok()) RaiseError(found.error());
+        return Tool{found->name, found->version, found->found_by};
+      },
+      nb::arg("memo_path") = "",
+      "The linker CPU modules' links ask the compiler for ($JAXCC_LINKER; gold, lld, mold, or "
+      "the compiler's own, 'system'); `path` is its name.");
   m.def(
       "find_nvcc",
       [](const std::vector<std::string>& wheel_dirs, const std::string& memo_path) {

@@ -96,6 +96,9 @@ Result<BuildOutcome> RunBuild(const BuildRequest& request) {
     }
     pending.erase(0, start);
   };
+  const std::string ninja_log = JoinPath(request.build_dir, ".ninja_log");
+  const auto log_before = ReadFile(ninja_log);  // a reused build directory keeps older runs
+  const size_t log_offset = log_before.ok() ? log_before->size() : 0;
   auto start = std::chrono::steady_clock::now();
   auto run = RunProcess(argv, options);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -127,6 +130,9 @@ Result<BuildOutcome> RunBuild(const BuildRequest& request) {
   outcome.log = run->output;
   outcome.seconds = seconds;
   outcome.dependencies = CollectDependencies(request.build_dir, request.graph);
+  if (auto log = ReadFile(ninja_log); log.ok()) {
+    outcome.steps = ParseNinjaLogSince(*log, log_offset);
+  }
   return outcome;
 }
 

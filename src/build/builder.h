@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "build/build_graph.h"
+#include "build/ninja_log.h"
 #include "util/result.h"
 
 namespace jaxcc::build {
@@ -38,6 +39,8 @@ struct BuildOutcome {
   double seconds = 0;
   /// Every file the compilers read, from the depfiles (absolute paths as the compiler wrote them).
   std::vector<std::string> dependencies;
+  /// What each compile and the link of this run took (ninja's log; empty if unreadable).
+  std::vector<BuildStep> steps;
 };
 
 /// Fails with ErrorKind::kCompile when ninja reports a failure (message = the first error plus

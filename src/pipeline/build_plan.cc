@@ -152,6 +152,17 @@ std::vector<std::string> LinkFlagsImpliedByCompileFlags(const LoadRequest& reque
   return implied;
 }
 
+// A user who names a linker, or asks for link-time optimisation (which lld cannot do with GCC's
+// objects), keeps the driver's choice: jaxcc's pick only saves milliseconds (decision 161a).
+bool UserDecidesLinker(const LoadRequest& request) {
+  for (const auto* flags : {&request.extra_cflags, &request.extra_ldflags}) {
+    for (const std::string& flag : *flags) {
+      if (flag.rfind("-fuse-ld=", 0) == 0 || flag.rfind("-flto", 0) == 0) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 std::vector<std::vector<std::string>> SourceUserFlags(const LoadRequest& request) {
@@ -221,6 +232,11 @@ BuildPlan MakeBuildPlan(const LoadRequest& request, const BuildEnvironment& env,
   plan.graph.link_command = compiler.command;
   // -z defs: an undefined symbol is a link error naming it, not a dlopen failure later.
   Append(plan.graph.link_command, {"-shared", "-fPIC", "-Wl,-z,defs"});
+  // CPU links only: a CUDA module's build is nvcc's seconds, and its link has only run with the
+  // driver's linker on a GPU machine.
+  if (!is_cuda && !UserDecidesLinker(request)) {
+    Append(plan.graph.link_command, compiler.linker.flags);
+  }
   if (is_cuda) plan.graph.link_flags = CudaLinkFlags(*cuda);
   Append(plan.graph.link_flags, LinkFlagsImpliedByCompileFlags(request));
   Append(plan.graph.link_flags, request.extra_ldflags);

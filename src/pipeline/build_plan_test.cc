@@ -32,6 +32,29 @@ BuildEnvironment Env() {
 
 toolchain::HostCompiler FakeCompiler() { return {{"/usr/bin/g++"}, "/usr/bin/g++", "g++ 12"}; }
 
+toolchain::HostCompiler CompilerWithGold() {
+  toolchain::HostCompiler compiler = FakeCompiler();
+  compiler.linker = {{"-fuse-ld=gold"}, "gold", "GNU gold 1.16", "ld.gold on PATH"};
+  return compiler;
+}
+
+TEST(BuildPlanTest, CpuLinksAskForTheChosenLinkerUnlessTheUserDecides) {
+  EXPECT_TRUE(Has(MakeBuildPlan(CpuRequest(3), Env(), CompilerWithGold()).graph.link_command,
+                  "-fuse-ld=gold"));
+  EXPECT_FALSE(
+      Has(MakeBuildPlan(CpuRequest(3), Env(), FakeCompiler()).graph.link_command, "-fuse-ld=gold"));
+  for (const char* flag : {"-fuse-ld=bfd", "-flto", "-flto=auto"}) {
+    LoadRequest request = CpuRequest(3);
+    request.extra_ldflags = {flag};
+    BuildPlan plan = MakeBuildPlan(request, Env(), CompilerWithGold());
+    EXPECT_FALSE(Has(plan.graph.link_command, "-fuse-ld=gold")) << flag;
+  }
+  LoadRequest lto = CpuRequest(3);
+  lto.extra_cflags = {"-flto"};
+  EXPECT_FALSE(
+      Has(MakeBuildPlan(lto, Env(), CompilerWithGold()).graph.link_command, "-fuse-ld=gold"));
+}
+
 TEST(BuildPlanTest, UserCodeFollowsTheRequestedLevelTheWrapperIsBuiltLight) {
   BuildPlan plan = MakeBuildPlan(CpuRequest(3), Env(), FakeCompiler());
   EXPECT_TRUE(Has(plan.user_flags, "-O3"));
@@ -152,6 +175,15 @@ TEST(BuildPlanTest, NvccGetsTheSameIncludeOrder) {
   BuildPlan plan = MakeBuildPlan(request, Env(), FakeCompiler(), &cuda);
   ExpectKernelIncludeOrder(plan.cuda_flags);
   ExpectKernelIncludeOrder(plan.graph.compiles.front().command);
+}
+
+TEST(BuildPlanTest, CudaLinksKeepTheDriversLinker) {
+  LoadRequest request = CpuRequest(3);
+  request.platform = "cuda";
+  request.sources[0].label = "k.cu";
+  CudaToolchain cuda{{"/cuda/bin/nvcc", "release 13.0", "/cuda", "test"}, {"80"}};
+  BuildPlan plan = MakeBuildPlan(request, Env(), CompilerWithGold(), &cuda);
+  EXPECT_FALSE(Has(plan.graph.link_command, "-fuse-ld=gold"));
 }
 
 LoadRequest CudaRequest(size_t cuda_files) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "argspec/function_spec.h"
+#include "build/ninja_log.h"
 #include "cache/cache_dir.h"
 #include "signature/resolve.h"
 #include "util/result.h"
@@ -135,6 +136,7 @@ struct LoadedModule {
       miss_reason;  ///< "absent", "damaged", "stale-dependency", "forced", "uncached" on a miss
   double build_seconds = 0;
   std::string build_log;    ///< compiler output of a fresh build (warnings), "" on a hit
+  std::vector<build::BuildStep> build_steps;  ///< what each compile and the link took
   std::string warning;      ///< something the user should hear about that did not stop the load
   int evicted_entries = 0;  ///< entries the size cap removed after this build was published
   /// A fresh build linked the FFI wrapper object of an earlier build (same signatures, flags,

@@ -92,6 +92,7 @@ void FillBuildDetails(LoadedModule& module, const build::BuildOutcome& outcome,
   module.miss_reason = miss_reason;
   module.build_seconds = outcome.seconds;
   module.build_log = outcome.log;
+  module.build_steps = outcome.steps;
 }
 
 // Locks and build directories live in the cache root, so these are the failures that mean "this

@@ -34,7 +34,9 @@ void ResetHostCompilerMemo() {
   g_memo.reset();
 }
 
-Result<HostCompiler> FindHostCompiler(const std::string& memo_path) {
+namespace {
+
+Result<HostCompiler> FindCompiler(const std::string& memo_path) {
   std::string env_cxx = EnvOr("CXX", "");
   std::string env_key = env_cxx + '\n' + EnvOr("PATH", "");
   std::lock_guard<std::mutex> lock(g_memo_mutex);
@@ -64,7 +66,7 @@ Result<HostCompiler> FindHostCompiler(const std::string& memo_path) {
       tried.push_back("  x " + label + ": " + version.error().message);
       continue;
     }
-    g_memo = HostCompiler{command, compiler, *version, from_env ? label : label + " on PATH"};
+    g_memo = HostCompiler{command, compiler, *version, from_env ? label : label + " on PATH", {}};
     g_memo_env = env_key;
     return *g_memo;
   }
@@ -74,6 +76,17 @@ Result<HostCompiler> FindHostCompiler(const std::string& memo_path) {
       "How to fix: install one (Debian/Ubuntu: apt-get install g++) or point CXX at a C++17 "
       "compiler, e.g. CXX=/usr/bin/g++-12.";
   return MakeError(ErrorKind::kToolchain, message);
+}
+
+}  // namespace
+
+Result<HostCompiler> FindHostCompiler(const std::string& memo_path) {
+  auto compiler = FindCompiler(memo_path);
+  if (!compiler.ok()) return compiler;
+  auto linker = ChooseLinker(memo_path);
+  if (!linker.ok()) return linker.error();
+  compiler->linker = *linker;
+  return compiler;
 }
 
 }  // namespace jaxcc::toolchain

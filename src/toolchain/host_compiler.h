@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "toolchain/linker.h"
 #include "util/result.h"
 
 namespace jaxcc::toolchain {
@@ -14,12 +15,16 @@ struct HostCompiler {
   std::string path;      ///< absolute path of the compiler itself (part of the cache key)
   std::string version;   ///< first line of `<compiler> --version` (part of the cache key)
   std::string found_by;  ///< how it was found: "$CXX=...", "g++ on PATH", ...
+  /// The linker the driver is asked for on a CPU module's link (linker.h; part of the key
+  /// through the link command).
+  LinkerChoice linker;
 };
 
 /// Order: $CXX, then g++, c++, clang++ on PATH. The version is read with `--version` only when
 /// neither this process nor the memo file (keyed by the compiler's path, size, mtime and inode)
 /// knows it, so a warm load never starts a subprocess. `memo_path` may be "" (no file memo).
-/// Failure is ErrorKind::kToolchain listing what was tried, in order, and how to fix it.
+/// Failure is ErrorKind::kToolchain listing what was tried, in order, and how to fix it, or
+/// ChooseLinker's error for a $JAXCC_LINKER it cannot honour.
 Result<HostCompiler> FindHostCompiler(const std::string& memo_path);
 
 /// Forgets the per-process result (tests change CXX/PATH between calls).

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "toolchain/host_compiler.h"
+#include "toolchain/linker.h"
 #include "toolchain/nvcc.h"
 
 namespace jaxcc::toolchain {
@@ -40,6 +41,7 @@ class ScopedEnv {
   static void ResetMemos() {
     ResetHostCompilerMemo();
     ResetNvccMemo();
+    ResetLinkerMemo();
   }
   const char* name_;
   bool had_ = false;

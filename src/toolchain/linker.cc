@@ -1,0 +1,83 @@
+#include "toolchain/linker.h"
+
+#include <cstdlib>
+#include <mutex>
+#include <optional>
+
+#include "toolchain/version_memo.h"
+#include "util/subprocess.h"
+
+namespace jaxcc::toolchain {
+namespace {
+
+// Fastest first for a module-sized link (measured, decision 161a). gold is deprecated upstream
+// (binutils 2.44) and may be missing on newer systems, hence the others after it.
+constexpr const char* kAutoOrder[] = {"gold", "lld", "mold"};
+
+std::mutex g_memo_mutex;
+std::optional<LinkerChoice> g_memo;
+std::string g_memo_env;
+
+std::string EnvOr(const char* name, const char* fallback) {
+  const char* value = std::getenv(name);
+  return value ? value : fallback;
+}
+
+LinkerChoice SystemLinker(const std::string& found_by) { return {{}, "system", "", found_by}; }
+
+// The linker `name` if `ld.<name>` is on PATH and runs; the reason otherwise.
+Result<LinkerChoice> TryLinker(const std::string& name, const std::string& memo_path) {
+  const std::string program = "ld." + name;
+  const std::string path = FindExecutable(program);
+  if (path.empty()) return MakeError(ErrorKind::kToolchain, program + " is not on PATH");
+  auto version = ProbeVersion(path, memo_path, FirstLineOf);
+  if (!version.ok()) return version.error();
+  return LinkerChoice{{"-fuse-ld=" + name}, name, *version, program + " on PATH"};
+}
+
+}  // namespace
+
+void ResetLinkerMemo() {
+  std::lock_guard<std::mutex> lock(g_memo_mutex);
+  g_memo.reset();
+}
+
+Result<LinkerChoice> ChooseLinker(const std::string& memo_path) {
+  const std::string wanted = EnvOr("JAXCC_LINKER", "");
+  const std::string env_key = wanted + '\n' + EnvOr("PATH", "");
+  std::lock_guard<std::mutex> lock(g_memo_mutex);
+  if (g_memo && g_memo_env == env_key) return *g_memo;
+
+  Result<LinkerChoice> choice = SystemLinker("no gold, lld or mold on PATH");
+  if (wanted == "system") {
+    choice = SystemLinker("$JAXCC_LINKER=system");
+  } else if (wanted.empty() || wanted == "auto") {
+    for (const char* name : kAutoOrder) {
+      auto found = TryLinker(name, memo_path);
+      if (found.ok()) {
+        choice = std::move(found);
+        break;
+      }
+    }
+  } else if (wanted == "gold" || wanted == "lld" || wanted == "mold") {
+    auto found = TryLinker(wanted, memo_path);
+    if (!found.ok()) {
+      return MakeError(ErrorKind::kToolchain,
+                       "$JAXCC_LINKER=" + wanted + " but " + found.error().message +
+                           ". Install it (Debian/Ubuntu: apt-get install " +
+                           (wanted == "gold" ? std::string("binutils") : wanted) +
+                           "), or unset JAXCC_LINKER to let jaxcc pick one");
+    }
+    choice = std::move(found);
+    choice->found_by = "$JAXCC_LINKER=" + wanted;
+  } else {
+    return MakeError(ErrorKind::kToolchain,
+                     "$JAXCC_LINKER=" + wanted +
+                         " is not a linker jaxcc knows; use auto, system, gold, lld or mold");
+  }
+  g_memo = *choice;
+  g_memo_env = env_key;
+  return choice;
+}
+
+}  // namespace jaxcc::toolchain

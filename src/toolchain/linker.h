@@ -1,0 +1,33 @@
+// Which linker a CPU module's link asks the compiler driver for (`-fuse-ld=`).
+//
+// A module's link is a handful of small objects against libstdc++, yet GNU ld (bfd) takes about
+// 48 ms for it on the 2-core development machine, gold 20 ms and lld 29 ms: on an edited
+// kernel's reload that difference is a tenth of the whole edit-to-result time (issue 39 item 5,
+// decision 161a). The driver finds `ld.<name>` itself; jaxcc only checks that one is installed.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "util/result.h"
+
+namespace jaxcc::toolchain {
+
+struct LinkerChoice {
+  std::vector<std::string> flags;  ///< {"-fuse-ld=gold"}, or {} for the driver's own linker
+  std::string name;                ///< "gold", "lld", "mold", or "system"
+  std::string version;             ///< first line of `ld.<name> --version`; "" for "system"
+  std::string found_by;            ///< "$JAXCC_LINKER=lld", "ld.gold on PATH", ...
+};
+
+/// $JAXCC_LINKER decides: unset or "auto" takes the first of gold, lld and mold that is on PATH
+/// and answers `--version` (remembered in `memo_path` like compiler versions, so a later process
+/// starts no subprocess), else the driver's own; "system" always the driver's own; a name, that
+/// linker or an ErrorKind::kToolchain error saying how to install it. Memoised per process by
+/// PATH and $JAXCC_LINKER.
+Result<LinkerChoice> ChooseLinker(const std::string& memo_path);
+
+/// Forgets the per-process choice (tests change PATH and $JAXCC_LINKER between calls).
+void ResetLinkerMemo();
+
+}  // namespace jaxcc::toolchain
