@@ -49,8 +49,10 @@ def _cannot_check(fn) -> str | None:
     if fn.platform == "cuda":
         if not _gpu_present():
             return "a CUDA kernel and no GPU in this process"
-        return ("a CUDA kernel: the debug profile guards host buffers only (decision 150c); run "
-                "the script under compute-sanitizer with JAXCC_DEBUG=1 for device writes")  # fmt: skip
+        return (
+            "a CUDA kernel: the debug profile guards host buffers only (decision 150c); run "
+            "the script under compute-sanitizer with JAXCC_DEBUG=1 for device writes"
+        )
     if any(p.kind == "async" for p in fn.spec.params):
         return "a jaxcc::Async function: the debug profile does not guard its outputs"
     return None
