@@ -76,6 +76,28 @@ void total(const jaxcc::Tensor x, jaxcc::Tensor out) {
 }
 """
 
+# Writes outside the output (the `bounds` row, on the debug build): one element past the end, and
+# one before the start. Never run outside the debug profile: the write would land in memory XLA
+# or the allocator owns.
+BOUNDS_SOURCE = r"""
+#include "jaxcc/jaxcc.h"
+
+// Defect: the loop runs to numel inclusive, one float past the end.
+void past_end(const jaxcc::Tensor x, jaxcc::Tensor out) {
+  const float* a = x.data_ptr<float>();
+  float* o = out.data_ptr<float>();
+  for (int64_t i = 0; i <= out.numel(); ++i) o[i] = 2 * a[i < x.numel() ? i : 0];
+}
+
+// Defect: a shift by one written at index -1 for the first element.
+void before_start(const jaxcc::Tensor x, jaxcc::Tensor out) {
+  const float* a = x.data_ptr<float>();
+  float* o = out.data_ptr<float>();
+  for (int64_t i = 0; i < out.numel(); ++i) o[i] = 2 * a[i];
+  o[-1] = 0.0f;
+}
+"""
+
 FUNCTIONS = ["scale", "cumsum_total", "half_written", "mutates_input", "counted_sum", "row_total"]
 
 
@@ -85,6 +107,11 @@ def module():
         "check_catalogue", SOURCE, FUNCTIONS,
         sharding={"scale": "... -> ...", "row_total": "r k -> r k"},
     )  # fmt: skip
+
+
+@functools.cache
+def bounds_module():
+    return jaxcc.load_cpp_inline("check_bounds", BOUNDS_SOURCE, ["past_end", "before_start"])
 
 
 @functools.cache

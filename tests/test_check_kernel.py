@@ -36,7 +36,7 @@ def test_right_kernel_passes_every_row_that_applies(ops):
     report = jaxcc.check_kernel(ops.scale, catalogue.X, factor=2.0)
     assert report.ok, str(report)
     statuses = {row.name: row.status for row in report.rows}
-    for name in ("outputs", "inputs", "determinism", "jit", "vmap", "bundle", "threads"):
+    for name in ("outputs", "inputs", "bounds", "determinism", "jit", "vmap", "bundle", "threads"):
         assert statuses[name] == "passed", str(report)
     # jax.export writes artefacts with flatbuffers; without it the row says so and is skipped.
     serializes = importlib.util.find_spec("flatbuffers") is not None
@@ -155,6 +155,14 @@ def test_cli_sharding_row_passes_a_right_rule(cli_run):
     assert "sharding     passed" in scale
     ruled = out.split("check_kernel_catalogue:row_total_primitive_right_rule\n")[1]
     assert "sharding     passed   equals one device, no gather: 'r' over 4" in ruled
+
+
+def test_cli_shows_the_bounds_row(cli_run):
+    out = cli_run.stdout
+    scale = out.split("check_kernel_catalogue:scale\n")[1].split("\n\n")[0]
+    assert "  bounds       passed   the debug build (-O0 -g, 4096 guard bytes" in scale
+    primitive = out.split("check_kernel_catalogue:row_total_primitive\n")[1].split("\n\n")[0]
+    assert "  bounds       skipped  backend 'jax': not a jaxcc C++/CUDA kernel" in primitive
 
 
 def test_cli_refuses_a_module_without_declarations(tmp_path):

@@ -1,9 +1,9 @@
 """jaxcc.check_kernel: one kernel checked against everything JAX does to it, one row per check
 (docs/usage.md, "Checking a kernel: check_kernel"; decision 154).
 
-The rows live in _check_rows.py (one process, one device), _check_grads.py (derivatives) and
-_check_deploy.py (meshes, export, bundles, backends); this file runs them in order and keeps
-the report."""
+The rows live in _check_rows.py (one process, one device), _check_grads.py (derivatives),
+_check_bounds.py (the debug build's guard zones) and _check_deploy.py (meshes, export, bundles,
+backends); this file runs them in order and keeps the report."""
 
 from __future__ import annotations
 
@@ -12,16 +12,18 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from . import _check_deploy, _check_grads, _check_rows
+from . import _check_bounds, _check_deploy, _check_grads, _check_rows
 from ._check_rows import FAILED, PASSED, SKIPPED
 from ._check_subject import Subject, first_line
 from .errors import CallError, KernelCheckError
 
 # Every row, in the order it runs. The rows after `determinism` compare two ways of running the
-# kernel, which means nothing when one way does not repeat: they are skipped then.
+# kernel, which means nothing when one way does not repeat: they are skipped then. `bounds`
+# rebuilds the module under the debug profile (one -O0 compile per version of a module, cached).
 CHECKS = {
     "outputs": _check_rows.outputs_row,
     "inputs": _check_rows.inputs_row,
+    "bounds": _check_bounds.bounds_row,
     "determinism": _check_rows.determinism_row,
     "jit": _check_rows.jit_row,
     "vmap": _check_rows.vmap_row,
@@ -35,7 +37,7 @@ CHECKS = {
     "cuda_graph": _check_rows.cuda_graph_row,
     "stream": _check_rows.stream_row,
 }
-_NEED_DETERMINISM = frozenset(CHECKS) - {"outputs", "inputs", "determinism"}
+_NEED_DETERMINISM = frozenset(CHECKS) - {"outputs", "inputs", "bounds", "determinism"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -122,6 +124,14 @@ def check_kernel(
     host = [np.array(a, copy=True) for a in args]
     subject = Subject(fn, host, outs, attrs, is_primitive, rtol, atol, backend)
     report = KernelReport(subject.name, [])
+    # `bounds` first, on the debug build: a kernel that writes outside its outputs must not run
+    # its own build, whose write would land in memory XLA or the allocator owns.
+    first = {"bounds": _run_row("bounds", subject, None)} if "bounds" in selected else {}
+    if subject.writes_outside:
+        why = "it writes outside an output (see bounds); its own build would corrupt memory"
+        report.rows += [CheckRow(n, SKIPPED, why) if n not in first else first[n]
+                        for n in selected]  # fmt: skip
+        return report
     try:
         reference = [np.asarray(o) for o in subject.call(*subject.fresh())]
     except Exception as e:  # noqa: BLE001  # the report says the sample call fails
@@ -133,14 +143,19 @@ def check_kernel(
         if name in _NEED_DETERMINISM and not deterministic:
             report.rows.append(CheckRow(name, SKIPPED, "not deterministic (see determinism)"))
             continue
-        try:
-            status, detail = CHECKS[name](subject, reference)
-        except Exception as e:  # noqa: BLE001  # a check that cannot run is a finding
-            status, detail = FAILED, f"raised {first_line(e)}"
-        if name == "determinism" and status == FAILED:
+        row = first.get(name) or _run_row(name, subject, reference)
+        if name == "determinism" and row.status == FAILED:
             deterministic = False
-        report.rows.append(CheckRow(name, status, detail))
+        report.rows.append(row)
     return report
+
+
+def _run_row(name: str, subject: Subject, reference) -> CheckRow:
+    try:
+        status, detail = CHECKS[name](subject, reference)
+    except Exception as e:  # noqa: BLE001  # a check that cannot run is a finding
+        status, detail = FAILED, f"raised {first_line(e)}"
+    return CheckRow(name, status, detail)
 
 
 def assert_kernel_ok(fn, *args, **kwargs) -> KernelReport:

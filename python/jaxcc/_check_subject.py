@@ -31,6 +31,7 @@ class Subject:
     atol: float | None = None
     backend: str | None = None  # the XLACustomKernel backend calls use (None: its default)
     masks: list | None = None  # per output: True where the kernel writes (from `outputs`)
+    writes_outside: bool = False  # the debug build's guard zones caught a write (from `bounds`)
 
     @property
     def name(self) -> str:

@@ -106,6 +106,21 @@ void MakeRequest(FrozenRequest* self, std::string name, std::string platform,
   new (self) FrozenRequest{std::move(request), hash};
 }
 
+// check_kernel's `bounds` row (decision 160): the same sources, flags and functions built under
+// the debug profile, registered under their own prefix so that the user's targets and the
+// versioned names of decision 155 never see it. Registered even where the original is not
+// (auto_register=False), since the row calls it.
+FrozenRequest DebugTwin(const FrozenRequest& original, std::string target_prefix) {
+  LoadRequest request = original.value;
+  request.debug = true;
+  request.auto_register = true;
+  request.target_prefix = std::move(target_prefix);
+  Status valid = pipeline::ValidateRequest(request);
+  if (!valid.ok()) RaiseError(valid.error());
+  std::size_t hash = HashOf(request);
+  return FrozenRequest{std::move(request), hash};
+}
+
 void BindSourcesAndFunctions(nb::module_& m) {
   nb::class_<SourceFile>(m, "SourceFile", "One translation unit: a label for diagnostics, text.")
       .def(nb::init<std::string, std::string>(), nb::arg("label"), nb::arg("text"))
@@ -185,6 +200,9 @@ void BindLoadRequest(nb::module_& m) {
       .def_prop_ro("cuda_archs", [](const FrozenRequest& r) { return r.value.cuda.archs; })
       .def_prop_ro("sharding", [](const FrozenRequest& r) { return r.value.sharding; })
       .def_prop_ro("debug", [](const FrozenRequest& r) { return r.value.debug; })
+      .def("debug_twin", &DebugTwin, nb::arg("target_prefix"),
+           "This request under the debug profile (debug=True), registered as `target_prefix`: "
+           "its own cache entry, the user's targets untouched.")
       .def("__hash__", [](const FrozenRequest& r) { return r.hash; })
       .def(
           "__eq__",
