@@ -96,7 +96,10 @@ std::optional<std::vector<ObjectDependency>> ObjectCache::Fetch(
     auto now = Sha256FileHex(dep.path);
     if (!now.ok() || *now != dep.sha256) return std::nullopt;
   }
-  if (!WriteFileAtomic(destination, *contents).ok()) return std::nullopt;
+  // The destination is a private build directory's, removed after the link: never synced.
+  if (!WriteFileAtomic(destination, *contents, 0644, Durability::kVerifiedOnRead).ok()) {
+    return std::nullopt;
+  }
   ::utimensat(AT_FDCWD, object.c_str(), nullptr, 0);  // most recently used
   return deps;
 }
@@ -111,12 +114,16 @@ void ObjectCache::Store(const std::string& key, const std::string& object_path,
   if (!MakeDirs(dir_, 0700).ok()) return;
   std::string deps_text = DependencyText(dependencies);
   // Dependencies, then the digest of both, then the object: whatever a crash leaves between the
-  // renames fails verification (a miss), never links a wrong object.
-  if (!WriteFileAtomic(JoinPath(dir_, key + ".deps"), deps_text, 0600).ok()) return;
-  if (!WriteFileAtomic(JoinPath(dir_, key + ".sha256"), Digest(*contents, deps_text), 0600).ok()) {
+  // renames, or of writes the disk never got, fails verification (a miss), never links a wrong
+  // object. Fetch reads and hashes all three every time, so nothing here needs an fsync.
+  constexpr Durability kVerified = Durability::kVerifiedOnRead;
+  if (!WriteFileAtomic(JoinPath(dir_, key + ".deps"), deps_text, 0600, kVerified).ok()) return;
+  if (!WriteFileAtomic(JoinPath(dir_, key + ".sha256"), Digest(*contents, deps_text), 0600,
+                       kVerified)
+           .ok()) {
     return;
   }
-  if (!WriteFileAtomic(JoinPath(dir_, key + ".o"), *contents, 0600).ok()) return;
+  if (!WriteFileAtomic(JoinPath(dir_, key + ".o"), *contents, 0600, kVerified).ok()) return;
   Evict();
 }
 

@@ -72,6 +72,25 @@ TEST_F(ObjectCacheTest, ADamagedObjectIsAMissAndIsRemoved) {
   EXPECT_FALSE(Has(cache, "k2", scratch_ / "out.o"));
 }
 
+// Stores are not fsynced (Durability::kVerifiedOnRead): after a crash any of the three files can
+// be empty or hold zeros where its data never reached the disk. Each such state is a miss.
+TEST_F(ObjectCacheTest, WhatALostUnsyncedWriteLeavesIsAMissNeverAWrongObject) {
+  ObjectCache cache(scratch_.path());
+  for (const char* suffix : {".o", ".sha256", ".deps"}) {
+    for (bool zeros : {false, true}) {
+      const std::string header = WriteObject("h.h", "int x;");
+      cache.Store("k", WriteObject("built.o", "object bytes"), {{header, *Sha256FileHex(header)}});
+      ASSERT_TRUE(Has(cache, "k", scratch_ / "out.o"));  // whole, it verifies
+      ASSERT_EQ(::unlink((scratch_ / "out.o").c_str()), 0);
+      const std::string file = JoinPath(cache.dir(), std::string("k") + suffix);
+      const auto size = StatPath(file).size;
+      ASSERT_TRUE(WriteFile(file, zeros ? std::string(size, '\0') : "").ok());
+      EXPECT_FALSE(Has(cache, "k", scratch_ / "out.o")) << suffix << (zeros ? " zeros" : " empty");
+      EXPECT_FALSE(StatPath(scratch_ / "out.o").exists);
+    }
+  }
+}
+
 TEST_F(ObjectCacheTest, AnEditedHeaderMakesAMissAndTheStoredListComesBack) {
   ObjectCache cache(scratch_.path());
   std::string header = WriteObject("user.h", "#define N 1\n");

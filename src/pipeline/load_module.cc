@@ -21,6 +21,7 @@
 #include "pipeline/sharding_rules.h"
 #include "pipeline/source_text.h"
 #include "pipeline/warm_index.h"
+#include "pipeline/warm_remember.h"
 #include "toolchain/cuda_arch_resolve.h"
 #include "toolchain/cuda_runtime.h"
 #include "toolchain/host_compiler.h"
@@ -49,56 +50,6 @@ namespace {
 std::int64_t ObjectCacheMaxBytes() {
   auto cap = CacheMaxBytes();
   return cap.ok() ? *cap / 4 : 0;
-}
-
-// Every directory under `root` (itself included): the watched stamps of installed headers.
-void AddDirectoryTree(const std::string& root, WarmRecord& record) {
-  FileInfo info = StatPath(root);
-  if (!info.exists || !info.is_dir) return;
-  record.watched.push_back({root, StampOf(root)});
-  for (const std::string& name : ListDir(root)) {
-    std::string child = JoinPath(root, name);
-    if (StatPath(child).is_dir) AddDirectoryTree(child, record);
-  }
-}
-
-// After the full path loaded the cache entry of `key`, verified against `facts` (its manifest's):
-// what a later process needs to find it again from the request alone. Skipped where a later load
-// could differ without the request or the watched files changing: GPUs found by nvidia-smi, and
-// user build directories.
-void RememberWarm(const LoadRequest& request, const BuildEnvironment& env,
-                  const std::vector<std::string>& fingerprints, const std::string& key,
-                  const cache::EntryFacts& facts, const std::vector<FunctionSpec>& specs,
-                  const toolchain::HostCompiler& compiler, const std::optional<CudaToolchain>& cuda,
-                  const std::vector<std::string>& archs, const std::string& archs_source) {
-  if (!request.build_directory.empty() || archs_source == "nvidia-smi") return;
-  WarmRecord record;
-  record.key = key;
-  record.entry = facts;
-  record.specs = specs;
-  record.cuda_archs = archs;
-  record.cuda_archs_source = archs_source;
-  record.watched.push_back({compiler.path, StampOf(compiler.path)});
-  if (cuda) record.watched.push_back({cuda->nvcc.path, StampOf(cuda->nvcc.path)});
-  if (cuda && !cuda->shared_runtime.empty()) {
-    record.watched.push_back({cuda->shared_runtime, StampOf(cuda->shared_runtime)});
-  } else if (cuda && env.shared_cuda_runtime) {
-    // No runtime wheel found: one installed into these folders later is seen (their mtime).
-    for (const std::string& dir : env.cuda_runtime_dirs) {
-      record.watched.push_back({dir, StampOf(dir)});
-    }
-  }
-  AddDirectoryTree(JoinPath(env.ffi_include_dir, "xla/ffi/api"), record);
-  AddDirectoryTree(env.jaxcc_include_dir, record);
-  // A path changed within the last seconds could change again within the same timestamp tick
-  // unseen (the racy-timestamp problem the header digest also avoids): no record then.
-  for (const WatchedPath& watched : record.watched) {
-    if (!TimestampSettled(watched.stamp.mtime_ns)) return;
-  }
-  for (const std::string& fingerprint : fingerprints) {
-    (void)WriteWarmRecord(WarmIndexPath(request.cache_dir, fingerprint), record);
-  }
-  (void)TrimWarmIndex(DirName(WarmIndexPath(request.cache_dir, fingerprints.front())));
 }
 
 // The warm index's hit: the entry the same request resolved to last time, verified and loaded
@@ -267,6 +218,7 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& given, const BuildEnviro
     // Another process may have published while this one waited for the lock.
     if (auto hit = LoadFromCache(cache, request.name, key, *specs, &miss)) return std::move(*hit);
   }
+  trace::Mark("lock + look again");
   // Build directories of processes that died mid-build are nobody's; sweep them while here.
   cache.RemoveOrphans(std::nullopt, /*failed_builds_too=*/false);
 
@@ -299,6 +251,7 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& given, const BuildEnviro
     }
     GeneratedFiles files = GenerateSources(request, *specs);
     build::BuildGraph graph = plan.graph;
+    trace::Mark("orphans, ninja, build dir, generate");
     // Taken before any object is fetched or compiled: every header read after this moment that
     // changes later has a newer timestamp.
     const std::int64_t build_start_ns = BuildStartNs();
@@ -307,6 +260,7 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& given, const BuildEnviro
       units =
           ReuseObjects(objects, env, files, toolchain_version, *header_digest, build_dir, graph);
     }
+    trace::Mark("reuse objects");
     auto built = RunBuildIn(build_dir, request, env, graph, std::move(files), *ninja);
     if (!built.ok()) {
       Error error = built.error();
@@ -321,8 +275,10 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& given, const BuildEnviro
       return error;
     }
     outcome = std::move(*built);
+    trace::Mark("build (ninja)");
     inputs =
         StampBuildInputs(outcome->dependencies, build_dir, env, cuda_home, search, build_start_ns);
+    trace::Mark("stamp inputs");
     if (inputs.changed.empty() || attempt == kBuildAttempts) break;
     if (private_build_dir) {
       (void)RemoveTree(build_dir);
@@ -344,6 +300,7 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& given, const BuildEnviro
   if (private_build_dir) {
     StoreObjects(objects, units, build_dir, env, cuda_home, inputs, search);
   }
+  trace::Mark("store objects");
 
   cache::Manifest manifest;
   manifest.key = key;
@@ -367,11 +324,15 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& given, const BuildEnviro
     FillBuildDetails(*module, *outcome, "uncached");
     return module;
   }
+  trace::Mark("publish");
   if (private_build_dir) (void)RemoveTree(build_dir);
+  trace::Mark("remove build dir");
 
   auto module = LoadEntry(*entry, *specs);
   if (!module.ok()) return module.error();
+  trace::Mark("load entry");
   remember(module, cache::FactsOf(entry->manifest));
+  trace::Mark("warm index record");
   FillBuildDetails(*module, *outcome, env.force_rebuild ? "forced" : MissName(miss));
   for (const UnitObject& unit : units) {
     if (!unit.reused) continue;
@@ -379,6 +340,7 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& given, const BuildEnviro
     if (unit.source == kWrapperSource) module->wrapper_reused = true;
   }
   EnforceSizeCap(cache, entry->dir, *module);
+  trace::Mark("size cap");
   return module;
 }
 

@@ -161,13 +161,16 @@ Result<std::string> ReadFile(const std::string& path) {
   return contents;
 }
 
-Status WriteFileAtomic(const std::string& path, std::string_view contents, mode_t mode) {
+Status WriteFileAtomic(const std::string& path, std::string_view contents, mode_t mode,
+                       Durability durability) {
   std::string temp = path + ".tmp-" + UniqueTempTag();
   int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
   if (fd < 0) return IoError("cannot create", temp, errno);
   Status status = WriteAll(fd, contents, temp);
   // fsync before rename: otherwise a crash can leave the new name pointing at an empty file.
-  if (status.ok() && ::fsync(fd) != 0) status = IoError("cannot sync", temp, errno);
+  if (status.ok() && durability == Durability::kSynced && ::fsync(fd) != 0) {
+    status = IoError("cannot sync", temp, errno);
+  }
   if (::close(fd) != 0 && status.ok()) status = IoError("cannot close", temp, errno);
   if (status.ok() && ::rename(temp.c_str(), path.c_str()) != 0) {
     status = IoError("cannot rename " + temp + " to", path, errno);

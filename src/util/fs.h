@@ -52,9 +52,16 @@ Result<std::string> ReadFile(const std::string& path);
 Status ReadFileChunks(const std::string& path,
                       const std::function<void(std::string_view)>& on_chunk);
 
-/// Writes to `<path>.tmp-<host>-<pid>-<random>` in the same directory, fsyncs, then rename(2)s over
-/// `path`, so readers see the old file or the new one, never a partial one.
-Status WriteFileAtomic(const std::string& path, std::string_view contents, mode_t mode = 0644);
+/// Whether an atomic write waits for the disk. kVerifiedOnRead is for files every reader checks
+/// against a digest before use (the object cache): after a crash a lost or torn write is then a
+/// miss, never a wrong result, so the fsync (a few ms each under load) buys nothing.
+enum class Durability { kSynced, kVerifiedOnRead };
+
+/// Writes to `<path>.tmp-<host>-<pid>-<random>` in the same directory, fsyncs (unless the file is
+/// verified on read), then rename(2)s over `path`, so readers see the old file or the new one,
+/// never a partial one.
+Status WriteFileAtomic(const std::string& path, std::string_view contents, mode_t mode = 0644,
+                       Durability durability = Durability::kSynced);
 
 /// Plain (non-atomic) write, for files inside private build directories.
 Status WriteFile(const std::string& path, std::string_view contents);

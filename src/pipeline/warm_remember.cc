@@ -1,0 +1,57 @@
+#include "pipeline/warm_remember.h"
+
+#include "pipeline/warm_index.h"
+#include "util/fs.h"
+
+namespace jaxcc::pipeline {
+namespace {
+
+// Every directory under `root` (itself included): the watched stamps of installed headers.
+void AddDirectoryTree(const std::string& root, WarmRecord& record) {
+  FileInfo info = StatPath(root);
+  if (!info.exists || !info.is_dir) return;
+  record.watched.push_back({root, StampOf(root)});
+  for (const std::string& name : ListDir(root)) {
+    std::string child = JoinPath(root, name);
+    if (StatPath(child).is_dir) AddDirectoryTree(child, record);
+  }
+}
+
+}  // namespace
+
+void RememberWarm(const LoadRequest& request, const BuildEnvironment& env,
+                  const std::vector<std::string>& fingerprints, const std::string& key,
+                  const cache::EntryFacts& facts, const std::vector<argspec::FunctionSpec>& specs,
+                  const toolchain::HostCompiler& compiler, const std::optional<CudaToolchain>& cuda,
+                  const std::vector<std::string>& archs, const std::string& archs_source) {
+  if (!request.build_directory.empty() || archs_source == "nvidia-smi") return;
+  WarmRecord record;
+  record.key = key;
+  record.entry = facts;
+  record.specs = specs;
+  record.cuda_archs = archs;
+  record.cuda_archs_source = archs_source;
+  record.watched.push_back({compiler.path, StampOf(compiler.path)});
+  if (cuda) record.watched.push_back({cuda->nvcc.path, StampOf(cuda->nvcc.path)});
+  if (cuda && !cuda->shared_runtime.empty()) {
+    record.watched.push_back({cuda->shared_runtime, StampOf(cuda->shared_runtime)});
+  } else if (cuda && env.shared_cuda_runtime) {
+    // No runtime wheel found: one installed into these folders later is seen (their mtime).
+    for (const std::string& dir : env.cuda_runtime_dirs) {
+      record.watched.push_back({dir, StampOf(dir)});
+    }
+  }
+  AddDirectoryTree(JoinPath(env.ffi_include_dir, "xla/ffi/api"), record);
+  AddDirectoryTree(env.jaxcc_include_dir, record);
+  // A path changed within the last seconds could change again within the same timestamp tick
+  // unseen (the racy-timestamp problem the header digest also avoids): no record then.
+  for (const WatchedPath& watched : record.watched) {
+    if (!TimestampSettled(watched.stamp.mtime_ns)) return;
+  }
+  for (const std::string& fingerprint : fingerprints) {
+    (void)WriteWarmRecord(WarmIndexPath(request.cache_dir, fingerprint), record);
+  }
+  (void)TrimWarmIndex(DirName(WarmIndexPath(request.cache_dir, fingerprints.front())));
+}
+
+}  // namespace jaxcc::pipeline
