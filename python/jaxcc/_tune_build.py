@@ -15,7 +15,14 @@ from concurrent.futures import ThreadPoolExecutor
 from . import _load, _options, _registry
 from ._module import CompiledModule
 from ._tune_choose import TunedFunction
-from ._tune_spec import TuneSpec, config_flags, config_tag, config_text, module_configs
+from ._tune_spec import (
+    TuneSpec,
+    config_flags,
+    config_tag,
+    config_text,
+    merge_annotations,
+    module_configs,
+)
 from .errors import AutotuneWarning, CompileError, SpecError
 
 # Every tuned function loaded in this process, by qualified name (module.function): `jaxcc tune`.
@@ -49,7 +56,27 @@ def _variant_arguments(arguments: dict, config: dict) -> dict:
     return args
 
 
-def load_tuned(where: str, run, arguments: dict, specs: dict[str, TuneSpec]) -> CompiledModule:
+# Plain request -> its sources' open tune= declarations, for loads with the loader's tune=.
+_annotations: dict = {}
+
+
+def _with_annotations(where: str, arguments: dict, specs: dict[str, TuneSpec]) -> dict:
+    """The loader's tune= merged with the sources' tune="..." annotations (decision 159a). Read
+    by the signature stage without building; once per request and process."""
+    plain = _options.make_request(where, **{**arguments, "auto_register": False})
+    if plain not in _annotations:
+        from . import _core
+
+        _annotations[plain] = list(_core.tune_declarations(plain))
+    if not _annotations[plain]:
+        return specs
+    return merge_annotations(specs, _annotations[plain], where)
+
+
+def load_tuned(where: str, run, arguments: dict, specs: dict[str, TuneSpec],
+               from_loader: bool = True) -> CompiledModule:  # fmt: skip
+    if from_loader:
+        specs = _with_annotations(where, arguments, specs)
     builds = module_configs(specs)
     requests = [_options.make_request(where, **_variant_arguments(arguments, c)) for c in builds]
     workers = max(1, min(len(builds), os.cpu_count() or 1))
