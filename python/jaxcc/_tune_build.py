@@ -37,6 +37,11 @@ def tuned_module_names() -> set[str]:
     return {f._module.name for f in _tuned.values()}
 
 
+def tuned_modules() -> dict[str, CompiledModule]:
+    """Name -> the latest tuned module of that name loaded in this process."""
+    return {f._module.name: f._module for f in _tuned.values()}
+
+
 def variant_prefix(prefix: str, config: dict) -> str:
     return f"{prefix}@tune-{config_tag(config)}"
 
@@ -116,6 +121,12 @@ def load_tuned(where: str, run, arguments: dict, specs: dict[str, TuneSpec],
             _registry.register_module(module, module._loaded)
     reference = module_from_reference(where, run, arguments, builds, built)
     reference._tune_cache_dir = requests[0].cache_dir
+    # What `jaxcc build` ships (decision 159b): every compiled build's request, in build order.
+    reference._tune_builds = [
+        (c, r) for c, r in zip(builds, requests, strict=True) if config_tag(c) in built
+    ]
+    reference._tune_prefix = base_prefix
+    reference._tune_base = builds[0]
     for fn, spec in specs.items():
         variants = {}
         for config in spec.configs:
