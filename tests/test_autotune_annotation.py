@@ -4,6 +4,7 @@ stage reads and checks it, so a malformed one is a SpecError with a caret before
 
 import os
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -106,3 +107,10 @@ def test_cuda_annotation_builds_every_variant_without_a_gpu(unique_name, monkeyp
     mod = jaxcc.load_cuda_inline(unique_name, source, compute_capability="8.0")
     assert len(mod.twice.variant_targets) == 4
     assert f"{unique_name}@tune-THREADS256-ITEMS4.twice" in jaxcc.list_registered_targets()
+
+    # The CUDA path's decisions are keyed by the GPU model JAX reports (decision 159e).
+    class Card:
+        device_kind = "NVIDIA H200"
+
+    monkeypatch.setattr(jax, "devices", lambda backend=None: [Card()])
+    assert mod.twice._device_model() == "gpu:NVIDIA H200"
