@@ -57,7 +57,9 @@ def test_flags_that_define_every_parameter_build_that_configuration_only(unique_
 
 def test_loader_and_annotation_for_different_functions_are_merged(unique_name):
     second = REPEAT_SOURCE.replace("bump", "bump2").replace("#ifndef REPEAT", "#ifndef REPEAT2")
-    second = second.replace("#define REPEAT 1", "#define REPEAT2 1").replace("< REPEAT;", "< REPEAT2;")
+    second = second.replace("#define REPEAT 1", "#define REPEAT2 1").replace(
+        "< REPEAT;", "< REPEAT2;"
+    )
     source = JAXCC_FORM + second
     mod = jaxcc.load_cpp_inline(unique_name, source, tune={"bump2": {"REPEAT2": [1, 2]}})
     assert sorted(mod.bump.variant_targets) == ["REPEAT=1", "REPEAT=3000"]
@@ -102,7 +104,8 @@ def test_unquoted_tune_is_a_spec_error(unique_name):
 def test_cuda_annotation_builds_every_variant_without_a_gpu(unique_name, monkeypatch):
     monkeypatch.setenv("CUDA_HOME", os.environ.get("CUDA_HOME", "/usr/local/cuda"))
     source = TILED_CUDA.replace(
-        "// @BE twice arg ret stream", '// @BE twice arg ret stream tune="THREADS=128,256; ITEMS=1,4"'
+        "// @BE twice arg ret stream",
+        '// @BE twice arg ret stream tune="THREADS=128,256; ITEMS=1,4"',
     )
     mod = jaxcc.load_cuda_inline(unique_name, source, compute_capability="8.0")
     assert len(mod.twice.variant_targets) == 4

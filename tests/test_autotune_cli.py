@@ -8,12 +8,14 @@ from conftest import run_python
 from test_autotune import REPEAT_SOURCE
 
 # y = a * factor, recomputed REPEAT times; declared by annotation, the attribute inferred.
-SCALE_SOURCE = REPEAT_SOURCE.replace(
-    "// @BE bump arg ret", '// @jaxcc scale tune="REPEAT=500,1"'
-).replace(
-    "void bump(const jaxcc::Tensor& a, jaxcc::Tensor& c) {",
-    "void scale(const jaxcc::Tensor& a, jaxcc::Tensor& c, float factor) {",
-).replace("y[i] = x[i] + 1.0f", "y[i] = x[i] * factor")
+SCALE_SOURCE = (
+    REPEAT_SOURCE.replace("// @BE bump arg ret", '// @jaxcc scale tune="REPEAT=500,1"')
+    .replace(
+        "void bump(const jaxcc::Tensor& a, jaxcc::Tensor& c) {",
+        "void scale(const jaxcc::Tensor& a, jaxcc::Tensor& c, float factor) {",
+    )
+    .replace("y[i] = x[i] + 1.0f", "y[i] = x[i] * factor")
+)
 
 
 @pytest.fixture

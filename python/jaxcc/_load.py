@@ -23,7 +23,7 @@ _recordings: list[list[_core.LoadRequest]] = []
 _declared: dict[_core.LoadRequest, list] = {}
 
 
-class TuneDeclared(Exception):  # noqa: N818: a signal to the loader, never seen by users
+class TuneDeclared(Exception):  # noqa: N818
     """The request's annotations declare tune= parameters its flags leave open: the core built
     nothing, and the caller expands `declarations` (`_core.TuneDeclaration`s) into variants."""
 

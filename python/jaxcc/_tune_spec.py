@@ -190,9 +190,9 @@ def merge_annotations(loader: dict[str, TuneSpec], declarations, where: str) -> 
     if both:
         places = "; ".join(f"{fn} at {annotated[fn].where}" for fn in both)
         raise SpecError(
-            f"{where}: tune= on the loader and a tune=\"...\" annotation both declare "
+            f'{where}: tune= on the loader and a tune="..." annotation both declare '
             f"{', '.join(both)} ({places}); keep one: drop the function from the loader's tune= "
-            "or the annotation's tune=\"...\""
+            'or the annotation\'s tune="..."'
         )
     return {**annotated, **loader}
 

@@ -55,8 +55,8 @@ std::vector<signature::TuneDeclaration> TuneDeclarationsPy(const FrozenRequest& 
   auto unchanged = pipeline::ReadDeferredSources(read);
   if (!unchanged.ok()) RaiseError(unchanged.error());
   std::vector<signature::TuneDeclaration> tune;
-  auto specs = signature::ResolveSpecs(read.sources, read.functions,
-                                       pipeline::SourceUserFlags(read), &tune);
+  auto specs =
+      signature::ResolveSpecs(read.sources, read.functions, pipeline::SourceUserFlags(read), &tune);
   if (!specs.ok()) RaiseError(specs.error());
   return tune;
 }

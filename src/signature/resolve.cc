@@ -367,8 +367,7 @@ Result<std::vector<Job>> JobsFromRequests(const Module& m,
 Result<std::vector<FunctionSpec>> ResolveSpecs(
     const std::vector<SourceFile>& sources,
     const std::optional<std::vector<FunctionRequest>>& requests,
-    const std::vector<std::vector<std::string>>& source_flags,
-    std::vector<TuneDeclaration>* tune) {
+    const std::vector<std::vector<std::string>>& source_flags, std::vector<TuneDeclaration>* tune) {
   Module module(sources, source_flags);
   auto jobs = requests ? JobsFromRequests(module, *requests) : JobsFromAnnotations(module);
   if (!jobs.ok()) return jobs.error();

@@ -131,9 +131,9 @@ Status ReadAnnotationTune(const Annotation& annotation, const SourceFile& source
     Span span = annotation.tune_span;
     span.column += static_cast<int>(offset);
     span.length = 1;
-    return MakeError(ErrorKind::kSpec,
-                     FormatDiagnostic(source.label, source.text, span, "error",
-                                      "function `" + function + "`: " + parameters.error().message));
+    return MakeError(ErrorKind::kSpec, FormatDiagnostic(source.label, source.text, span, "error",
+                                                        "function `" + function +
+                                                            "`: " + parameters.error().message));
   }
   if (tune == nullptr) return OkStatus();
   TuneDeclaration declared{function, {}, ""};

@@ -11,8 +11,7 @@ namespace {
 
 using namespace resolve_testing;  // NOLINT(google-build-using-namespace): test helpers only
 
-constexpr const char* kMatmul =
-    "void matmul(const Tensor& a, const Tensor& b, Tensor& c) {}\n";
+constexpr const char* kMatmul = "void matmul(const Tensor& a, const Tensor& b, Tensor& c) {}\n";
 
 std::vector<TuneDeclaration> Declared(const std::string& text, const Strings& flags = {}) {
   std::vector<TuneDeclaration> tune;
@@ -22,8 +21,8 @@ std::vector<TuneDeclaration> Declared(const std::string& text, const Strings& fl
 }
 
 TEST(TuneAnnotationTest, JaxccAndBeFormsDeclareParametersInOrder) {
-  auto tune = Declared(std::string("// @jaxcc matmul tune=\"BLOCK=16,32,64; UNROLL=1,2,4\"\n") +
-                       kMatmul);
+  auto tune =
+      Declared(std::string("// @jaxcc matmul tune=\"BLOCK=16,32,64; UNROLL=1,2,4\"\n") + kMatmul);
   ASSERT_EQ(tune.size(), 1u);
   EXPECT_EQ(tune[0].function, "matmul");
   ASSERT_EQ(tune[0].parameters.size(), 2u);
@@ -86,8 +85,7 @@ TEST(TuneAnnotationTest, MalformedTextIsASpecErrorWithACaretIntoIt) {
               std::string::npos)
         << c.tune << "\n"
         << e.message;
-    EXPECT_NE(e.message.find("\n" + std::string(c.column - 1, ' ') + "^"),
-              std::string::npos)
+    EXPECT_NE(e.message.find("\n" + std::string(c.column - 1, ' ') + "^"), std::string::npos)
         << c.tune << "\n"
         << e.message;
   }
@@ -100,8 +98,7 @@ TEST(TuneAnnotationTest, UnquotedRepeatedOrMisplacedItem) {
   e = ErrorOf(One(std::string("// @BE matmul tune=\"A=1\" tune=\"B=1\"\n") + kMatmul));
   EXPECT_NE(e.message.find("`tune=` is given twice"), std::string::npos) << e.message;
   e = ErrorOf(One(std::string("// @BE matmul tune=\"A=1\" arg arg ret\n") + kMatmul));
-  EXPECT_NE(e.message.find("must be the annotation's last item"), std::string::npos)
-      << e.message;
+  EXPECT_NE(e.message.find("must be the annotation's last item"), std::string::npos) << e.message;
 }
 
 }  // namespace
