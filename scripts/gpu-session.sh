@@ -6,7 +6,8 @@
 # A session is lent 15 minutes of device time, a machine's start included, and one command may
 # run 10; so everything runs in one call, in the order of what only a GPU can show, each step
 # started only while its usual time fits in SECONDS (default 540) since the start:
-#   1. scripts/gpu-check.sh: every `gpu` test, again under JAXCC_CUDA_RUNTIME=static (the
+#   1. scripts/gpu-check.sh: every `gpu` test (tests/gpu/test_autotune_gpu.py among them: a tiled
+#      CUDA kernel tuned on the card, remembered per device model; never run on a GPU yet), again under JAXCC_CUDA_RUNTIME=static (the
 #      default is JAX's shared runtime since decision 152), the example, bench_cuda_gpu.py, brainevent's own CUDA-path tests through
 #      the shim, in triage mode and for the directories no GPU session has run yet (_dense,
 #      _jit_uniform, _event and _jit_scalar have passed; _csr, _tcsr and _op come after these;

@@ -394,19 +394,3 @@ def test_jaxcc_tune_decides_ahead_so_the_next_process_times_nothing(fresh_cache,
     assert user.returncode == 0, user.stderr
     (line,) = _decision_lines(user.stderr)
     assert line.endswith("cached")
-
-
-def test_jaxcc_build_of_a_tuned_module_says_bundles_do_not_carry_tuning_yet(tmp_path):
-    (tmp_path / "tuned_for_bundle.py").write_text(
-        "import jaxcc\n"
-        f"mod = jaxcc.load_cpp_inline('bundle_tuned', {REPEAT_SOURCE!r}, "
-        "tune={'bump': {'REPEAT': [1, 2]}})\n"
-    )
-    done = run_python(
-        "import sys; from jaxcc.__main__ import main; "
-        f"sys.exit(main(['build', '--module', 'tuned_for_bundle', '--out', {str(tmp_path / 'out')!r}]))",
-        {"PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"},
-    )
-    assert done.returncode == 1
-    assert "bundle_tuned are loaded with tune=" in done.stderr
-    assert "do not carry tuning variants" in done.stderr

@@ -34,6 +34,19 @@ def _copy_resource(resource, into: pathlib.Path) -> None:
     for child in resource.iterdir():
         if child.is_file():
             (into / child.name).write_bytes(child.read_bytes())
+        elif child.is_dir():  # a tuned bundle's builds (decision 159b)
+            _copy_resource(child, into / child.name)
+
+
+def _load_any(directory: str, options: tuple, tune):
+    """An ordinary bundle, or a tuned one (its variants, decisions and TunedFunctions)."""
+    from . import _tune_bundle
+
+    if _tune_bundle.is_tuned_bundle(directory):
+        return _tune_bundle.load(directory, _load_dir, options, tune)
+    if tune is not None:
+        raise SpecError(f"load_library: tune= is for tuned bundles; {directory} is not one")
+    return _load_dir(directory, *options)
 
 
 def _load_dir(directory: str, target_prefix, vmap_method, auto_register, replace, sharding):
@@ -73,6 +86,7 @@ def load_library(
     auto_register: bool = True,
     replace: bool = False,
     sharding: dict[str, str] | None = None,
+    tune: dict | None = None,
 ) -> CompiledModule:
     """Load a bundle written by `jaxcc build` and register its functions; no compiler, nvcc or
     ninja is needed. `path` is the bundle directory: a str, an os.PathLike or a package resource
@@ -85,7 +99,10 @@ def load_library(
     are load_*'s. The functions keep the sharding rules they were built with (the manifest
     records them); `sharding={"fn": RULE}` adds or replaces rules, as load_*'s `sharding=` does
     (docs/sharding.md). Returns the same CompiledModule type load_* returns (`.bundle` is the
-    manifest).
+    manifest). A tuned bundle (`jaxcc build` of a module loaded with tune=) registers every
+    variant and returns TunedFunctions that use its shipped decisions (decision 159b); `tune=
+    {"fn": jaxcc.Autotune(key=..., tune_inputs=...)}` gives back the callables a bundle cannot
+    carry.
     """
     rules = _options._sharding_argument(sharding, "load_library")
     for flag, value in (("auto_register", auto_register), ("replace", replace)):
@@ -104,8 +121,13 @@ def load_library(
             )
         _core.validate_name(target_prefix, "target_prefix")
     options = (target_prefix, vmap_method, auto_register, replace, rules)
+    if tune is not None and not isinstance(tune, dict):
+        raise SpecError(
+            "load_library: tune must be a dict of function -> jaxcc.Autotune(key=..., "
+            f"tune_inputs=...), got {type(tune).__name__}"
+        )
     if isinstance(path, (str, bytes, os.PathLike)):
-        return _load_dir(_arguments.abspath(path, "load_library: path"), *options)
+        return _load_any(_arguments.abspath(path, "load_library: path"), options, tune)
     if not (hasattr(path, "iterdir") and hasattr(path, "read_bytes")):
         raise SpecError(
             "load_library: path must be a bundle directory (str, os.PathLike or an "
@@ -124,6 +146,6 @@ def load_library(
     scratch = pathlib.Path(tempfile.mkdtemp(prefix="jaxcc-bundle-"))
     try:
         _copy_resource(path, scratch / "bundle")
-        return _load_dir(str(scratch / "bundle"), *options)
+        return _load_any(str(scratch / "bundle"), options, tune)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)

@@ -115,6 +115,18 @@ def add_build_command(commands) -> None:
     )
     build.add_argument("--vmap-method", help=f"default: {_DEFAULT_VMAP_METHOD}")
     build.add_argument(
+        "--tune-shapes",
+        action="append",
+        default=[],
+        metavar="FN=OPERANDS[->OUTPUTS]",
+        help="tuned modules: decide FN for these operands before bundling (as `jaxcc tune "
+        "--shapes`; repeatable); the cache's decisions are shipped too",
+    )
+    build.add_argument(
+        "--tune-attrs", action="append", default=[], metavar="FN:NAME=VALUE[,...]",
+        help="attributes for --tune-shapes, as `jaxcc tune --attrs`",
+    )  # fmt: skip
+    build.add_argument(
         "--out",
         required=True,
         metavar="DIR",
@@ -149,8 +161,7 @@ def _request_from_sources(args):
         cuda["compute_capability"] = args.cuda_arch
     elif args.cuda_arch:
         raise SpecError("jaxcc build: --cuda-arch is for CUDA sources (.cu or --platform cuda)")
-    return _options.make_request(
-        "jaxcc build",
+    arguments = dict(
         name=name,
         platform=platform,
         sources=sources,
@@ -168,6 +179,19 @@ def _request_from_sources(args):
         vmap_method=args.vmap_method or _DEFAULT_VMAP_METHOD,
         **cuda,
     )
+    return _options.make_request("jaxcc build", **arguments), arguments
+
+
+def _write_sources(args):
+    """SRC...: one bundle, or a tuned one when the sources' annotations declare tune="..."."""
+    from . import _core, _loading
+
+    request, arguments = _request_from_sources(args)
+    if not _core.tune_declarations(request):
+        return _write(request, args.out)
+    module = _loading._load_request("jaxcc build", **arguments)
+    _write_tuned(module, args.out, args)
+    return None
 
 
 def _flags_ignored_by_module(args: argparse.Namespace) -> list[str]:
@@ -208,15 +232,12 @@ def _requests_from_modules(modules: list[str]):
             f"jaxcc build: importing {', '.join(modules)} loaded no jaxcc module; "
             "--module needs a module that calls jaxcc.load_* at import"
         )
+    # A tuned module's variants (and its tune= declaration's probe) are recorded under one name:
+    # it is bundled whole from its TunedFunctions (decision 159b).
+    tuned = tuned_module_names()
+    requests = [r for r in requests if r.name not in tuned]
     names = [r.name for r in requests]
     twice = sorted({n for n in names if names.count(n) > 1})
-    tuned = sorted(set(names) & tuned_module_names())
-    if tuned:
-        raise SpecError(
-            f"jaxcc build: module(s) {', '.join(tuned)} are loaded with tune=, and bundles do not "
-            "carry tuning variants and decisions yet; bundle them with a load without tune= "
-            "(the chosen configuration's macros in extra_cflags)"
-        )
     if twice:
         raise SpecError(
             f"jaxcc build: module name(s) {', '.join(twice)} loaded with different "
@@ -225,7 +246,36 @@ def _requests_from_modules(modules: list[str]):
     return requests
 
 
-def _write(request, out_dir: str):
+def _tune_ahead(module, args) -> None:
+    """`--tune-shapes`/`--tune-attrs`: decide the module's functions for these operands before
+    its decisions are shipped (the syntax of `jaxcc tune --shapes/--attrs`)."""
+    from ._cli_tune import parse_attrs, parse_shapes
+    from .errors import SpecError
+
+    try:
+        requests = [parse_shapes(s) for s in args.tune_shapes]
+        attrs = parse_attrs(args.tune_attrs)
+    except ValueError as e:
+        raise SpecError(f"jaxcc build: {e}") from None
+    for fn, ins, outs in requests:
+        function = module.functions.get(fn)
+        if function is not None and hasattr(function, "chosen_config"):
+            function.chosen_config(*ins, outs=outs, **attrs.get(fn, {}))
+
+
+def _write_tuned(module, out_dir: str, args):
+    from ._tune_bundle import write
+
+    _tune_ahead(module, args)
+    shipped = write(module, out_dir, lambda request, folder: _write(request, folder, quiet=True))
+    print(
+        f"jaxcc build: {module.name} (tuned: {', '.join(shipped['functions'])}; "
+        f"{shipped['builds']} builds, {shipped['decisions']} decisions) -> "
+        f"{os.path.abspath(out_dir)}"
+    )
+
+
+def _write(request, out_dir: str, quiet: bool = False):
     from . import _core, _discovery
     from ._progress import BuildProgress
 
@@ -240,6 +290,8 @@ def _write(request, out_dir: str):
         else ""
     )
     functions = ", ".join(spec.name for spec in manifest.functions)
+    if quiet:
+        return manifest
     print(
         f"jaxcc build: {manifest.module_name} ({manifest.platform}{archs}; {functions}) "
         f"-> {os.path.abspath(out_dir)}"
@@ -288,17 +340,21 @@ def run_build_command(args: argparse.Namespace) -> int:
             if ignored:
                 print(_ignored_flags_message(ignored), file=sys.stderr)
                 return 2
+            from ._tune_build import tuned_modules
+
             manifests = [
                 _write(request, os.path.join(args.out, request.name))
                 for request in _requests_from_modules(args.module)
             ]
+            for name, module in tuned_modules().items():
+                _write_tuned(module, os.path.join(args.out, name), args)
         elif args.sources:
-            manifests = [_write(_request_from_sources(args), args.out)]
+            manifests = [_write_sources(args)]
         else:
             print("jaxcc build: give source files, a directory or --module", file=sys.stderr)
             return 2
         if args.compile_commands:
-            _write_compile_commands(manifests, args.compile_commands)
+            _write_compile_commands([m for m in manifests if m], args.compile_commands)
     except JaxccError as error:
         text = str(error)
         print(text if text.startswith("jaxcc build") else f"jaxcc build: {text}", file=sys.stderr)

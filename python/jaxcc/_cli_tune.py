@@ -1,6 +1,7 @@
 """`jaxcc tune`: tune ahead of time, so that no user's first call pays for timing.
 
     jaxcc tune mypkg.ops --shapes "matmul=float32[256,256],float32[256,256]->float32[256,256]"
+    jaxcc tune mypkg.ops --shapes "scale=float32[4096]" --attrs "scale:factor=2.0,n=3"
 
 imports the module, which loads its kernels with `tune=`, then decides
 each named function for each operand signature given, printing one line per decision; the
@@ -32,6 +33,14 @@ def add_tune_command(commands) -> None:
         metavar="FN=OPERANDS[->OUTPUTS]",
         help='repeatable, e.g. "matmul=float32[64,48],float32[48,32]->float32[64,32]"; the '
         "outputs may be left out when there is one, shaped like the first operand",
+    )
+    tune.add_argument(
+        "--attrs",
+        action="append",
+        default=[],
+        metavar="FN:NAME=VALUE[,NAME=VALUE...]",
+        help='repeatable; the attributes every --shapes of FN is called with, e.g. "scale:factor='
+        '2.0,n=3" (Python literals: 2, 2.0, True; true/false too)',
     )
 
 
@@ -69,14 +78,63 @@ def parse_shapes(spec: str):
     return fn.strip(), ins, outs
 
 
+def _literal(text: str, where: str):
+    import ast
+
+    lowered = text.strip().lower()
+    if lowered in ("true", "false"):
+        return lowered == "true"
+    try:
+        value = ast.literal_eval(text.strip())
+    except (ValueError, SyntaxError):
+        value = None
+    if not isinstance(value, (bool, int, float, complex)):
+        raise ValueError(f"{where}: {text.strip()!r} is not a number or true/false")
+    return value
+
+
+def parse_attrs(specs: list[str]) -> dict[str, dict]:
+    """['fn:a=1,b=2.0', ...] -> {fn: {a: 1, b: 2.0}} (ValueError naming the bad part)."""
+    out: dict[str, dict] = {}
+    for spec in specs:
+        fn, sep, rest = spec.partition(":")
+        if not sep or not fn.strip() or not rest.strip():
+            raise ValueError(f"--attrs {spec!r}: write FN:NAME=VALUE[,NAME=VALUE...], e.g. "
+                             "scale:factor=2.0")  # fmt: skip
+        values = out.setdefault(fn.strip(), {})
+        for item in rest.split(","):
+            name, eq, text = item.partition("=")
+            if not eq or not name.strip().isidentifier():
+                raise ValueError(f"--attrs {spec!r}: {item.strip()!r} is not NAME=VALUE")
+            values[name.strip()] = _literal(text, f"--attrs {spec!r}: {name.strip()}")
+    return out
+
+
+def _attributes_for(function, given: dict) -> dict | None:
+    """The attributes a function is tuned with; None (and a message) when it has attributes
+    and --attrs names none of them."""
+    wanted = function.attribute_types
+    if wanted and not given:
+        print(
+            f"jaxcc tune: {function.__qualname__} takes attributes "
+            f"{', '.join(f'{n}: {t}' for n, t in wanted.items())}; give them with --attrs "
+            f"{function.name}:{','.join(f'{n}=...' for n in wanted)}",
+            file=sys.stderr,
+        )
+        return None
+    return given
+
+
 def run_tune_command(args: argparse.Namespace) -> int:
     import os
 
     from ._tune_build import tuned_functions
+    from .errors import CallError
 
     os.environ.setdefault("JAXCC_PRINT_AUTOTUNING", "1")
     try:
         requests = [parse_shapes(s) for s in args.shapes]
+        attrs = parse_attrs(args.attrs)
     except ValueError as e:
         print(f"jaxcc tune: {e}", file=sys.stderr)
         return 2
@@ -84,6 +142,11 @@ def run_tune_command(args: argparse.Namespace) -> int:
         importlib.import_module(args.module)
     except ImportError as exc:
         print(f"jaxcc tune: cannot import {args.module!r}: {exc}", file=sys.stderr)
+        return 2
+    unused = sorted(set(attrs) - {fn for fn, _, _ in requests})
+    if unused:
+        print(f"jaxcc tune: --attrs for {', '.join(unused)}, which no --shapes names",
+              file=sys.stderr)  # fmt: skip
         return 2
     found = tuned_functions()
     if not found:
@@ -102,5 +165,12 @@ def run_tune_command(args: argparse.Namespace) -> int:
             )
             return 1
         for function in matches:
-            function.chosen_config(*ins, outs=outs)
+            attributes = _attributes_for(function, attrs.get(fn, {}))
+            if attributes is None:
+                return 2
+            try:
+                function.chosen_config(*ins, outs=outs, **attributes)
+            except CallError as e:
+                print(f"jaxcc tune: {e}", file=sys.stderr)
+                return 2
     return 0

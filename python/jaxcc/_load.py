@@ -18,6 +18,18 @@ logger = logging.getLogger("jaxcc")
 
 # `jaxcc build --module`: the requests of every load while a recording is active.
 _recordings: list[list[_core.LoadRequest]] = []
+# Requests whose sources declare open tune= parameters (decision 159a): nothing to load, so the
+# in-process table has no module for them; remembered so a second load asks the core nothing.
+_declared: dict[_core.LoadRequest, list] = {}
+
+
+class TuneDeclared(Exception):  # noqa: N818
+    """The request's annotations declare tune= parameters its flags leave open: the core built
+    nothing, and the caller expands `declarations` (`_core.TuneDeclaration`s) into variants."""
+
+    def __init__(self, declarations: list):
+        super().__init__("tune= declared")
+        self.declarations = declarations
 
 
 @contextlib.contextmanager
@@ -38,6 +50,8 @@ def load(request: _core.LoadRequest, options: RunOptions) -> CompiledModule:
         module = _loaded_table.get(request)
         if module is not None:
             return module
+    if request in _declared:
+        raise TuneDeclared(_declared[request])
     environment = _discovery.build_environment(
         request,
         verbose=options.verbose,
@@ -47,6 +61,9 @@ def load(request: _core.LoadRequest, options: RunOptions) -> CompiledModule:
     on_output = (lambda chunk: sys.stderr.write(chunk)) if options.verbose else None
     with BuildProgress(request.name) as progress:
         loaded = _core.load_module(request, environment, on_output, progress.start, progress.update)
+    if loaded.tune:
+        _declared[request] = list(loaded.tune)
+        raise TuneDeclared(_declared[request])
     _log_outcome(request, loaded)
     module = CompiledModule(request, loaded)
     if request.auto_register:

@@ -35,7 +35,13 @@ def _load_request(
         from ._tune_build import load_tuned
 
         return load_tuned(where, run, request_arguments, tuned)
-    return _load.load(_options.make_request(where, **request_arguments), run)
+    try:
+        return _load.load(_options.make_request(where, **request_arguments), run)
+    except _load.TuneDeclared as declared:  # the sources' own tune="..." (decision 159a)
+        from ._tune_build import load_tuned
+
+        annotated = _tune_spec.from_annotations(declared.declarations, where)
+        return load_tuned(where, run, request_arguments, annotated, from_loader=False)
 
 
 def load_cpp_inline(

@@ -206,8 +206,9 @@ class KernelFunction:
         import jax
 
         def local(xs, types):
+            target = self._shard_target(xs, types, converted)
             types = [*types, scratch_type(self.name, scratch, xs)]
-            shard_call = jax.ffi.ffi_call(self.target, types, vmap_method=self.vmap_method)
+            shard_call = jax.ffi.ffi_call(target, types, vmap_method=self.vmap_method)
             return list(shard_call(*xs, **converted))[:-1]
 
         types = list(result_types) if as_list else [result_types]
@@ -233,7 +234,8 @@ class KernelFunction:
         import jax
 
         def local(xs, types):
-            shard_call = jax.ffi.ffi_call(self.target, list(types), vmap_method=self.vmap_method)
+            target = self._shard_target(xs, types, converted)
+            shard_call = jax.ffi.ffi_call(target, list(types), vmap_method=self.vmap_method)
             return list(shard_call(*xs, **converted))
 
         types = list(result_types) if as_list else [result_types]
@@ -243,6 +245,11 @@ class KernelFunction:
             # A transformation custom_partitioning does not support: the call runs rule-less.
             return call(*arrays, **converted)
         return results if as_list else results[0]
+
+    _batch_path_ok = True  # False: a shard's shapes must reach Python (TunedFunction, 159c)
+
+    def _shard_target(self, xs, types, attributes) -> str:  # a shard's target, by its operands
+        return self.target
 
     def _ruled(self, rule, local, types, attributes, batched: bool = False,
                batch_path: bool = True):  # fmt: skip
@@ -261,7 +268,7 @@ class KernelFunction:
                     [x.shape for x in xs], [t.shape for t in types]
                 )
                 k = leading_batch_dims(rule, in_factors, out_factors)
-                if k and BATCH_PATH[0] and batch_path:
+                if k and BATCH_PATH[0] and batch_path and self._batch_path_ok:
                     report_forbidden_splits(rule, in_factors, xs)
                     return batch_call(self.target, xs, types, attributes, k, rule,
                                       self.vmap_method)  # fmt: skip

@@ -15,7 +15,14 @@ from concurrent.futures import ThreadPoolExecutor
 from . import _load, _options, _registry
 from ._module import CompiledModule
 from ._tune_choose import TunedFunction
-from ._tune_spec import TuneSpec, config_flags, config_tag, config_text, module_configs
+from ._tune_spec import (
+    TuneSpec,
+    config_flags,
+    config_tag,
+    config_text,
+    merge_annotations,
+    module_configs,
+)
 from .errors import AutotuneWarning, CompileError, SpecError
 
 # Every tuned function loaded in this process, by qualified name (module.function): `jaxcc tune`.
@@ -28,6 +35,11 @@ def tuned_functions() -> dict[str, TunedFunction]:
 
 def tuned_module_names() -> set[str]:
     return {f._module.name for f in _tuned.values()}
+
+
+def tuned_modules() -> dict[str, CompiledModule]:
+    """Name -> the latest tuned module of that name loaded in this process."""
+    return {f._module.name: f._module for f in _tuned.values()}
 
 
 def variant_prefix(prefix: str, config: dict) -> str:
@@ -49,7 +61,27 @@ def _variant_arguments(arguments: dict, config: dict) -> dict:
     return args
 
 
-def load_tuned(where: str, run, arguments: dict, specs: dict[str, TuneSpec]) -> CompiledModule:
+# Plain request -> its sources' open tune= declarations, for loads with the loader's tune=.
+_annotations: dict = {}
+
+
+def _with_annotations(where: str, arguments: dict, specs: dict[str, TuneSpec]) -> dict:
+    """The loader's tune= merged with the sources' tune="..." annotations (decision 159a). Read
+    by the signature stage without building; once per request and process."""
+    plain = _options.make_request(where, **{**arguments, "auto_register": False})
+    if plain not in _annotations:
+        from . import _core
+
+        _annotations[plain] = list(_core.tune_declarations(plain))
+    if not _annotations[plain]:
+        return specs
+    return merge_annotations(specs, _annotations[plain], where)
+
+
+def load_tuned(where: str, run, arguments: dict, specs: dict[str, TuneSpec],
+               from_loader: bool = True) -> CompiledModule:  # fmt: skip
+    if from_loader:
+        specs = _with_annotations(where, arguments, specs)
     builds = module_configs(specs)
     requests = [_options.make_request(where, **_variant_arguments(arguments, c)) for c in builds]
     workers = max(1, min(len(builds), os.cpu_count() or 1))
@@ -89,6 +121,12 @@ def load_tuned(where: str, run, arguments: dict, specs: dict[str, TuneSpec]) -> 
             _registry.register_module(module, module._loaded)
     reference = module_from_reference(where, run, arguments, builds, built)
     reference._tune_cache_dir = requests[0].cache_dir
+    # What `jaxcc build` ships (decision 159b): every compiled build's request, in build order.
+    reference._tune_builds = [
+        (c, r) for c, r in zip(builds, requests, strict=True) if config_tag(c) in built
+    ]
+    reference._tune_prefix = base_prefix
+    reference._tune_base = builds[0]
     for fn, spec in specs.items():
         variants = {}
         for config in spec.configs:

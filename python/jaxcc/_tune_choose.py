@@ -68,6 +68,7 @@ class TunedFunction(KernelFunction):
         self._module = module
         self._tune = spec
         self._variants = variants
+        self._shipped: dict[str, dict] = {}  # decision id -> record, from a bundle (159b)
         self._reference_tag = config_tag(spec.reference)
         if self._reference_tag not in variants:  # it failed to compile: the first one that built
             self._reference_tag = next(iter(variants))
@@ -77,12 +78,20 @@ class TunedFunction(KernelFunction):
         """Config text -> FFI target of every variant that compiled."""
         return {config_text(c): fn.target for c, fn in self._variants.values()}
 
+    # Under a sharding rule each shard chooses by its own operands (decision 159c), which only
+    # custom_partitioning and shard_map show Python; XLA's batch partitioner would not.
+    _batch_path_ok = False
+
     def __call__(self, *arrays, outs=None, **attributes):
-        if len(arrays) != self.num_args:
-            return super().__call__(*arrays, outs=outs, **attributes)  # its CallError
+        if len(arrays) != self.num_args or self.sharding is not None:
+            return super().__call__(*arrays, outs=outs, **attributes)  # CallError, or per shard
         self._check_arrays(arrays)
         chosen = self._choose(arrays, outs, attributes)
         return self._variants[chosen][1](*arrays, outs=outs, **attributes)
+
+    def _shard_target(self, xs, types, attributes) -> str:
+        outs = types[0] if len(types) == 1 else list(types)
+        return self._variants[self._choose(xs, outs, attributes)][1].target
 
     def chosen_config(self, *arrays, outs=None, **attributes) -> dict:
         return dict(self._variants[self._choose(arrays, outs, attributes)][0])
@@ -105,10 +114,10 @@ class TunedFunction(KernelFunction):
         with _lock:
             record = _decisions.get(ident)
             if record is None:
-                record = _tune_store.read(cache_dir, ident)
+                record = self._shipped.get(ident) or _tune_store.read(cache_dir, ident)
                 if record is not None and record.get("chosen") in self._variants:
                     _decisions[ident] = record
-                    self._report(record, cached=True)
+                    self._report(record, cached=True, shipped=ident in self._shipped)
                 else:
                     record = self._tune_now(shapes, outs, attributes, key, device)
                     _decisions[ident] = record
@@ -138,12 +147,13 @@ class TunedFunction(KernelFunction):
             return f"gpu:{jax.devices('gpu')[0].device_kind}"
         return f"cpu:{_tune_store.cpu_model()}"
 
-    def _report(self, record: dict, cached: bool) -> None:
+    def _report(self, record: dict, cached: bool, shipped: bool = False) -> None:
         _print(
             f"jaxcc autotune: {self.__qualname__} key={record['key']} "
             f"device={record['device']} -> {record['chosen_text']} "
             f"{record['time_s'] * 1e6:.1f} us (slowest {record['slowest_s'] * 1e6:.1f} us, "
             f"{record['tried']} tried)" + (" cached" if cached else "")
+            + (" shipped" if shipped else "")
             + (" [budget exhausted]" if record.get("budget_exhausted") else "")
         )  # fmt: skip
 
@@ -189,8 +199,7 @@ class TunedFunction(KernelFunction):
                 if budget is not None and runs and time.perf_counter() - start > budget:
                     exhausted = True
                     break
-                fn = self._variants[tag][1]
-                run = jax.jit(lambda *a, fn=fn: fn(*a, outs=outs, **attributes))
+                run = jax.jit(self._timed_call(self._variants[tag][1], outs, attributes))
                 try:
                     result = self._run(run, xs)
                 except (jax.errors.JaxRuntimeError, JaxccError) as e:
@@ -269,6 +278,22 @@ class TunedFunction(KernelFunction):
                 cut = len(runs) > 1 and rounds + 1 < _MIN_RUNS
                 break
         return {tag: statistics.median(v) for tag, v in samples.items()}, cut
+
+    @staticmethod
+    def _timed_call(fn: KernelFunction, outs, attributes):
+        """The variant's plain FFI call: no sharding rule (timing runs on one device, and may
+        run inside a shard's partitioning, where a nested custom_partitioning would not do)."""
+        import jax
+
+        if fn.has_scratch:
+            return lambda *a: fn(*a, outs=outs, **attributes)
+        converted = fn._convert_attributes(attributes)
+
+        def call(*a):
+            types, _ = fn._output_types(a, outs)
+            return jax.ffi.ffi_call(fn.target, types, vmap_method=fn.vmap_method)(*a, **converted)
+
+        return call
 
     @staticmethod
     def _run(run, xs):

@@ -68,6 +68,7 @@ class TuneSpec:
         self.names = list(declared.params)
         self.configs = configs
         self.options = declared
+        self.where = ""  # `label:line:column` of a tune="..." annotation; "" for the loader's
         self.reference = configs[0]
         if declared.reference is not None:
             wanted = {k: _token(v) for k, v in dict(declared.reference).items()}
@@ -168,6 +169,32 @@ def parse_tune(tune, where: str) -> dict[str, TuneSpec]:
             )
         specs[fn] = TuneSpec(fn, declared, configs)
     return specs
+
+
+def from_annotations(declarations, where: str) -> dict[str, TuneSpec]:
+    """`_core.TuneDeclaration`s (a source's `// @jaxcc fn tune="BLOCK=16,32; UNROLL=1,2"`, read
+    and checked by the signature stage) -> {function: TuneSpec}, as `tune=` on the loader would
+    give (decision 159a)."""
+    tune = {d.function: {p.name: list(p.values) for p in d.parameters} for d in declarations}
+    specs = parse_tune(tune, where)
+    for d in declarations:
+        specs[d.function].where = d.where
+    return specs
+
+
+def merge_annotations(loader: dict[str, TuneSpec], declarations, where: str) -> dict:
+    """The loader's `tune=` and the sources' annotations together. One function declared both
+    ways is a SpecError: which candidates were meant cannot be told (decision 159a)."""
+    annotated = from_annotations(declarations, where)
+    both = sorted(set(loader) & set(annotated))
+    if both:
+        places = "; ".join(f"{fn} at {annotated[fn].where}" for fn in both)
+        raise SpecError(
+            f'{where}: tune= on the loader and a tune="..." annotation both declare '
+            f"{', '.join(both)} ({places}); keep one: drop the function from the loader's tune= "
+            'or the annotation\'s tune="..."'
+        )
+    return {**annotated, **loader}
 
 
 def _typed(config: dict, declared: Autotune) -> dict:

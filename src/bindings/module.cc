@@ -50,6 +50,17 @@ std::vector<argspec::FunctionSpec> ResolveSpecsPy(const FrozenRequest& request) 
   return std::move(*specs);
 }
 
+std::vector<signature::TuneDeclaration> TuneDeclarationsPy(const FrozenRequest& request) {
+  pipeline::LoadRequest read = request.value;
+  auto unchanged = pipeline::ReadDeferredSources(read);
+  if (!unchanged.ok()) RaiseError(unchanged.error());
+  std::vector<signature::TuneDeclaration> tune;
+  auto specs =
+      signature::ResolveSpecs(read.sources, read.functions, pipeline::SourceUserFlags(read), &tune);
+  if (!specs.ok()) RaiseError(specs.error());
+  return tune;
+}
+
 int ClearCachePy(const std::string& cache_dir, std::optional<std::string> name) {
   if (name) {
     Status valid = cache::ValidateModuleName(*name, "module name");
@@ -121,6 +132,8 @@ NB_MODULE(_core, m) {
         "Where the ninja wheel may keep its binary, for these sys.path entries and interpreter.");
   m.def("resolve_specs", &ResolveSpecsPy, nb::arg("request"),
         "Resolve the FunctionSpecs of a request's sources without building anything.");
+  m.def("tune_declarations", &TuneDeclarationsPy, nb::arg("request"),
+        "The sources' open tune=\"...\" declarations (read and checked, nothing built).");
   m.def("clear_cache", &ClearCachePy, nb::arg("cache_dir"), nb::arg("name") = nb::none(),
         "Remove cache entries; returns how many were removed.");
   m.def("cache_list", &jaxcc::cache::ListEntries, nb::arg("cache_dir"),

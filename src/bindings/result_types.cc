@@ -82,6 +82,17 @@ void BindLoadedModule(nb::module_& m) {
         return "<BuildStep " + step.output + " " + std::to_string(step.start_seconds) + "-" +
                std::to_string(step.end_seconds) + " s>";
       });
+  using signature::TuneDeclaration;
+  using signature::TuneParameter;
+  nb::class_<TuneParameter>(m, "TuneParameter", "A tune= macro and its candidate values.")
+      .def_ro("name", &TuneParameter::name)
+      .def_ro("values", &TuneParameter::values);
+  nb::class_<TuneDeclaration>(m, "TuneDeclaration",
+                              "A function's tune=\"...\" annotation, less the parameters the "
+                              "flags define.")
+      .def_ro("function", &TuneDeclaration::function)
+      .def_ro("parameters", &TuneDeclaration::parameters)
+      .def_ro("where", &TuneDeclaration::where);
   nb::class_<LoadedModule>(m, "LoadedModule", "A module the core built or found and dlopened.")
       .def_ro("library_path", &LoadedModule::library_path)
       .def_ro("entry_dir", &LoadedModule::entry_dir)
@@ -98,6 +109,8 @@ void BindLoadedModule(nb::module_& m) {
       .def_ro("objects_reused", &LoadedModule::objects_reused)
       .def_ro("cuda_archs", &LoadedModule::cuda_archs)
       .def_ro("cuda_archs_source", &LoadedModule::cuda_archs_source)
+      .def_ro("tune", &LoadedModule::tune,
+              "Open tune= declarations; when not empty nothing was built (decision 159a).")
       .def(
           "handler",
           [](const LoadedModule& module, const std::string& function) {

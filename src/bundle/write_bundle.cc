@@ -53,6 +53,13 @@ Result<BundleManifest> WriteBundle(const pipeline::LoadRequest& request,
   self_contained.shared_cuda_runtime = false;
   auto loaded = pipeline::LoadModule(request, self_contained);
   if (!loaded.ok()) return loaded.error();
+  if (!loaded->tune.empty()) {  // `jaxcc build` writes tuned bundles itself (decision 159b)
+    return MakeError(ErrorKind::kSpec,
+                     "module '" + request.name + "' declares tune= parameters (" +
+                         loaded->tune[0].where +
+                         "): one bundle holds one build; give each -D, or "
+                         "bundle it with `jaxcc build`, which ships every variant");
+  }
 
   std::string memo_dir = JoinPath(request.cache_dir, ".memo");
   BundleManifest m;

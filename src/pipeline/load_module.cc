@@ -143,12 +143,14 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& given, const BuildEnviro
   }
   const LoadRequest& request = read_request ? *read_request : given;
   // Spec and signature errors come first: they need no toolchain.
+  std::vector<signature::TuneDeclaration> tune;  // tune= parameters left open (decision 159a)
   auto specs =
-      signature::ResolveSpecs(request.sources, request.functions, SourceUserFlags(request));
+      signature::ResolveSpecs(request.sources, request.functions, SourceUserFlags(request), &tune);
   if (!specs.ok()) return specs.error();
   JAXCC_RETURN_IF_ERROR(ApplyShardingRules(request.sharding, &*specs));
   JAXCC_RETURN_IF_ERROR(ValidateSpecsForCallables(request.name, *specs));
   trace::Mark("validate + resolve specs");
+  if (!tune.empty()) return TuneDeclared(std::move(*specs), std::move(tune));
 
   if (!root_trusted) JAXCC_RETURN_IF_ERROR(CheckCacheRootIsPrivate(request.cache_dir));
   trace::Mark("cache root trust check");

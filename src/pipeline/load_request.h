@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "argspec/function_spec.h"
@@ -147,6 +148,20 @@ struct LoadedModule {
   int objects_reused = 0;
   std::vector<std::string> cuda_archs;  ///< architectures built for (CUDA), e.g. {"80", "90a"}
   std::string cuda_archs_source;        ///< where they came from
+  /// Not empty when the sources' annotations declare `tune="..."` parameters the request's flags
+  /// leave open: then nothing was built or loaded (no library, no handlers), and the caller (the
+  /// Python tuner) expands the declarations into one request per configuration (decision 159a).
+  std::vector<signature::TuneDeclaration> tune;
 };
+
+/// What a load returns for open tune= declarations: the specs, the declarations, nothing built
+/// (and no warm record, so every load of such a request reads the annotation as it is now).
+inline LoadedModule TuneDeclared(std::vector<argspec::FunctionSpec> specs,
+                                 std::vector<signature::TuneDeclaration> tune) {
+  LoadedModule declared;
+  declared.specs = std::move(specs);
+  declared.tune = std::move(tune);
+  return declared;
+}
 
 }  // namespace jaxcc::pipeline

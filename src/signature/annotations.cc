@@ -55,6 +55,78 @@ Error AnnotationError(const SourceFile& source, const Span& span, const std::str
                    FormatDiagnostic(source.label, source.text, span, "error", message));
 }
 
+// The `KEY="..."` items an annotation may end with.
+struct QuotedItems {
+  std::optional<std::string> sharding;
+  Span sharding_span;
+  std::optional<std::string> tune;
+  Span tune_span;
+};
+
+constexpr std::string_view kItemKeys[] = {"sharding=", "tune="};
+
+// Where the first `sharding=` or `tune=` that starts a word lies in [pos, stop), or npos.
+size_t NextItemKey(std::string_view text, size_t pos, size_t stop) {
+  size_t first = std::string_view::npos;
+  for (std::string_view key : kItemKeys) {
+    for (size_t at = text.find(key, pos); at != std::string_view::npos && at < stop;
+         at = text.find(key, at + 1)) {
+      if (at == pos || IsBlank(text[at - 1])) {
+        first = std::min(first, at);
+        break;
+      }
+    }
+  }
+  return first;
+}
+
+// Reads the items from `at` to `stop` into `items`; false (an error appended) when one is not
+// quoted, is given twice, or is followed by anything but another item.
+bool ReadQuotedItems(const SourceFile& source, const Token& comment, size_t at, size_t stop,
+                     QuotedItems* items, AnnotationScan* scan) {
+  std::string_view text = comment.text;
+  stop = std::min(stop, text.size());
+  while (at < stop) {
+    bool is_tune = text.compare(at, 5, "tune=") == 0;
+    std::string_view key = is_tune ? "tune" : "sharding";
+    size_t open = at + key.size() + 1;
+    size_t close =
+        open < text.size() && text[open] == '"' ? text.find('"', open + 1) : std::string_view::npos;
+    if (close == std::string_view::npos || close > stop) {
+      scan->errors.push_back(AnnotationError(
+          source, WordSpan(comment, at, stop - at),
+          is_tune ? "write the candidates in double quotes on the annotation's line, e.g. "
+                    "`tune=\"BLOCK=16,32,64; UNROLL=1,2\"`"
+                  : "write the rule in double quotes on the annotation's line, e.g. `sharding=\"b "
+                    "i, i -> b i\"`"));
+      return false;
+    }
+    std::optional<std::string>& slot = is_tune ? items->tune : items->sharding;
+    if (slot) {
+      scan->errors.push_back(AnnotationError(
+          source, WordSpan(comment, at, key.size()),
+          "`" + std::string(key) + "=` is given twice on one annotation; keep one"));
+      return false;
+    }
+    slot = std::string(text.substr(open + 1, close - open - 1));
+    (is_tune ? items->tune_span : items->sharding_span) =
+        WordSpan(comment, open + 1, std::max<size_t>(1, close - open - 1));
+    size_t rest = close + 1;
+    while (rest < stop && IsBlank(text[rest])) ++rest;
+    if (rest >= stop) break;
+    if (NextItemKey(text, rest, stop) != rest) {
+      scan->errors.push_back(AnnotationError(source, WordSpan(comment, rest, 1),
+                                             "`" + std::string(key) +
+                                                 "=\"...\"` must be the annotation's last "
+                                                 "item (with sharding= or tune=); move the tokens "
+                                                 "before it"));
+      return false;
+    }
+    at = rest;
+  }
+  return true;
+}
+
 // One comment of `sources[source_index]`: appends an annotation or an error to `scan`, or
 // nothing when the comment is no annotation.
 void ReadComment(const std::vector<SourceFile>& sources, int source_index, const Token& comment,
@@ -65,34 +137,15 @@ void ReadComment(const std::vector<SourceFile>& sources, int source_index, const
   size_t pos = AfterMarker(text, &marker_at);
   if (pos == std::string_view::npos) return;
   std::string marker(text.substr(marker_at, pos - marker_at));
-  // A trailing `sharding="RULE"` holds blanks, so it is cut off before splitting into words.
-  std::optional<std::string> sharding;
-  Span sharding_span;
+  // Trailing `sharding="RULE"` and `tune="..."` items hold blanks, so they are cut off before
+  // splitting into words.
+  QuotedItems items;
   size_t stop = std::min(text.find("//", pos), text.find('\n', pos));
-  size_t key = text.find("sharding=", pos);
   std::string_view words_text = text;
-  if (key != std::string_view::npos && key < stop) {
-    size_t open = key + 9;
-    size_t close =
-        open < text.size() && text[open] == '"' ? text.find('"', open + 1) : std::string_view::npos;
-    if (close == std::string_view::npos || close > stop) {
-      scan->errors.push_back(AnnotationError(
-          source, WordSpan(comment, key, std::min(stop, text.size()) - key),
-          "write the rule in double quotes on the annotation's line, e.g. `sharding=\"b i, i "
-          "-> b i\"`"));
-      return;
-    }
-    size_t rest = close + 1;
-    while (rest < text.size() && rest < stop && IsBlank(text[rest])) ++rest;
-    if (rest < stop && rest < text.size()) {
-      scan->errors.push_back(AnnotationError(source, WordSpan(comment, rest, 1),
-                                             "`sharding=\"...\"` must be the annotation's last "
-                                             "item; move the tokens before it"));
-      return;
-    }
-    sharding = std::string(text.substr(open + 1, close - open - 1));
-    sharding_span = WordSpan(comment, open + 1, std::max<size_t>(1, close - open - 1));
-    words_text = text.substr(0, key);
+  size_t first_item = NextItemKey(text, pos, stop);
+  if (first_item != std::string_view::npos) {
+    if (!ReadQuotedItems(source, comment, first_item, stop, &items, scan)) return;
+    words_text = text.substr(0, first_item);
   }
   std::vector<Word> words = Words(words_text, pos);
   if (words.empty()) {
@@ -104,8 +157,10 @@ void ReadComment(const std::vector<SourceFile>& sources, int source_index, const
   }
   Annotation annotation;
   annotation.function = words[0].text;
-  annotation.sharding = std::move(sharding);
-  annotation.sharding_span = sharding_span;
+  annotation.sharding = std::move(items.sharding);
+  annotation.sharding_span = items.sharding_span;
+  annotation.tune = std::move(items.tune);
+  annotation.tune_span = items.tune_span;
   annotation.source_index = source_index;
   annotation.offset = comment.offset;
   annotation.function_span = WordSpan(comment, words[0].at, words[0].text.size());

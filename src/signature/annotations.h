@@ -25,6 +25,9 @@ struct Annotation {
   /// column of its first character) so rule errors can point into it.
   std::optional<std::string> sharding;
   Span sharding_span;
+  /// The text of a trailing `tune="BLOCK=16,32; ..."` (decision 159a), and where it starts.
+  std::optional<std::string> tune;
+  Span tune_span;
 };
 
 /// What scanning found: the usable annotations in source order, and the problems (malformed
@@ -39,7 +42,7 @@ struct AnnotationScan {
 /// strings, raw strings or preprocessor lines. In a comment, `@BE`/`@jaxcc` must come first
 /// (after the slashes and blanks); a later `//` ends the token list, so `// @BE f arg ret //
 /// note` has two tokens. A trailing `sharding="RULE"` (blanks allowed inside the quotes) is
-/// not a token: it fills `sharding`.
+/// not a token: it fills `sharding`; so does a trailing `tune="..."` fill `tune`, in either order.
 AnnotationScan FindAnnotations(const std::vector<SourceFile>& sources,
                                const std::vector<std::vector<Token>>& tokens);
 

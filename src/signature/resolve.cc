@@ -367,7 +367,7 @@ Result<std::vector<Job>> JobsFromRequests(const Module& m,
 Result<std::vector<FunctionSpec>> ResolveSpecs(
     const std::vector<SourceFile>& sources,
     const std::optional<std::vector<FunctionRequest>>& requests,
-    const std::vector<std::vector<std::string>>& source_flags) {
+    const std::vector<std::vector<std::string>>& source_flags, std::vector<TuneDeclaration>* tune) {
   Module module(sources, source_flags);
   auto jobs = requests ? JobsFromRequests(module, *requests) : JobsFromAnnotations(module);
   if (!jobs.ok()) return jobs.error();
@@ -376,6 +376,11 @@ Result<std::vector<FunctionSpec>> ResolveSpecs(
     auto spec = ResolveOne(module, job);
     if (!spec.ok()) return spec.error();
     JAXCC_RETURN_IF_ERROR(AttachAnnotationRule(module, job, &*spec));
+    if (job.annotation) {
+      const Annotation& a = *job.annotation;
+      JAXCC_RETURN_IF_ERROR(ReadAnnotationTune(a, sources[a.source_index],
+                                               module.flags[a.source_index], spec->name, tune));
+    }
     specs.push_back(std::move(spec).value());
   }
   return specs;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "argspec/function_spec.h"
+#include "signature/tune_annotation.h"
 #include "util/result.h"
 
 namespace jaxcc::signature {
@@ -35,9 +36,13 @@ struct FunctionRequest {
 /// (or of annotations).
 /// `source_flags[i]` are the flags source i is compiled with (missing = none): their `-D`/`-U`
 /// are read before the source, as the compiler reads them (decision 147).
+/// A resolved function's `tune="..."` annotation is always checked (errors point into it); when
+/// `tune` is given it receives, per function in order, the parameters those flags leave open
+/// (decision 159a).
 Result<std::vector<argspec::FunctionSpec>> ResolveSpecs(
     const std::vector<SourceFile>& sources,
     const std::optional<std::vector<FunctionRequest>>& requests,
-    const std::vector<std::vector<std::string>>& source_flags = {});
+    const std::vector<std::vector<std::string>>& source_flags = {},
+    std::vector<TuneDeclaration>* tune = nullptr);
 
 }  // namespace jaxcc::signature
