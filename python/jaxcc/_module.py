@@ -11,6 +11,7 @@ from ._attributes import convert_attribute
 from ._batch_partition import call as batch_call
 from ._batch_partition import leading_batch_dims
 from ._discovery import gpu_backend_present
+from ._operand_dtypes import DeclaredDtypes
 from ._scratch import scratch_request, scratch_type
 from ._sharding import BATCH_PATH, ShardingRule, partitioned, report_forbidden_splits
 from ._sharding_check import check_rule_less
@@ -22,7 +23,8 @@ MAX_RANK = _core.MAX_RANK  # jaxcc::kMaxDim, the rank limit of jaxcc::Tensor
 class KernelFunction:
     """Calls one compiled entry point: `fn(*arrays, outs=None, **attributes)`.
 
-    `outs` may be omitted when the function has exactly one output shaped like its first input.
+    `outs` may be omitted when the function has exactly one output shaped like its first input
+    (of the declared dtype when the spec says `ret:<dtype>`, else the first input's).
     Attributes are converted to the types the C++ code declares. Under `jax.vmap` the call runs
     once per batch element (`vmap_method="sequential"`) unless the module was loaded with another
     `vmap_method`, because only the kernel's author knows whether it handles a batch axis.
@@ -53,11 +55,12 @@ class KernelFunction:
                 self.attribute_types[name] = attr_type
                 parts.append(f"{name}: {attr_type}")
             elif kind in ("arg", "ret"):
-                parts.append(f"{kind} {p.name}".strip())
+                parts.append(f"{kind} {p.name}".strip() + (f": {p.dtype}" if p.dtype else ""))
             else:
                 parts.append(kind)  # stream, pool, state, async, scratch
         self.has_scratch = "scratch" in parts
         self._signature = ", ".join(parts)
+        self.dtypes = DeclaredDtypes.of(self.name, spec.params)  # None: every dtype accepted
         self.num_args = spec.num_args
         self.num_rets = spec.num_rets
         rule = spec.sharding_rule
@@ -77,8 +80,9 @@ class KernelFunction:
 
         if outs is None:
             if self.num_rets == 1 and self.num_args >= 1:
-                first = arrays[0]
-                return jax.ShapeDtypeStruct(first.shape, first.dtype), False
+                first, dtypes = arrays[0], self.dtypes
+                dtype = first.dtype if dtypes is None else dtypes.single_output_dtype(first.dtype)
+                return jax.ShapeDtypeStruct(first.shape, dtype), False
             raise CallError(
                 f"{self.name}: pass outs=... (a jax.ShapeDtypeStruct, or a list of "
                 f"{self.num_rets}): outputs can only be inferred for one output shaped like the "
@@ -100,6 +104,8 @@ class KernelFunction:
                 )
             types.append(self._output_type(jax, item))
             self._check_rank(f"output {i + 1}", types[-1].shape)
+        if self.dtypes is not None:
+            self.dtypes.check_outputs(types)
         return (types if as_list else types[0]), as_list
 
     def _output_type(self, jax, item):
@@ -133,6 +139,8 @@ class KernelFunction:
                     f"got {type(array).__name__}; convert it with jnp.asarray(...)."
                 )
             self._check_rank(f"input {i + 1}", array.shape)
+        if self.dtypes is not None:  # before anything is staged (decision 158)
+            self.dtypes.check_inputs(arrays)
 
     def _check_rank(self, what: str, shape) -> None:
         # The generated wrapper would reject it too, but as a kernel failure after dispatch.
