@@ -152,10 +152,14 @@ def test_an_unknown_dtype_is_a_spec_error_with_a_suggestion():
 
 
 def test_an_annotation_declares_dtypes_and_points_at_a_bad_one():
-    source = "// @BE twice arg:float32 ret:float32\n" + SCALE.split("void scale")[0] + (
-        "void twice(const jaxcc::Tensor x, jaxcc::Tensor y) {\n"
-        "  for (int64_t i = 0; i < x.numel(); ++i) y.data_ptr<float>()[i] = 2 * "
-        "x.data_ptr<float>()[i];\n}\n"
+    source = (
+        "// @BE twice arg:float32 ret:float32\n"
+        + SCALE.split("void scale")[0]
+        + (
+            "void twice(const jaxcc::Tensor x, jaxcc::Tensor y) {\n"
+            "  for (int64_t i = 0; i < x.numel(); ++i) y.data_ptr<float>()[i] = 2 * "
+            "x.data_ptr<float>()[i];\n}\n"
+        )
     )
     twice = jaxcc.load_cpp_inline("arg_dtypes_annotated", source).twice
     assert [p.dtype for p in twice.spec.params] == ["float32", "float32"]
@@ -186,7 +190,9 @@ def copies():
     return jaxcc.load_cpp_inline("arg_dtypes_copies", COPIES, specs)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(declared=st.sampled_from(DTYPES), given_dtype=st.sampled_from(DTYPES))
 def test_a_call_is_accepted_iff_the_dtypes_are_equal(copies, declared, given_dtype):
     with jax.enable_x64(True):  # every dtype exists, so the rule is the whole story

@@ -123,8 +123,7 @@ Result<Param> ParseTypedTensor(const std::string& function_name, ParamKind kind,
                                std::string_view canonical, const std::string& original) {
   std::string type_name(canonical.substr(4));  // after "arg:" or "ret:"
   if (type_name.empty()) {
-    return SpecError(function_name, Quote(original) +
-                                        " has no dtype after `:`; write `" +
+    return SpecError(function_name, Quote(original) + " has no dtype after `:`; write `" +
                                         ParamKindName(kind) + "` (any dtype) or `" +
                                         ParamKindName(kind) +
                                         ":<dtype>`; valid dtypes: " + ElementTypeNameList());
@@ -136,10 +135,9 @@ Result<Param> ParseTypedTensor(const std::string& function_name, ParamKind kind,
   if (auto guess = SuggestElementTypeName(type_name)) {
     detail += "did you mean " + Quote(std::string(ParamKindName(kind)) + ":" + *guess) + "? ";
   }
-  return SpecError(function_name, detail + "valid dtypes (numpy's names): " +
-                                      ElementTypeNameList() +
-                                      "; or write a bare `" + ParamKindName(kind) +
-                                      "` for any dtype");
+  return SpecError(function_name,
+                   detail + "valid dtypes (numpy's names): " + ElementTypeNameList() +
+                       "; or write a bare `" + ParamKindName(kind) + "` for any dtype");
 }
 
 Result<Param> ParseToken(const std::string& function_name, const std::string& token) {

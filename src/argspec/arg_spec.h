@@ -25,9 +25,9 @@ std::string NormalizeToken(std::string_view token);
 
 /// Parses the tokens of `function_name`. A bare `attr.<name>` leaves `attr_type` empty so the
 /// signature reader can fill it in; `arg:<dtype>`/`ret:<dtype>` set Param::dtype (a bare
-/// `arg`/`ret` leaves it empty: any dtype). Errors (ErrorKind::kSpec) name the function and the token:
-/// unknown token, type or dtype (with a "did you mean"), a name that is not a C identifier, no `ret`, two `stream`s, a repeated
-/// attribute name.
+/// `arg`/`ret` leaves it empty: any dtype). Errors (ErrorKind::kSpec) name the function and the
+/// token: unknown token, type or dtype (with a "did you mean"), a name that is not a C identifier,
+/// no `ret`, two `stream`s, a repeated attribute name.
 Result<FunctionSpec> ParseArgSpec(const std::string& function_name,
                                   const std::vector<std::string>& tokens);
 

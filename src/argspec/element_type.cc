@@ -15,13 +15,20 @@ struct ElementTypeInfo {
 };
 
 constexpr ElementTypeInfo kElementTypes[] = {
-    {ElementType::kBool, "bool"},           {ElementType::kInt8, "int8"},
-    {ElementType::kInt16, "int16"},         {ElementType::kInt32, "int32"},
-    {ElementType::kInt64, "int64"},         {ElementType::kUInt8, "uint8"},
-    {ElementType::kUInt16, "uint16"},       {ElementType::kUInt32, "uint32"},
-    {ElementType::kUInt64, "uint64"},       {ElementType::kFloat16, "float16"},
-    {ElementType::kBFloat16, "bfloat16"},   {ElementType::kFloat32, "float32"},
-    {ElementType::kFloat64, "float64"},     {ElementType::kComplex64, "complex64"},
+    {ElementType::kBool, "bool"},
+    {ElementType::kInt8, "int8"},
+    {ElementType::kInt16, "int16"},
+    {ElementType::kInt32, "int32"},
+    {ElementType::kInt64, "int64"},
+    {ElementType::kUInt8, "uint8"},
+    {ElementType::kUInt16, "uint16"},
+    {ElementType::kUInt32, "uint32"},
+    {ElementType::kUInt64, "uint64"},
+    {ElementType::kFloat16, "float16"},
+    {ElementType::kBFloat16, "bfloat16"},
+    {ElementType::kFloat32, "float32"},
+    {ElementType::kFloat64, "float64"},
+    {ElementType::kComplex64, "complex64"},
     {ElementType::kComplex128, "complex128"},
 };
 
@@ -31,12 +38,15 @@ struct ComplexAlias {
   std::string_view spelling;
   const char* name;
 };
-constexpr ComplexAlias kComplexAliases[] = {
-    {"complex", "complex64"},         {"cfloat", "complex64"},
-    {"c64", "complex64"},             {"std::complex<float>", "complex64"},
-    {"complex<float>", "complex64"},  {"cdouble", "complex128"},
-    {"c128", "complex128"},           {"std::complex<double>", "complex128"},
-    {"complex<double>", "complex128"}};
+constexpr ComplexAlias kComplexAliases[] = {{"complex", "complex64"},
+                                            {"cfloat", "complex64"},
+                                            {"c64", "complex64"},
+                                            {"std::complex<float>", "complex64"},
+                                            {"complex<float>", "complex64"},
+                                            {"cdouble", "complex128"},
+                                            {"c128", "complex128"},
+                                            {"std::complex<double>", "complex128"},
+                                            {"complex<double>", "complex128"}};
 
 }  // namespace
 

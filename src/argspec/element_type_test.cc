@@ -21,8 +21,8 @@ std::string SpecErrorOf(const Tokens& tokens, int* offending = nullptr) {
 }
 
 TEST(ElementTypeTest, EveryNameRoundTripsAndIsListed) {
-  const char* names[] = {"bool",    "int8",     "int16",   "int32",   "int64",
-                         "uint8",   "uint16",   "uint32",  "uint64",  "float16",
+  const char* names[] = {"bool",     "int8",    "int16",   "int32",     "int64",
+                         "uint8",    "uint16",  "uint32",  "uint64",    "float16",
                          "bfloat16", "float32", "float64", "complex64", "complex128"};
   std::string list = ElementTypeNameList();
   for (const char* name : names) {
@@ -49,7 +49,8 @@ TEST(ElementTypeTest, SuggestsWhatUsersMean) {
 }
 
 TEST(TypedTensorTokenTest, ParsesDtypesOnArgsAndRets) {
-  auto spec = ParseArgSpec("f", {"arg:float32", "arg", "args:complex128", "ret:int32", "rets:bool"});
+  auto spec =
+      ParseArgSpec("f", {"arg:float32", "arg", "args:complex128", "ret:int32", "rets:bool"});
   ASSERT_TRUE(spec.ok()) << spec.error().message;
   ASSERT_EQ(spec->params.size(), 5u);
   EXPECT_EQ(spec->params[0].kind, ParamKind::kArg);

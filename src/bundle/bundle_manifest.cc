@@ -19,7 +19,8 @@ json SpecToJson(const FunctionSpec& spec) {
   for (const Param& p : spec.params) {
     json attr_type = nullptr;
     if (p.attr_type) attr_type = argspec::AttrTypeName(*p.attr_type);
-    json param = {{"kind", argspec::ParamKindName(p.kind)}, {"name", p.name}, {"attr_type", attr_type}};
+    json param = {
+        {"kind", argspec::ParamKindName(p.kind)}, {"name", p.name}, {"attr_type", attr_type}};
     // Only where declared (decision 158): an untyped spec's manifest reads as it did before.
     if (p.dtype) param["dtype"] = argspec::ElementTypeName(*p.dtype);
     params.push_back(std::move(param));

@@ -56,7 +56,8 @@ TEST(TypedTensorResolveTest, TheRoleIsStillCrossCheckedWithTheDtypeQuoted) {
   EXPECT_NE(scalar.message.find("the spec says `arg:float32` but the C++ declares `float x`"),
             std::string::npos)
       << scalar.message;
-  Error written = ErrorOf(One("// @BE f arg ret:float32\nvoid f(const Tensor& x, const Tensor& y) {}"));
+  Error written =
+      ErrorOf(One("// @BE f arg ret:float32\nvoid f(const Tensor& x, const Tensor& y) {}"));
   EXPECT_NE(written.message.find("a `const` tensor cannot be written"), std::string::npos)
       << written.message;
 }
