@@ -63,6 +63,9 @@ struct FunctionSpec {
   /// declaration or the macro invocation that stamps it out); 0 if unknown. The compiler's
   /// proof of the signature reports there.
   int line = 0;
+  /// Column (1-based) of the function's name on `line`, 0 if unknown: the proof's error puts its
+  /// caret there (decision 158's note on decision 147).
+  int column = 0;
   /// Sharding rule (argspec/sharding_rule.h), canonically spaced; "" = none. Not part of the
   /// cache key: it changes how JAX partitions calls, not the library.
   std::string sharding_rule;

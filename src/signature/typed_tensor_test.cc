@@ -62,5 +62,20 @@ TEST(TypedTensorResolveTest, TheRoleIsStillCrossCheckedWithTheDtypeQuoted) {
       << written.message;
 }
 
+// Decision 147's proof reports at the stated line; its caret lands on the column recorded here
+// (the function's name), not past the end of a short annotation.
+TEST(StatedPlaceTest, TheAnnotationsNameElseTheDeclarationsNameElseTheInvocation) {
+  FunctionSpec annotated = Single("  // @BE   f\nvoid f(const Tensor& x, Tensor& y) {}");
+  EXPECT_EQ(annotated.line, 1);
+  EXPECT_EQ(annotated.column, 12);
+  FunctionSpec declared = Single("\nstatic void   f(const Tensor& x, Tensor& y) {}", Infer("f"));
+  EXPECT_EQ(declared.line, 2);
+  EXPECT_EQ(declared.column, 15);
+  FunctionSpec stamped =
+      Single("#define MAKE(n) void n(const Tensor& x, Tensor& y) {}\n\n   MAKE(g)\n", Infer("g"));
+  EXPECT_EQ(stamped.line, 3);
+  EXPECT_EQ(stamped.column, 4);
+}
+
 }  // namespace
 }  // namespace jaxcc::signature
