@@ -76,7 +76,9 @@ def test_a_header_macro_the_compiler_sees_differently_is_a_signature_error(uniqu
     with pytest.raises(SignatureError) as info:
         jaxcc.load_cpp_inline(unique_name, REAL_SOURCE, extra_cflags=["-include", str(header)])
     message = str(info.value)
-    assert ":9:" in message  # the annotation's line
+    assert ":9:8:" in message  # the annotation's line, at the function's name
+    # The caret underlines that name (it sat past the end of the annotation before).
+    assert "\n    9 | // @BE fill_a\n      |        ^\n" in message, message
     assert "jaxcc reads `fill_a` as `(const jaxcc::Tensor&, jaxcc::Tensor&, float)`" in message
     assert (
         "the compiler declares it as `void (*)(const jaxcc::Tensor&, jaxcc::Tensor&, double)`"
@@ -97,6 +99,7 @@ void scale(const BE::Tensor& x, BE::Tensor& out, real_t alpha) {}
         "the compiler declares it as `void (*)(const jaxcc::Tensor&, jaxcc::Tensor&, real_t)`"
         in (str(info.value))
     )
+    assert "\n      |        ^\n" in str(info.value)  # under `scale`, not past the tokens
 
 
 def test_an_overload_in_a_header_binds_the_function_jaxcc_read(unique_name, tmp_path):

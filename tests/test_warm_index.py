@@ -145,7 +145,7 @@ def test_a_replaced_compiler_sends_the_load_down_the_full_path(tmp_path):
     assert not took_warm_path(probe(source, cache, {"CXX": str(other)}))
 
 
-FORMAT_FIELD = b"18:jaxcc-warm-index-4,"
+FORMAT_FIELD = b"18:jaxcc-warm-index-5,"
 
 
 def test_a_warm_hit_reads_no_manifest(tmp_path):

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from . import _jax_compat  # noqa: F401  # isort: skip  (first: warns if JAX is older than tested)
 from . import _core
 from ._cache_dir import clear_cache, get_cache_dir, set_cache_dir
+from ._compiled_module import CompiledModule
 from ._discovery import include_dir
 from ._jax_compat import JaxVersionWarning
 from ._loading import (
@@ -20,7 +21,7 @@ from ._loading import (
     load_cuda_file,
     load_cuda_inline,
 )
-from ._module import CompiledModule, KernelFunction
+from ._module import KernelFunction
 from ._registry import registered_targets as list_registered_targets
 from ._scratch import MAX_SCRATCH_BYTES
 from ._sharding import ShardingRule
@@ -39,6 +40,7 @@ from .errors import (
     CallValueError,
     CompileError,
     DeviceError,
+    DTypeMismatchError,
     ExportError,
     JaxccError,
     KernelCheckError,
@@ -148,6 +150,7 @@ __all__ = [
     "CacheWarning",
     "CallError",
     "CallValueError",
+    "DTypeMismatchError",
     "CompileError",
     "CompiledModule",
     "MAX_SCRATCH_BYTES",

@@ -11,7 +11,7 @@ import pathlib
 from typing import TYPE_CHECKING, NamedTuple
 
 from . import _arguments, _core, _discovery, _options, _registry
-from ._module import CompiledModule
+from ._compiled_module import CompiledModule
 from .errors import BundleError, SpecError
 
 if TYPE_CHECKING:

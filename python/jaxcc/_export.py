@@ -19,7 +19,7 @@ from os import PathLike
 from typing import TYPE_CHECKING, Any
 
 from . import _jax_compat, _registry
-from ._module import CompiledModule
+from ._compiled_module import CompiledModule
 from .errors import CallError, ExportError, MissingTargetError
 
 if TYPE_CHECKING:

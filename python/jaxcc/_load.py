@@ -9,7 +9,7 @@ import sys
 import warnings
 
 from . import _core, _discovery, _loaded_table, _registry
-from ._module import CompiledModule
+from ._compiled_module import CompiledModule
 from ._options import RunOptions
 from ._progress import BuildProgress
 from .errors import CacheWarning

@@ -9,7 +9,7 @@ import os
 from typing import Any
 
 from . import _arguments, _core, _load, _options, _tune_spec
-from ._module import CompiledModule
+from ._compiled_module import CompiledModule
 from ._types import ComputeCapability, Functions, PathArg, Sources, StringList
 
 

@@ -1,9 +1,7 @@
-"""CompiledModule and the per-function callables that issue `jax.ffi.ffi_call`."""
+"""The per-function callables of a loaded module, which issue `jax.ffi.ffi_call`."""
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Sequence
 from typing import Any
 
 from . import _core
@@ -11,6 +9,7 @@ from ._attributes import convert_attribute
 from ._batch_partition import call as batch_call
 from ._batch_partition import leading_batch_dims
 from ._discovery import gpu_backend_present
+from ._operand_dtypes import DeclaredDtypes
 from ._scratch import scratch_request, scratch_type
 from ._sharding import BATCH_PATH, ShardingRule, partitioned, report_forbidden_splits
 from ._sharding_check import check_rule_less
@@ -22,7 +21,8 @@ MAX_RANK = _core.MAX_RANK  # jaxcc::kMaxDim, the rank limit of jaxcc::Tensor
 class KernelFunction:
     """Calls one compiled entry point: `fn(*arrays, outs=None, **attributes)`.
 
-    `outs` may be omitted when the function has exactly one output shaped like its first input.
+    `outs` may be omitted when the function has exactly one output shaped like its first input
+    (of the declared dtype when the spec says `ret:<dtype>`, else the first input's).
     Attributes are converted to the types the C++ code declares. Under `jax.vmap` the call runs
     once per batch element (`vmap_method="sequential"`) unless the module was loaded with another
     `vmap_method`, because only the kernel's author knows whether it handles a batch axis.
@@ -53,11 +53,12 @@ class KernelFunction:
                 self.attribute_types[name] = attr_type
                 parts.append(f"{name}: {attr_type}")
             elif kind in ("arg", "ret"):
-                parts.append(f"{kind} {p.name}".strip())
+                parts.append(f"{kind} {p.name}".strip() + (f": {p.dtype}" if p.dtype else ""))
             else:
                 parts.append(kind)  # stream, pool, state, async, scratch
         self.has_scratch = "scratch" in parts
         self._signature = ", ".join(parts)
+        self.dtypes = DeclaredDtypes.of(self.name, spec.params)  # None: every dtype accepted
         self.num_args = spec.num_args
         self.num_rets = spec.num_rets
         rule = spec.sharding_rule
@@ -77,8 +78,9 @@ class KernelFunction:
 
         if outs is None:
             if self.num_rets == 1 and self.num_args >= 1:
-                first = arrays[0]
-                return jax.ShapeDtypeStruct(first.shape, first.dtype), False
+                first, dtypes = arrays[0], self.dtypes
+                dtype = first.dtype if dtypes is None else dtypes.single_output_dtype(first.dtype)
+                return jax.ShapeDtypeStruct(first.shape, dtype), False
             raise CallError(
                 f"{self.name}: pass outs=... (a jax.ShapeDtypeStruct, or a list of "
                 f"{self.num_rets}): outputs can only be inferred for one output shaped like the "
@@ -100,6 +102,8 @@ class KernelFunction:
                 )
             types.append(self._output_type(jax, item))
             self._check_rank(f"output {i + 1}", types[-1].shape)
+        if self.dtypes is not None:
+            self.dtypes.check_outputs(types)
         return (types if as_list else types[0]), as_list
 
     def _output_type(self, jax, item):
@@ -133,6 +137,8 @@ class KernelFunction:
                     f"got {type(array).__name__}; convert it with jnp.asarray(...)."
                 )
             self._check_rank(f"input {i + 1}", array.shape)
+        if self.dtypes is not None:  # before anything is staged (decision 158)
+            self.dtypes.check_inputs(arrays)
 
     def _check_rank(self, what: str, shape) -> None:
         # The generated wrapper would reject it too, but as a kernel failure after dispatch.
@@ -298,103 +304,3 @@ class KernelFunction:
 
     def __repr__(self) -> str:
         return f"<jaxcc kernel {self.target}({self.signature()})>"
-
-
-class CompiledModule:
-    """A loaded module: one callable attribute per function, plus its targets and library path."""
-
-    def __init__(self, request: _core.LoadRequest, loaded: _core.LoadedModule):
-        self.name = request.name
-        self.platform = request.platform
-        self.cuda_archs = list(loaded.cuda_archs)
-        self.target_prefix = request.target_prefix
-        self.path = loaded.library_path
-        self.key = loaded.key
-        self.cache_hit = loaded.cache_hit
-        self.build_seconds = loaded.build_seconds
-        # What each compile and the link of a fresh build took (ninja's log); [] on a cache hit.
-        self.build_steps = list(loaded.build_steps)
-        # A fresh build that linked an earlier build's FFI wrapper object (same signatures, flags
-        # and headers; only kernel bodies changed) instead of compiling it again.
-        self.wrapper_reused = loaded.wrapper_reused
-        # How many translation units (kernel units and wrapper) a fresh build linked from the
-        # shared object cache instead of compiling: the ones whose inputs did not change.
-        self.objects_reused = loaded.objects_reused
-        self.specs = {spec.name: spec for spec in loaded.specs}
-        self._vmap_method = request.vmap_method
-        self._loaded = loaded
-
-    @property
-    def library_loaded(self) -> bool:
-        """Whether the compiled library is mapped into this process. A warm load (an entry the
-        cache loaded before) maps it at the first call of one of its functions (decision 137)."""
-        return self._loaded.library_loaded
-
-    def load_library(self) -> None:
-        """Maps the compiled library now if a warm load deferred it, so that a library that can
-        no longer be mapped (a library it links gone from the loader path) raises LoadError here
-        rather than failing its first call. A no-op once mapped."""
-        self._loaded.load_library()
-
-    @functools.cached_property
-    def functions(self) -> dict[str, KernelFunction]:
-        """Function name -> its callable. Made on first use: a load (warm ones above all) only
-        registers targets, and the core has already checked every spec (decision 85)."""
-        return {
-            name: KernelFunction(
-                self.name, f"{self.target_prefix}.{name}", spec, self._vmap_method, self.platform
-            )
-            for name, spec in self.specs.items()
-        }
-
-    @property
-    def function_names(self) -> list[str]:
-        return list(self.specs)
-
-    @property
-    def targets(self) -> dict[str, str]:
-        """Function name -> registered FFI target name."""
-        return {name: fn.target for name, fn in self.functions.items()}
-
-    def target_name(self, function: str) -> str:
-        return self[function].target
-
-    def __getitem__(self, function: str) -> KernelFunction:
-        try:
-            return self.functions[function]
-        except KeyError:
-            raise KeyError(
-                f"module '{self.name}' has no function '{function}'; it has: "
-                f"{', '.join(self.functions)}"
-            ) from None
-
-    def __getattr__(self, name: str) -> KernelFunction:
-        # Runs only when ordinary look-up failed, so a function called `path`, `key`, `name`, ...
-        # never replaces the module's own attribute (a silently wrong mod.path): it stays
-        # reachable as mod["path"]. A function's first look-up lands here and is then cached as an
-        # attribute; anything else names the functions there are (and tells type checkers that
-        # mod.<function> is one).
-        specs = self.__dict__.get("specs")
-        if specs is None or name.startswith("__"):
-            raise AttributeError(name)
-        if name in specs:
-            fn = self.functions[name]
-            self.__dict__[name] = fn
-            return fn
-        raise AttributeError(
-            f"module '{self.__dict__.get('name')}' has no function or attribute '{name}'; its "
-            f"functions: {', '.join(specs) or 'none'}"
-        )
-
-    def __contains__(self, function: str) -> bool:
-        return function in self.specs
-
-    def __dir__(self) -> Sequence[str]:
-        return sorted(set(super().__dir__()) | set(self.specs))
-
-    def __repr__(self) -> str:
-        return (
-            f"<jaxcc.CompiledModule {self.name!r} ({self.platform}) "
-            f"functions={self.function_names} "
-            f"path={self.path!r}>"
-        )

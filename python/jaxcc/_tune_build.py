@@ -13,7 +13,7 @@ import warnings
 from concurrent.futures import ThreadPoolExecutor
 
 from . import _load, _options, _registry
-from ._module import CompiledModule
+from ._compiled_module import CompiledModule
 from ._tune_choose import TunedFunction
 from ._tune_spec import (
     TuneSpec,

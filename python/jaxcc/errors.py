@@ -65,6 +65,13 @@ class CallValueError(CallError, ValueError):
     before."""
 
 
+class DTypeMismatchError(CallError):
+    """An input array, or an entry of `outs=`, has another dtype than the arg_spec declares for
+    it (`arg:float32`, `ret:int32`; decision 158). Raised before the call is staged, so the
+    traceback shows the caller's line; a `CallError`, hence a `TypeError` as JAX's own dtype
+    errors are."""
+
+
 class DeviceError(JaxccError, RuntimeError):
     """A kernel was called on a platform this process has no device for (a CUDA kernel without a
     GPU backend)."""
@@ -195,6 +202,7 @@ __all__ = [
     "CallError",
     "CallValueError",
     "CompileError",
+    "DTypeMismatchError",
     "DeviceError",
     "ExportError",
     "JaxccError",

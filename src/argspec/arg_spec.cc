@@ -11,9 +11,9 @@ namespace jaxcc::argspec {
 namespace {
 
 constexpr std::string_view kValidTokens =
-    "valid tokens are `arg`, `ret`, `stream`, `attr.<name>`, `attr.<name>:<type>`, `pool`, "
-    "`state`, `async`, `scratch` and `scratch_alloc` (aliases: `args`, `rets`, `ctx.stream`, "
-    "`attrs.<name>`)";
+    "valid tokens are `arg`, `ret`, `arg:<dtype>`, `ret:<dtype>`, `stream`, `attr.<name>`, "
+    "`attr.<name>:<type>`, `pool`, `state`, `async`, `scratch` and `scratch_alloc` (aliases: "
+    "`args`, `rets`, `ctx.stream`, `attrs.<name>`)";
 
 bool StartsWith(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;
@@ -42,6 +42,20 @@ std::string GuessToken(std::string_view token) {
   for (std::string_view output : {"out", "output", "outputs", "result", "res"}) {
     if (token == output) return "ret";
   }
+  // A typed tensor written with the wrong role word or separator (`in:float32`, `arg.float32`),
+  // or a bare dtype (`float32`): the role's guess with the dtype kept.
+  size_t split = token.find_first_of(":.");
+  if (split != std::string_view::npos && split > 0 && split + 1 < token.size()) {
+    std::string head = GuessToken(token.substr(0, split));
+    if (head.empty() && (token.substr(0, split) == "arg" || token.substr(0, split) == "ret")) {
+      head = std::string(token.substr(0, split));
+    }
+    std::string_view dtype = token.substr(split + 1);
+    if ((head == "arg" || head == "ret") && ElementTypeFromName(dtype)) {
+      return head + ":" + std::string(dtype);
+    }
+  }
+  if (ElementTypeFromName(token)) return "arg:" + std::string(token);
   std::vector<std::string> near = NearMisses(token, {"arg", "ret", "stream", "attr.<name>"}, 1);
   return near.empty() ? "" : near[0];
 }
@@ -104,6 +118,28 @@ Result<Param> ParseAttr(const std::string& function_name, std::string_view canon
   return SpecError(function_name, detail + "valid types: " + AttrTypeNameList());
 }
 
+// Parses `arg:<dtype>` / `ret:<dtype>` (canonical form, original spelling kept for messages).
+Result<Param> ParseTypedTensor(const std::string& function_name, ParamKind kind,
+                               std::string_view canonical, const std::string& original) {
+  std::string type_name(canonical.substr(4));  // after "arg:" or "ret:"
+  if (type_name.empty()) {
+    return SpecError(function_name, Quote(original) + " has no dtype after `:`; write `" +
+                                        ParamKindName(kind) + "` (any dtype) or `" +
+                                        ParamKindName(kind) +
+                                        ":<dtype>`; valid dtypes: " + ElementTypeNameList());
+  }
+  Param param{kind, "", std::nullopt};
+  param.dtype = ElementTypeFromName(type_name);
+  if (param.dtype) return param;
+  std::string detail = "unknown dtype " + Quote(type_name) + " in " + Quote(original) + "; ";
+  if (auto guess = SuggestElementTypeName(type_name)) {
+    detail += "did you mean " + Quote(std::string(ParamKindName(kind)) + ":" + *guess) + "? ";
+  }
+  return SpecError(function_name,
+                   detail + "valid dtypes (numpy's names): " + ElementTypeNameList() +
+                       "; or write a bare `" + ParamKindName(kind) + "` for any dtype");
+}
+
 Result<Param> ParseToken(const std::string& function_name, const std::string& token) {
   if (token.empty()) {
     return SpecError(function_name, "a token is empty; " + std::string(kValidTokens));
@@ -123,6 +159,12 @@ Result<Param> ParseToken(const std::string& function_name, const std::string& to
                                         "signature) or `attr.<name>:<type>`");
   }
   if (StartsWith(canonical, "attr.")) return ParseAttr(function_name, canonical, token);
+  if (StartsWith(canonical, "arg:")) {
+    return ParseTypedTensor(function_name, ParamKind::kArg, canonical, token);
+  }
+  if (StartsWith(canonical, "ret:")) {
+    return ParseTypedTensor(function_name, ParamKind::kRet, canonical, token);
+  }
   return UnknownTokenError(function_name, token);
 }
 
@@ -144,6 +186,8 @@ std::string NormalizeToken(std::string_view token) {
   if (token == "rets") return "ret";
   if (token == "ctx.stream") return "stream";
   if (StartsWith(token, "attrs.")) return "attr." + std::string(token.substr(6));
+  if (StartsWith(token, "args:")) return "arg:" + std::string(token.substr(5));
+  if (StartsWith(token, "rets:")) return "ret:" + std::string(token.substr(5));
   return std::string(token);
 }
 
@@ -262,10 +306,10 @@ std::vector<std::string> ToTokens(const FunctionSpec& spec) {
   for (const Param& p : spec.params) {
     switch (p.kind) {
       case ParamKind::kArg:
-        tokens.push_back("arg");
-        break;
       case ParamKind::kRet:
-        tokens.push_back("ret");
+        // The dtype is part of the token, so the cache key (module_key.cc) changes with it.
+        tokens.push_back(std::string(ParamKindName(p.kind)) +
+                         (p.dtype ? std::string(":") + ElementTypeName(*p.dtype) : ""));
         break;
       case ParamKind::kStream:
       case ParamKind::kPool:

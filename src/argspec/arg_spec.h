@@ -19,13 +19,15 @@ inline constexpr size_t kMaxNameLength = 255;
 /// True for a plain C identifier ([A-Za-z_][A-Za-z0-9_]*) that is not a C++ keyword.
 bool IsCIdentifier(std::string_view text);
 
-/// Maps the aliases (`args`, `rets`, `ctx.stream`, `attrs.<name>`) onto canonical tokens.
+/// Maps the aliases (`args`, `rets`, `ctx.stream`, `attrs.<name>`, `args:<dtype>`,
+/// `rets:<dtype>`) onto canonical tokens.
 std::string NormalizeToken(std::string_view token);
 
 /// Parses the tokens of `function_name`. A bare `attr.<name>` leaves `attr_type` empty so the
-/// signature reader can fill it in. Errors (ErrorKind::kSpec) name the function and the token:
-/// unknown token or type, a name that is not a C identifier, no `ret`, two `stream`s, a repeated
-/// attribute name.
+/// signature reader can fill it in; `arg:<dtype>`/`ret:<dtype>` set Param::dtype (a bare
+/// `arg`/`ret` leaves it empty: any dtype). Errors (ErrorKind::kSpec) name the function and the
+/// token: unknown token, type or dtype (with a "did you mean"), a name that is not a C identifier,
+/// no `ret`, two `stream`s, a repeated attribute name.
 Result<FunctionSpec> ParseArgSpec(const std::string& function_name,
                                   const std::vector<std::string>& tokens);
 
@@ -45,7 +47,7 @@ Status CheckContextParams(const FunctionSpec& spec);
 /// "[arg, ret, attr.s:float32]": a token list as error messages quote it.
 std::string FormatTokenList(const std::vector<std::string>& tokens);
 
-/// Canonical token spelling of a parsed spec, e.g. {"arg", "ret", "attr.scale:float32"}.
+/// Canonical token spelling of a parsed spec, e.g. {"arg:float32", "ret", "attr.scale:float32"}.
 std::vector<std::string> ToTokens(const FunctionSpec& spec);
 
 }  // namespace jaxcc::argspec

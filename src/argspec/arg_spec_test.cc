@@ -105,9 +105,9 @@ TEST(ParseArgSpecErrorTest, UnknownTokenListsValidOnes) {
   int offending = -2;
   EXPECT_EQ(SpecErrorOf("f", {"arg", "output"}, &offending),
             "function `f`: unknown arg_spec token `output`; did you mean `ret`? valid tokens are "
-            "`arg`, `ret`, `stream`, `attr.<name>`, `attr.<name>:<type>`, `pool`, `state`, "
-            "`async`, `scratch` and `scratch_alloc` (aliases: `args`, "
-            "`rets`, `ctx.stream`, `attrs.<name>`)");
+            "`arg`, `ret`, `arg:<dtype>`, `ret:<dtype>`, `stream`, `attr.<name>`, "
+            "`attr.<name>:<type>`, `pool`, `state`, `async`, `scratch` and `scratch_alloc` "
+            "(aliases: `args`, `rets`, `ctx.stream`, `attrs.<name>`)");
   EXPECT_EQ(offending, 1);
 }
 

@@ -39,7 +39,7 @@ const AttrTypeInfo& Info(AttrType type) {
 const char* AttrTypeName(AttrType type) { return Info(type).name; }
 
 std::string FunctionSpec::ProofKey() const {
-  std::string text = " proof@" + std::to_string(line);
+  std::string text = " proof@" + std::to_string(line) + ":" + std::to_string(column);
   for (const Param& p : params) text += " " + p.cpp_type + ";";
   return text;
 }

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "argspec/element_type.h"
+
 namespace jaxcc::argspec {
 
 /// The role a C++ parameter plays in the XLA FFI call. kPool, kState and kAsync are what a
@@ -44,6 +46,9 @@ struct Param {
   /// no exact type to claim (a stream, pool, state or async parameter, a tensor without a
   /// declaration), which the proof leaves to the compiler's deduction.
   std::string cpp_type;
+  /// For kArg and kRet: the dtype the spec declares (`arg:float32`), which a call must pass
+  /// (checked in Python before the call is staged, decision 158); nullopt = any dtype.
+  std::optional<ElementType> dtype;
 };
 
 /// Everything the code generator needs to know about one entry point.
@@ -58,6 +63,9 @@ struct FunctionSpec {
   /// declaration or the macro invocation that stamps it out); 0 if unknown. The compiler's
   /// proof of the signature reports there.
   int line = 0;
+  /// Column (1-based) of the function's name on `line`, 0 if unknown: the proof's error puts its
+  /// caret there (decision 158's note on decision 147).
+  int column = 0;
   /// Sharding rule (argspec/sharding_rule.h), canonically spaced; "" = none. Not part of the
   /// cache key: it changes how JAX partitions calls, not the library.
   std::string sharding_rule;

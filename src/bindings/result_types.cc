@@ -38,6 +38,14 @@ void BindSpecs(nb::module_& m) {
           "'arg', 'ret', 'stream', 'attr', 'pool', 'state' or 'async'")
       .def_ro("name", &Param::name)
       .def_prop_ro("attr_type", &AttrTypeOf, "the attribute's type name ('float32'), or None")
+      .def_prop_ro(
+          "dtype",
+          [](const Param& p) -> std::optional<std::string> {
+            if (!p.dtype) return std::nullopt;
+            return std::string(argspec::ElementTypeName(*p.dtype));
+          },
+          "an 'arg' or 'ret' tensor's declared dtype, numpy's name ('float32', from "
+          "`arg:float32`), which a call must pass; None for any dtype")
       .def("__getitem__",
            [](const Param& p, const std::string& key) -> nb::object {
              if (key == "kind") return nb::cast(argspec::ParamKindName(p.kind));
@@ -49,6 +57,7 @@ void BindSpecs(nb::module_& m) {
         std::string text =
             std::string(argspec::ParamKindName(p.kind)) + (p.name.empty() ? "" : " " + p.name);
         if (p.attr_type) text += std::string(": ") + argspec::AttrTypeName(*p.attr_type);
+        if (p.dtype) text += std::string(": ") + argspec::ElementTypeName(*p.dtype);
         return "<Param " + text + ">";
       });
   nb::class_<FunctionSpec>(m, "FunctionSpec", "A kernel entry point and its parameters.")

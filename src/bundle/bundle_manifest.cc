@@ -19,8 +19,11 @@ json SpecToJson(const FunctionSpec& spec) {
   for (const Param& p : spec.params) {
     json attr_type = nullptr;
     if (p.attr_type) attr_type = argspec::AttrTypeName(*p.attr_type);
-    params.push_back(
-        {{"kind", argspec::ParamKindName(p.kind)}, {"name", p.name}, {"attr_type", attr_type}});
+    json param = {
+        {"kind", argspec::ParamKindName(p.kind)}, {"name", p.name}, {"attr_type", attr_type}};
+    // Only where declared (decision 158): an untyped spec's manifest reads as it did before.
+    if (p.dtype) param["dtype"] = argspec::ElementTypeName(*p.dtype);
+    params.push_back(std::move(param));
   }
   return {{"name", spec.name},
           {"namespaces", spec.namespaces},
@@ -115,6 +118,15 @@ Result<FunctionSpec> SpecFromJson(const Reader& r, const json& object) {
       if (!param.attr_type) return r.Invalid("unknown attr_type in '" + spec.name + "'");
     } else if (param.kind == ParamKind::kAttr) {
       return r.Invalid("attribute '" + param.name + "' of '" + spec.name + "' has no type");
+    }
+    // The declared dtype of a tensor (decision 158); bundles written before it have none: any.
+    auto dtype = p.find("dtype");
+    if (dtype != p.end() && !dtype->is_null()) {
+      if (dtype->is_string()) param.dtype = argspec::ElementTypeFromName(dtype->get<std::string>());
+      if (!param.dtype) {
+        return r.Invalid("parameter '" + param.name + "' of '" + spec.name +
+                         "' has an unknown dtype (known: " + argspec::ElementTypeNameList() + ")");
+      }
     }
     spec.params.push_back(std::move(param));
   }

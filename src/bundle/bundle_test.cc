@@ -56,6 +56,8 @@ TEST(BundleManifest, RoundTripsEveryField) {
   second.params = {{ParamKind::kArg, "x", std::nullopt},
                    {ParamKind::kStream, "", std::nullopt},
                    {ParamKind::kRet, "y", std::nullopt}};
+  second.params[0].dtype = argspec::ElementType::kBFloat16;  // declared dtypes (decision 158)
+  second.params[2].dtype = argspec::ElementType::kComplex128;
   second.sharding_rule = "... r c -> ... r c; need_replication: c";
   m.functions.push_back(second);
   m.files.push_back({"extra.bin", "data", 5, Sha256Hex("hello")});
@@ -93,6 +95,7 @@ TEST(BundleManifest, RoundTripsEveryField) {
       EXPECT_EQ(got.params[i].kind, want.params[i].kind);
       EXPECT_EQ(got.params[i].name, want.params[i].name);
       EXPECT_EQ(got.params[i].attr_type, want.params[i].attr_type);
+      EXPECT_EQ(got.params[i].dtype, want.params[i].dtype) << want.name << " " << i;
     }
   }
   ASSERT_EQ(back->files.size(), 2u);
@@ -119,6 +122,29 @@ TEST(BundleManifest, RulesAreCheckedOnReadAndOptionalInOlderBundles) {
   back = BundleManifestFromJson(text, "test");  // a bundle from before rules were recorded
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(back->functions[0].sharding_rule, "");
+}
+
+TEST(BundleManifest, DtypesAreOptionalInOlderBundlesAndCheckedOnRead) {
+  BundleManifest m = Sample();
+  m.functions[0].params[0].dtype = argspec::ElementType::kFloat32;
+  std::string text = BundleManifestToJson(m);
+  ASSERT_NE(text.find("\"dtype\": \"float32\""), std::string::npos) << text;
+  // Only a declared dtype is written: the untyped output has no field, as before decision 158.
+  EXPECT_EQ(text.find("\"dtype\""), text.rfind("\"dtype\""));
+  const std::string field = "\"dtype\": \"float32\"";
+  std::string older = text;
+  older.replace(older.find(field), field.size(), "\"unrelated\": 0");
+  auto back = BundleManifestFromJson(older, "test");  // written before dtypes were recorded
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_FALSE(back->functions[0].params[0].dtype.has_value());
+  std::string unknown = text;
+  unknown.replace(unknown.find(field), field.size(), "\"dtype\": \"float33\"");
+  back = BundleManifestFromJson(unknown, "test");
+  ASSERT_FALSE(back.ok());
+  EXPECT_EQ(back.error().kind, ErrorKind::kBundle);
+  EXPECT_NE(back.error().message.find("parameter 'x' of 'scale' has an unknown dtype"),
+            std::string::npos)
+      << back.error().message;
 }
 
 TEST(BundleManifest, NewerFormatIsRefusedNamingBothVersions) {

@@ -152,6 +152,7 @@ TEST(CodegenGolden, KernelUnitKeepsUserLinesAndOrder) {
   proven.params[1].cpp_type = "::jaxcc::Tensor";
   proven.params[2].cpp_type = "float";
   proven.line = 1;
+  proven.column = 8;  // `scale_by` in `// @BE scale_by`: the proof's operand starts there
   ExpectGolden("kernel_unit.golden.cc", GenerateKernelUnit("<golden>", user, {proven, Mixed()}));
 }
 

@@ -60,12 +60,19 @@ std::string SignatureProof(const FunctionSpec& spec, const std::string& qualifie
           "))> constexpr bool jaxcc_proves_" + spec.name + "(int) { return true; }\n";
   text += "template <class Read> constexpr bool jaxcc_proves_" + spec.name +
           "(...) { return false; }\n";
-  // Both lines that can fail report at the user's line.
+  // Both lines that can fail report at the user's line. The assertion's operand is a constant
+  // spelled like the function, in a namespace of its own, and placed at the column of the
+  // name as the user wrote it: the compiler's caret then underlines that name (before, it sat
+  // at the column of the generated expression, past the end of a short annotation). nvcc
+  // reports the `static_assert` keyword's line, g++ the operand's place: both sit at the line.
   std::string at = spec.line > 0
                        ? "#line " + std::to_string(spec.line) + " " + CStringLiteral(label) + "\n"
                        : "";
-  text += at + "static_assert(jaxcc_proves_" + spec.name + "<" + binder + ">(0), " +
-          CStringLiteral(message) + ");\n";
+  std::string proof = "jaxcc_proof_" + spec.name;
+  text += "namespace " + proof + " {\nconstexpr bool " + spec.name + " = jaxcc_proves_" +
+          spec.name + "<" + binder + ">(0);\n" + at + "static_assert(\n" + at +
+          std::string(spec.line > 0 && spec.column > 1 ? spec.column - 1 : 0, ' ') + spec.name +
+          ", " + CStringLiteral(message) + ");\n}  // namespace " + proof + "\n";
   text += at + "constexpr auto " + ProvenCallee(spec) + " = " + binder + "::Bind(&" +
           qualified_name + ");\n";
   text += "#line 1 " + CStringLiteral(label + " (jaxcc bridge)") + "\n";

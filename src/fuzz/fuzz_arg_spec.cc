@@ -23,7 +23,8 @@ constexpr size_t kMaxMessageBytes = 16 * 1024;
 bool SameParams(const std::vector<Param>& a, const std::vector<Param>& b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i].kind != b[i].kind || a[i].name != b[i].name || a[i].attr_type != b[i].attr_type) {
+    if (a[i].kind != b[i].kind || a[i].name != b[i].name || a[i].attr_type != b[i].attr_type ||
+        a[i].dtype != b[i].dtype) {
       return false;
     }
   }

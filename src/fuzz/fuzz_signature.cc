@@ -139,7 +139,9 @@ bool SameSpec(const FunctionSpec& a, const FunctionSpec& b) {
   for (size_t i = 0; i < a.params.size(); ++i) {
     const argspec::Param& p = a.params[i];
     const argspec::Param& q = b.params[i];
-    if (p.kind != q.kind || p.name != q.name || p.attr_type != q.attr_type) return false;
+    if (p.kind != q.kind || p.name != q.name || p.attr_type != q.attr_type || p.dtype != q.dtype) {
+      return false;
+    }
   }
   return true;
 }

@@ -14,8 +14,9 @@
 namespace jaxcc::pipeline {
 namespace {
 
-// A record's first field: a record of another layout is a miss, never misread.
-constexpr std::string_view kFormat = "jaxcc-warm-index-4";
+// A record's first field: a record of another layout is a miss, never misread. (5: each tensor
+// parameter's declared dtype, decision 158.)
+constexpr std::string_view kFormat = "jaxcc-warm-index-5";
 
 void Field(Sha256Builder& hash, std::string_view name, std::string_view value) {
   hash.UpdateField(name);
@@ -151,6 +152,7 @@ std::string EncodeWarmRecord(const WarmRecord& record) {
       AppendField(out, argspec::ParamKindName(p.kind));
       AppendField(out, p.name);
       AppendField(out, p.attr_type ? argspec::AttrTypeName(*p.attr_type) : "");
+      AppendField(out, p.dtype ? argspec::ElementTypeName(*p.dtype) : "");
     }
   }
   return out;
@@ -190,7 +192,8 @@ std::optional<argspec::FunctionSpec> DecodeSpec(FieldReader& reader) {
     auto kind_name = reader.Next();
     auto param_name = reader.NextString();
     auto type_name = reader.Next();
-    if (!kind_name || !param_name || !type_name) return std::nullopt;
+    auto dtype_name = reader.Next();
+    if (!kind_name || !param_name || !type_name || !dtype_name) return std::nullopt;
     auto kind = argspec::ParamKindFromName(std::string(*kind_name));
     if (!kind) return std::nullopt;
     argspec::Param param;
@@ -199,6 +202,10 @@ std::optional<argspec::FunctionSpec> DecodeSpec(FieldReader& reader) {
     if (!type_name->empty()) {
       param.attr_type = argspec::AttrTypeFromName(std::string(*type_name));
       if (!param.attr_type) return std::nullopt;
+    }
+    if (!dtype_name->empty()) {
+      param.dtype = argspec::ElementTypeFromName(*dtype_name);
+      if (!param.dtype) return std::nullopt;
     }
     spec.params.push_back(std::move(param));
   }

@@ -27,6 +27,8 @@ std::vector<FunctionSpec> SampleSpecs() {
                   {ParamKind::kRet, "out", std::nullopt},
                   {ParamKind::kAttr, "factor", AttrType::kBFloat16},
                   {ParamKind::kStream, "stream", std::nullopt}};
+  scale.params[0].dtype = argspec::ElementType::kComplex64;  // declared dtypes (decision 158)
+  scale.params[1].dtype = argspec::ElementType::kUInt16;
   FunctionSpec plain;
   plain.name = "add_one";
   plain.params = {{ParamKind::kArg, "", std::nullopt}, {ParamKind::kRet, "", std::nullopt}};
@@ -82,7 +84,11 @@ TEST(WarmIndex, RecordsRoundTripEveryField) {
   EXPECT_EQ(s.params[2].attr_type, AttrType::kBFloat16);
   EXPECT_EQ(s.params[3].kind, ParamKind::kStream);
   EXPECT_FALSE(s.params[0].attr_type.has_value());
-  EXPECT_EQ(back->specs[1].params.size(), 2u);
+  EXPECT_EQ(s.params[0].dtype, argspec::ElementType::kComplex64);
+  EXPECT_EQ(s.params[1].dtype, argspec::ElementType::kUInt16);
+  EXPECT_FALSE(s.params[2].dtype.has_value());
+  ASSERT_EQ(back->specs[1].params.size(), 2u);
+  EXPECT_FALSE(back->specs[1].params[0].dtype.has_value());
 }
 
 TEST(WarmIndex, MalformedRecordsAreMissesNotCrashes) {
@@ -101,6 +107,7 @@ TEST(WarmIndex, MalformedRecordsAreMissesNotCrashes) {
   };
   EXPECT_FALSE(DecodeWarmRecord(replaced("3:arg,", "3:foo,")).has_value());
   EXPECT_FALSE(DecodeWarmRecord(replaced("8:bfloat16,", "8:float99,")).has_value());
+  EXPECT_FALSE(DecodeWarmRecord(replaced("9:complex64,", "9:complex65,")).has_value());
   EXPECT_FALSE(DecodeWarmRecord(replaced("1:2,", "2:-2,")).has_value());  // negative count
 }
 

@@ -4,6 +4,8 @@
 
 #include <memory>
 #include <set>
+#include <tuple>
+#include <utility>
 
 #include "argspec/arg_spec.h"
 #include "argspec/sharding_rule.h"
@@ -243,23 +245,26 @@ std::optional<Error> RefuseAlternativeConst(const Module& m, const Declaration& 
   return e;
 }
 
-// Where the user states `spec`'s signature: its annotation in the declaring source, else the
-// declaration's name (the invocation's, for a stamped one).
-int StatedLine(const Module& m, const Job& job, const FunctionSpec& spec, const Declaration* decl) {
+// Where the user states `spec`'s signature (line and column of the function's name): its
+// annotation in the declaring source, else the declaration's name (the invocation's, for a
+// stamped one); {0, 0} when unknown.
+std::pair<int, int> StatedAt(const Module& m, const Job& job, const FunctionSpec& spec,
+                             const Declaration* decl) {
   if (job.annotation && job.annotation->source_index == spec.source_index) {
-    return job.annotation->function_span.line;
+    return {job.annotation->function_span.line, job.annotation->function_span.column};
   }
-  if (decl == nullptr) return 0;
+  if (decl == nullptr) return {0, 0};
   int invocation = decl->name_token.expansion;
-  if (invocation < 0) return decl->name_token.line;
+  if (invocation < 0) return {decl->name_token.line, decl->name_token.column};
   const ExpandedSource& x = m.Expanded().sources[decl->source_index];
-  return invocation < static_cast<int>(x.invocations.size()) ? x.invocations[invocation].name.line
-                                                             : 0;
+  if (invocation >= static_cast<int>(x.invocations.size())) return {0, 0};
+  const Token& name = x.invocations[invocation].name;
+  return {name.line, name.column};
 }
 
 Result<FunctionSpec> Located(Result<FunctionSpec> spec, const Module& m, const Job& job,
                              const Declaration* decl) {
-  if (spec.ok()) spec->line = StatedLine(m, job, *spec, decl);
+  if (spec.ok()) std::tie(spec->line, spec->column) = StatedAt(m, job, *spec, decl);
   return spec;
 }
 

@@ -14,8 +14,13 @@ struct jaxcc_read_scale_by {
 };
 template <class Read, class = decltype(Read::Bind(&::scale_by))> constexpr bool jaxcc_proves_scale_by(int) { return true; }
 template <class Read> constexpr bool jaxcc_proves_scale_by(...) { return false; }
+namespace jaxcc_proof_scale_by {
+constexpr bool scale_by = jaxcc_proves_scale_by<jaxcc_read_scale_by>(0);
 #line 1 "<golden>"
-static_assert(jaxcc_proves_scale_by<jaxcc_read_scale_by>(0), "jaxcc signature proof: jaxcc reads `scale_by` as `(const jaxcc::Tensor, jaxcc::Tensor, float, <stream>)`, but the compiler's `scale_by` has other parameter types (or is overloaded with none of these). A macro or a -D/-U flag jaxcc did not see the same way is the usual cause: pass the flag in extra_cflags (extra_cuda_cflags for nvcc sources), or state the signature in the annotation's tokens, e.g. `// @jaxcc scale_by arg ret attr.x:float64`");
+static_assert(
+#line 1 "<golden>"
+       scale_by, "jaxcc signature proof: jaxcc reads `scale_by` as `(const jaxcc::Tensor, jaxcc::Tensor, float, <stream>)`, but the compiler's `scale_by` has other parameter types (or is overloaded with none of these). A macro or a -D/-U flag jaxcc did not see the same way is the usual cause: pass the flag in extra_cflags (extra_cuda_cflags for nvcc sources), or state the signature in the annotation's tokens, e.g. `// @jaxcc scale_by arg ret attr.x:float64`");
+}  // namespace jaxcc_proof_scale_by
 #line 1 "<golden>"
 constexpr auto jaxcc_fn_scale_by = jaxcc_read_scale_by::Bind(&::scale_by);
 #line 1 "<golden> (jaxcc bridge)"
@@ -28,7 +33,11 @@ struct jaxcc_read_mixed {
 };
 template <class Read, class = decltype(Read::Bind(&::ops::detail::mixed))> constexpr bool jaxcc_proves_mixed(int) { return true; }
 template <class Read> constexpr bool jaxcc_proves_mixed(...) { return false; }
-static_assert(jaxcc_proves_mixed<jaxcc_read_mixed>(0), "jaxcc signature proof: jaxcc reads `mixed` as `(<attr>, <ret>, <arg>, <attr>, <arg>, <ret>, <attr>)`, but the compiler's `mixed` has other parameter types (or is overloaded with none of these). A macro or a -D/-U flag jaxcc did not see the same way is the usual cause: pass the flag in extra_cflags (extra_cuda_cflags for nvcc sources), or state the signature in the annotation's tokens, e.g. `// @jaxcc mixed arg ret attr.x:float64`");
+namespace jaxcc_proof_mixed {
+constexpr bool mixed = jaxcc_proves_mixed<jaxcc_read_mixed>(0);
+static_assert(
+mixed, "jaxcc signature proof: jaxcc reads `mixed` as `(<attr>, <ret>, <arg>, <attr>, <arg>, <ret>, <attr>)`, but the compiler's `mixed` has other parameter types (or is overloaded with none of these). A macro or a -D/-U flag jaxcc did not see the same way is the usual cause: pass the flag in extra_cflags (extra_cuda_cflags for nvcc sources), or state the signature in the annotation's tokens, e.g. `// @jaxcc mixed arg ret attr.x:float64`");
+}  // namespace jaxcc_proof_mixed
 constexpr auto jaxcc_fn_mixed = jaxcc_read_mixed::Bind(&::ops::detail::mixed);
 #line 1 "<golden> (jaxcc bridge)"
 void jaxcc_bridge_mixed(::jaxcc::Tensor* args, ::jaxcc::Tensor* rets, std::int64_t stream, bool attr0_flag, uint16_t attr1_half, std::uint64_t attr2_count) {

@@ -12,7 +12,11 @@ struct jaxcc_read_whole {
 };
 template <class Read, class = decltype(Read::Bind(&::ops::whole))> constexpr bool jaxcc_proves_whole(int) { return true; }
 template <class Read> constexpr bool jaxcc_proves_whole(...) { return false; }
-static_assert(jaxcc_proves_whole<jaxcc_read_whole>(0), "jaxcc signature proof: jaxcc reads `whole` as `(<arg>, <ret>, <pool>, <state>, <attr>)`, but the compiler's `whole` has other parameter types (or is overloaded with none of these). A macro or a -D/-U flag jaxcc did not see the same way is the usual cause: pass the flag in extra_cflags (extra_cuda_cflags for nvcc sources), or state the signature in the annotation's tokens, e.g. `// @jaxcc whole arg ret attr.x:float64`");
+namespace jaxcc_proof_whole {
+constexpr bool whole = jaxcc_proves_whole<jaxcc_read_whole>(0);
+static_assert(
+whole, "jaxcc signature proof: jaxcc reads `whole` as `(<arg>, <ret>, <pool>, <state>, <attr>)`, but the compiler's `whole` has other parameter types (or is overloaded with none of these). A macro or a -D/-U flag jaxcc did not see the same way is the usual cause: pass the flag in extra_cflags (extra_cuda_cflags for nvcc sources), or state the signature in the annotation's tokens, e.g. `// @jaxcc whole arg ret attr.x:float64`");
+}  // namespace jaxcc_proof_whole
 constexpr auto jaxcc_fn_whole = jaxcc_read_whole::Bind(&::ops::whole);
 #line 1 "<golden> (jaxcc bridge)"
 void jaxcc_bridge_whole(::jaxcc::Tensor* args, ::jaxcc::Tensor* rets, std::int64_t stream, const ::jaxcc::detail::CallContext& context, std::int64_t attr0_n) {
@@ -33,7 +37,11 @@ struct jaxcc_read_later {
 };
 template <class Read, class = decltype(Read::Bind(&::later))> constexpr bool jaxcc_proves_later(int) { return true; }
 template <class Read> constexpr bool jaxcc_proves_later(...) { return false; }
-static_assert(jaxcc_proves_later<jaxcc_read_later>(0), "jaxcc signature proof: jaxcc reads `later` as `(<ret>, <attr>, <async>)`, but the compiler's `later` has other parameter types (or is overloaded with none of these). A macro or a -D/-U flag jaxcc did not see the same way is the usual cause: pass the flag in extra_cflags (extra_cuda_cflags for nvcc sources), or state the signature in the annotation's tokens, e.g. `// @jaxcc later arg ret attr.x:float64`");
+namespace jaxcc_proof_later {
+constexpr bool later = jaxcc_proves_later<jaxcc_read_later>(0);
+static_assert(
+later, "jaxcc signature proof: jaxcc reads `later` as `(<ret>, <attr>, <async>)`, but the compiler's `later` has other parameter types (or is overloaded with none of these). A macro or a -D/-U flag jaxcc did not see the same way is the usual cause: pass the flag in extra_cflags (extra_cuda_cflags for nvcc sources), or state the signature in the annotation's tokens, e.g. `// @jaxcc later arg ret attr.x:float64`");
+}  // namespace jaxcc_proof_later
 constexpr auto jaxcc_fn_later = jaxcc_read_later::Bind(&::later);
 #line 1 "<golden> (jaxcc bridge)"
 void jaxcc_bridge_later(::jaxcc::Tensor* args, ::jaxcc::Tensor* rets, std::int64_t stream, double attr0_value) {
