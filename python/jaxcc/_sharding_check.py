@@ -64,8 +64,9 @@ def _sharded_spec(x):
     return None
 
 
-def check_rule_less(function: str, fn_name: str, arrays) -> None:
-    """Warns (or raises) once per function when a call without a rule gets sharded inputs."""
+def check_rule_less(function: str, fn_name: str, arrays, declare: str | None = None) -> None:
+    """Warns (or raises) once per function when a call without a rule gets sharded inputs.
+    `declare` replaces the advice on how to declare a rule (an XLACustomKernel's differs)."""
     import warnings
 
     from .errors import ShardingError, ShardingWarning
@@ -77,13 +78,16 @@ def check_rule_less(function: str, fn_name: str, arrays) -> None:
         spec = _sharded_spec(x)
         if spec is None:
             continue
+        declare = declare or (
+            f"load it with sharding={{'{fn_name}': 'b i -> b i'}} (or end its annotation with "
+            f'sharding="b i -> b i"; one operand per input and output, one factor per '
+            "dimension, docs/sharding.md)"
+        )
         message = (
             f"{function}: input {i + 1} is sharded ({spec}) but `{fn_name}` has no sharding "
             "rule, so XLA inserts an all-gather of it onto every device and runs the whole "
-            "kernel replicated there (output sharding P()). Declare how the kernel splits: load "
-            f"it with sharding={{'{fn_name}': 'b i -> b i'}} (or end its annotation with "
-            f'sharding="b i -> b i"; one operand per input and output, one factor per '
-            "dimension, docs/sharding.md), or call it inside jax.shard_map. "
+            f"kernel replicated there (output sharding P()). Declare how the kernel splits: "
+            f"{declare}, or call it inside jax.shard_map. "
             "JAXCC_SHARDING_CHECK=error makes this an error, =off silences it."
         )
         if mode == "error":
