@@ -145,3 +145,30 @@ def report_gather(function: str, rule_text: str, factor: str, axes, why: str,
         raise ShardingError(message)
     _gathers_reported.add((function, factor, moves))
     warnings.warn(message, ShardingWarning, stacklevel=2)
+
+
+def report_batch_gather(primitive: str, axes) -> None:
+    """Under jax.vmap, an XLACustomKernel without a rule and without a vectorised kernel scans
+    the whole batch, so a batch axis split over mesh axes is gathered first. Said once per
+    primitive (ShardingWarning; ShardingError under JAXCC_SHARDING_CHECK=error)."""
+    import warnings
+
+    from .errors import ShardingError, ShardingWarning
+
+    mode = sharding_check()
+    key = (primitive, "vmap batch axis", "gathers")
+    if mode == "off" or (mode == "warn" and key in _gathers_reported):
+        return
+    message = (
+        f"{primitive}: under jax.vmap the batch axis is split over mesh axes {tuple(axes)}, but "
+        "the primitive has no sharding rule and its kernel is not vectorized=True, so it runs "
+        "once per batch element over the whole batch and the batch axis is gathered onto every "
+        f"device first. Give the primitive a rule (jaxcc.XLACustomKernel('{primitive}', "
+        "sharding=...): the batch axis then stays split), or register a kernel that takes a "
+        "leading batch axis with vectorized=True (docs/custom_kernel.md, \"Sharding\"). "
+        "JAXCC_SHARDING_CHECK=error makes this an error, =off silences it."
+    )
+    if mode == "error":
+        raise ShardingError(message)
+    _gathers_reported.add(key)
+    warnings.warn(message, ShardingWarning, stacklevel=2)
