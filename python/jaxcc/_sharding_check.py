@@ -165,7 +165,7 @@ def report_batch_gather(primitive: str, axes) -> None:
         "once per batch element over the whole batch and the batch axis is gathered onto every "
         f"device first. Give the primitive a rule (jaxcc.XLACustomKernel('{primitive}', "
         "sharding=...): the batch axis then stays split), or register a kernel that takes a "
-        "leading batch axis with vectorized=True (docs/custom_kernel.md, \"Sharding\"). "
+        'leading batch axis with vectorized=True (docs/custom_kernel.md, "Sharding"). '
         "JAXCC_SHARDING_CHECK=error makes this an error, =off silences it."
     )
     if mode == "error":

@@ -43,7 +43,9 @@ def measure(f, x, want):
         "path": ("batch" if "num_batch_dims" in text else "")
         + ("custom_partitioning" if "CustomSPMDPartitioning" in text else "")
         + ("shard_map" if "manual_computation" in text else ""),
-        "warnings": [str(w.message) for w in caught if issubclass(w.category, jaxcc.ShardingWarning)],
+        "warnings": [
+            str(w.message) for w in caught if issubclass(w.category, jaxcc.ShardingWarning)
+        ],
     }
 
 
@@ -66,12 +68,13 @@ def scenarios(mesh_type):
             jax.vmap(lambda x, f=function: k.call(f, x, rule=k.RULES[f])), batch,
             k.expected(function, k.X.reshape(4, 2, 6)))  # fmt: skip
     out["scale_vectorized_vmap"] = measure(
-        jax.vmap(lambda x: k.call("scale", x, vectorized=True)), batch, k.X.reshape(4, 2, 6) * 2)
-    out["scale_grad"] = measure(
-        jax.grad(lambda x: (k.call("scale", x) * x).sum()), rows, 4 * k.X)
+        jax.vmap(lambda x: k.call("scale", x, vectorized=True)), batch, k.X.reshape(4, 2, 6) * 2
+    )
+    out["scale_grad"] = measure(jax.grad(lambda x: (k.call("scale", x) * x).sum()), rows, 4 * k.X)
     # A primitive without a rule whose kernel is not vectorised scans the whole batch.
     out["scale_sequential_vmap"] = measure(
-        jax.vmap(lambda x: k.call("scale", x)), batch, k.X.reshape(4, 2, 6) * 2)
+        jax.vmap(lambda x: k.call("scale", x)), batch, k.X.reshape(4, 2, 6) * 2
+    )
     jaxcc.set_sharding_check("error")
     try:
         out["scale_jit_check_error"] = measure(lambda x: k.call("scale", x) + 1, rows, k.X * 2 + 1)

@@ -54,7 +54,9 @@ def test_the_catalogue_function_reported_as_failing():
 @pytest.mark.parametrize("jit", [False, True])
 def test_primitive_rule_splitting_what_the_function_keeps_whole_is_a_spec_error(jit):
     # "r c -> r c" lets jaxcc split c; row_norm's own rule needs whole rows.
-    f = (lambda x: call("row_norm", x, rule="r c -> r c"))
+    def f(x):
+        return call("row_norm", x, rule="r c -> r c")
+
     with pytest.raises(jaxcc.SpecError) as info:
         (jax.jit(f) if jit else f)(X)
     message = str(info.value)

@@ -90,5 +90,5 @@ def check_rules_compose(name: str, primitive_rule, kernel, in_shapes, out_shapes
                 "shard's pieces, so this could compute on partial data. Fix: give the "
                 f'primitive the function\'s rule (XLACustomKernel("{name}", sharding='
                 f'"{rule.text}")), or leave the primitive without a rule so that the '
-                "function's own rule applies (docs/custom_kernel.md, \"Sharding\")."
+                'function\'s own rule applies (docs/custom_kernel.md, "Sharding").'
             )

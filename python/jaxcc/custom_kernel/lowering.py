@@ -55,8 +55,9 @@ def check_outputs(name: str, entry: KernelEntry, results, outs) -> list:
     return results
 
 
-def run_kernel(name: str, entry: KernelEntry, args, outs, params: dict, others: Sequence[str],
-               inspect=None):
+def run_kernel(
+    name: str, entry: KernelEntry, args, outs, params: dict, others: Sequence[str], inspect=None
+):
     """Calls the generator and traces its kernel; failures name the alternatives. `inspect`,
     if given, sees the kernel before it is traced; its errors pass through unwrapped."""
     from .._module import KernelFunction

@@ -244,8 +244,8 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
 
         def composes(kernel, xs, types):
             # A jaxcc function with its own rule runs on the pieces this rule cuts.
-            function_rules.check_rules_compose(self.name, kernel_rule, kernel,
-                                               [x.shape for x in xs], [t.shape for t in types])  # fmt: skip
+            shapes = ([x.shape for x in xs], [t.shape for t in types])
+            function_rules.check_rules_compose(self.name, kernel_rule, kernel, *shapes)
 
         def local(xs, types):
             import jax
