@@ -16,7 +16,28 @@ _bundles = itertools.count(1)
 
 
 def _rule(subject: Subject):
-    return getattr(subject.fn, "sharding", None)
+    rule = getattr(subject.fn, "sharding", None)
+    if rule is not None or not subject.is_primitive:
+        return rule
+    return _kernel_function_rule(subject)
+
+
+def _kernel_function_rule(subject: Subject):
+    """For an XLACustomKernel without a rule: the rule of the jaxcc function its calls' kernel
+    generator returns, which splits those calls (decision 162); None for any other kernel."""
+    import jax
+
+    from ._jax_compat import ShapedArray
+    from .custom_kernel.function_rules import function_rule
+
+    platform = "gpu" if jax.default_backend() == "gpu" else jax.default_backend()
+    table = subject.fn.kernel_table
+    outs = tuple(ShapedArray(tuple(t.shape), t.dtype) for t in subject.declared())
+    try:
+        entry = table.select(platform, subject.backend, table.selection(warn=False))
+        return function_rule(entry.kernel_generator(outs=outs, **subject.attrs))
+    except Exception:  # noqa: BLE001  # the other rows report a failing generator
+        return None
 
 
 def _split_cases(subject: Subject, rule, devices: int):

@@ -64,8 +64,9 @@ def _sharded_spec(x):
     return None
 
 
-def check_rule_less(function: str, fn_name: str, arrays) -> None:
-    """Warns (or raises) once per function when a call without a rule gets sharded inputs."""
+def check_rule_less(function: str, fn_name: str, arrays, declare: str | None = None) -> None:
+    """Warns (or raises) once per function when a call without a rule gets sharded inputs.
+    `declare` replaces the advice on how to declare a rule (an XLACustomKernel's differs)."""
     import warnings
 
     from .errors import ShardingError, ShardingWarning
@@ -77,13 +78,16 @@ def check_rule_less(function: str, fn_name: str, arrays) -> None:
         spec = _sharded_spec(x)
         if spec is None:
             continue
+        declare = declare or (
+            f"load it with sharding={{'{fn_name}': 'b i -> b i'}} (or end its annotation with "
+            f'sharding="b i -> b i"; one operand per input and output, one factor per '
+            "dimension, docs/sharding.md)"
+        )
         message = (
             f"{function}: input {i + 1} is sharded ({spec}) but `{fn_name}` has no sharding "
             "rule, so XLA inserts an all-gather of it onto every device and runs the whole "
-            "kernel replicated there (output sharding P()). Declare how the kernel splits: load "
-            f"it with sharding={{'{fn_name}': 'b i -> b i'}} (or end its annotation with "
-            f'sharding="b i -> b i"; one operand per input and output, one factor per '
-            "dimension, docs/sharding.md), or call it inside jax.shard_map. "
+            f"kernel replicated there (output sharding P()). Declare how the kernel splits: "
+            f"{declare}, or call it inside jax.shard_map. "
             "JAXCC_SHARDING_CHECK=error makes this an error, =off silences it."
         )
         if mode == "error":
@@ -140,4 +144,31 @@ def report_gather(function: str, rule_text: str, factor: str, axes, why: str,
     if mode == "error":
         raise ShardingError(message)
     _gathers_reported.add((function, factor, moves))
+    warnings.warn(message, ShardingWarning, stacklevel=2)
+
+
+def report_batch_gather(primitive: str, axes) -> None:
+    """Under jax.vmap, an XLACustomKernel without a rule and without a vectorised kernel scans
+    the whole batch, so a batch axis split over mesh axes is gathered first. Said once per
+    primitive (ShardingWarning; ShardingError under JAXCC_SHARDING_CHECK=error)."""
+    import warnings
+
+    from .errors import ShardingError, ShardingWarning
+
+    mode = sharding_check()
+    key = (primitive, "vmap batch axis", "gathers")
+    if mode == "off" or (mode == "warn" and key in _gathers_reported):
+        return
+    message = (
+        f"{primitive}: under jax.vmap the batch axis is split over mesh axes {tuple(axes)}, but "
+        "the primitive has no sharding rule and its kernel is not vectorized=True, so it runs "
+        "once per batch element over the whole batch and the batch axis is gathered onto every "
+        f"device first. Give the primitive a rule (jaxcc.XLACustomKernel('{primitive}', "
+        "sharding=...): the batch axis then stays split), or register a kernel that takes a "
+        'leading batch axis with vectorized=True (docs/custom_kernel.md, "Sharding"). '
+        "JAXCC_SHARDING_CHECK=error makes this an error, =off silences it."
+    )
+    if mode == "error":
+        raise ShardingError(message)
+    _gathers_reported.add(key)
     warnings.warn(message, ShardingWarning, stacklevel=2)

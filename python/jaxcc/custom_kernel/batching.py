@@ -30,6 +30,7 @@ def general_batching_rule(prim, args, axes, **params):
         return result, ([None] * len(result) if prim.multiple_results else None)
     batched = [ax is not None for ax in axes]
     sliced = [jnp.moveaxis(x, ax, 0) for x, ax in zip(args, axes, strict=True) if ax is not None]
+    sliced = [_whole_batch(prim.name, x) for x in sliced]
 
     def one_element(carry, elements):
         it = iter(elements)
@@ -41,6 +42,28 @@ def general_batching_rule(prim, args, axes, **params):
     if not prim.multiple_results:
         return results, 0
     return list(results), [0] * len(results)
+
+
+def _whole_batch(name: str, x):
+    """`x` with its leading (batch) axis unsplit: the scan walks the whole batch, which JAX
+    refuses over an axis split on Explicit mesh axes. XLA gathers it on Auto axes unasked; here
+    jaxcc reshards, and says so as for any gather (decision 162)."""
+    import jax
+
+    from .._sharding_check import report_batch_gather, spec_axes
+
+    sharding = getattr(jax.typeof(x), "sharding", None)
+    spec = tuple(getattr(sharding, "spec", None) or ())
+    mesh = getattr(sharding, "mesh", None)
+    if not spec or mesh is None:
+        return x
+    sizes = dict(getattr(mesh, "shape", {}) or {})
+    axes = tuple(a for a in spec_axes(spec[0]) if sizes.get(a, 1) > 1)
+    if not axes:
+        return x
+    report_batch_gather(name, axes)
+    unsplit = jax.sharding.PartitionSpec(None, *spec[1:])
+    return jax.sharding.reshard(x, jax.sharding.NamedSharding(mesh, unsplit))
 
 
 def per_element_sharded_batching_rule(prim, args, axes, **params):

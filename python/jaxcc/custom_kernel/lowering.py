@@ -55,9 +55,19 @@ def check_outputs(name: str, entry: KernelEntry, results, outs) -> list:
     return results
 
 
-def run_kernel(name: str, entry: KernelEntry, args, outs, params: dict, others: Sequence[str]):
-    """Calls the generator and traces its kernel; failures name the alternatives."""
+def run_kernel(
+    name: str, entry: KernelEntry, args, outs, params: dict, others: Sequence[str], inspect=None
+):
+    """Calls the generator and traces its kernel; failures name the alternatives. `inspect`,
+    if given, sees the kernel before it is traced; its errors pass through unwrapped."""
     from .._module import KernelFunction
+
+    def failed(exc):
+        detail = str(exc) if isinstance(exc, JaxccError) else f"{type(exc).__name__}: {exc}"
+        return KernelLoweringError(
+            f"{name}: the '{entry.backend}' kernel for {entry.platform} failed: {detail}\n"
+            + switch_hint(name, entry.platform, others)
+        )
 
     try:
         kernel = entry.kernel_generator(outs=outs, **params)
@@ -65,6 +75,13 @@ def run_kernel(name: str, entry: KernelEntry, args, outs, params: dict, others: 
             raise KernelLoweringError(
                 f"the kernel generator returned {type(kernel).__name__}, not a callable"
             )
+    except (CallError, BackendError):
+        raise
+    except Exception as exc:
+        raise failed(exc) from exc
+    if inspect is not None:
+        inspect(kernel, args, outs)
+    try:
         if isinstance(kernel, KernelFunction):
             # A jaxcc C++/CUDA entry point: its attributes come from the primitive's parameters.
             attributes = {k: v for k, v in params.items() if k in kernel.attribute_types}
@@ -76,9 +93,5 @@ def run_kernel(name: str, entry: KernelEntry, args, outs, params: dict, others: 
     except (CallError, BackendError):
         raise
     except Exception as exc:
-        detail = str(exc) if isinstance(exc, JaxccError) else f"{type(exc).__name__}: {exc}"
-        raise KernelLoweringError(
-            f"{name}: the '{entry.backend}' kernel for {entry.platform} failed: {detail}\n"
-            + switch_hint(name, entry.platform, others)
-        ) from exc
+        raise failed(exc) from exc
     return check_outputs(name, entry, results, outs)

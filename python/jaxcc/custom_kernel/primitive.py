@@ -8,9 +8,8 @@ import threading
 import numpy as np
 
 from .._sharding import ShardingRule, partitioned
-from .._sharding_check import check_rule_less
 from ..errors import BackendError, CallError, SpecError, SpecTypeError
-from . import lowering, registry, selection
+from . import function_rules, lowering, registry, selection
 from .benchmark.mixin import BenchmarkingMixin
 from .call_keys import all_concrete_arrays, canonical_dtype, outs_key, params_key
 from .kernel_table import KernelTable, UsesKernelTable
@@ -100,7 +99,7 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
     """
 
     def __init__(self, name: str, doc: str | None = None, *, sharding: str | None = None):
-        from .._jax_compat import Primitive, mlir
+        from .._jax_compat import Primitive, devices_during_lowering, mlir
 
         if not isinstance(name, str):
             raise SpecTypeError(
@@ -126,6 +125,10 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
         # Whether a kernel of this primitive called another XLACustomKernel while lowering:
         # then the backend choices stay in the key of its eager executables (_run_eager).
         self._nests = False
+        # Its lowering may emit custom_partitioning, which needs the device assignment: from
+        # the primitive's own rule, or from a kernel that is a jaxcc function with a rule, which
+        # is only known once the lowering runs the generator (decision 162).
+        devices_during_lowering.add(self.primitive)
         for platform, jax_platforms in _LOWERING_PLATFORMS.items():
             stub = mlir.lower_fun(functools.partial(self._lower_on, platform), True)
             for jax_platform in jax_platforms:
@@ -148,9 +151,6 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
                 f'"{self.sharding.text}"; a primitive has one rule for all backends'
             )
         self.sharding = parsed
-        from .._jax_compat import devices_during_lowering
-
-        devices_during_lowering.add(self.primitive)
 
     # -- abstract evaluation and eager execution ------------------------------------------
 
@@ -230,10 +230,22 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
         entry = self.kernel_table.select(platform, explicit, chosen)
         others = self.kernel_table.others(platform, entry.backend)
         if self.sharding is None:
-            return lowering.run_kernel(self.name, entry, args, outs, params, others)
+            # A jaxcc function with a rule of its own partitions itself here (decision 162).
+            def gathered(kernel, xs, _):
+                function_rules.check_gathered(self, kernel, xs)
+
+            return lowering.run_kernel(self.name, entry, args, outs, params, others, gathered)
         # A vmap gave every operand one leading batch axis: it is one more factor of the rule.
         shapes = [a.shape for a in args] + [o.shape for o in outs]
         rule = self.sharding.batched(shapes) if batch else self.sharding
+
+        # The rule the kernel's own operands are cut by: per element, the unbatched one.
+        kernel_rule = self.sharding if per_element else rule
+
+        def composes(kernel, xs, types):
+            # A jaxcc function with its own rule runs on the pieces this rule cuts.
+            shapes = ([x.shape for x in xs], [t.shape for t in types])
+            function_rules.check_rules_compose(self.name, kernel_rule, kernel, *shapes)
 
         def local(xs, types):
             import jax
@@ -242,13 +254,13 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
 
             types = tuple(ShapedArray(t.shape, t.dtype) for t in types)
             if not (batch and per_element):
-                return lowering.run_kernel(self.name, entry, xs, types, params, others)
+                return lowering.run_kernel(self.name, entry, xs, types, params, others, composes)
             # A kernel that is not vectorised runs once per batch element of this shard.
             element_types = tuple(ShapedArray(t.shape[1:], t.dtype) for t in types)
 
             def one(carry, elements):
                 outs = lowering.run_kernel(
-                    self.name, entry, list(elements), element_types, params, others
+                    self.name, entry, list(elements), element_types, params, others, composes
                 )
                 return carry, list(outs)
 
@@ -329,9 +341,9 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
                 "platform, kernel_generator) (or def_numba_kernel, def_cpp_kernel, ...) first"
             )
         arrays = [_as_array(x, i, self.name) for i, x in enumerate(ins)]
-        if self.sharding is None:
-            check_rule_less(self.name, self.name, arrays)
-        else:
+        # Without a rule, whether XLA gathers the inputs depends on the kernel (a jaxcc function
+        # may carry its own rule): the lowering checks (function_rules.check_gathered).
+        if self.sharding is not None:
             self.sharding.check_counts(len(arrays), len(avals))
             self.sharding.expand([a.shape for a in arrays], [a.shape for a in avals])
         chosen = self.kernel_table.selection()
@@ -342,14 +354,15 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
             lowering.BATCH_PARAM: 0,
             **params,
         }
-        if fast_key is None:
-            results = self.primitive.bind(*arrays, **bound)
-        else:
-            # What bind would do here; remembered for the next call with the same key.
-            fn = self._eager_function(bound)
-            with self._eager_lock:
-                self._fast_calls.setdefault(fast_key, (tree, {}))[1][chosen] = fn
-            results = self._run_eager(fn, arrays)
+        with function_rules.eager_inputs(self, arrays):
+            if fast_key is None:
+                results = self.primitive.bind(*arrays, **bound)
+            else:
+                # What bind would do here; remembered for the next call with the same key.
+                fn = self._eager_function(bound)
+                with self._eager_lock:
+                    self._fast_calls.setdefault(fast_key, (tree, {}))[1][chosen] = fn
+                results = self._run_eager(fn, arrays)
         return jax.tree.unflatten(tree, list(results))
 
     def __repr__(self) -> str:
