@@ -13,18 +13,25 @@ Each round, interleaved:
               changed
   first       the same source as the first module of an empty cache (a new cache directory; JAX
               already imported, as in a notebook)
+  peers       with --peers PYTHON (an interpreter with brainevent 0.3, apache-tvm-ffi and
+              jax-tvm-ffi): the same edit loop in a long-lived child process of that interpreter,
+              one edit per round and tool, interleaved with jaxcc's. Neither peer can load edited
+              code under a live name (brainevent refuses with KernelRegistrationError; a JAX FFI
+              target cannot be replaced), so each edit is loaded under a new name, as their users
+              must; each keeps its own cache warm between edits, as jaxcc's loop does
 
 Where every millisecond of a reload and a first build goes: each ninja step (compiles, link),
 ninja's own time around them, the core outside the build (request hashing, signature reading,
 code generation, cache lookups and publish, dlopen), Python around the core (request, register
 with JAX), and the first call.
 
-Run:  python benchmarks/bench_edit_to_result.py [--rounds 9]
+Run:  python benchmarks/bench_edit_to_result.py [--rounds 9] [--peers /path/to/python3.12]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import re
@@ -50,6 +57,83 @@ void add_one(const jaxcc::Tensor x, jaxcc::Tensor out) {
     for (int64_t i = 0; i < x.numel(); ++i) o[i] = in[i] + OFFSET;
 }
 """
+
+# The peers' edit loop: one JSON command per line on stdin ({"side": ..., "constant": ...}), one
+# JSON result per line on stdout. JAX stays imported and each tool's cache warm, as in a notebook.
+PEER_CHILD = r"""
+import json, os, sys, tempfile, time
+os.environ.setdefault("BRAINEVENT_CACHE_DIR", tempfile.mkdtemp())
+import jax, jax.numpy as jnp
+SOURCES = json.loads(sys.argv[1])
+x = jnp.zeros(8, jnp.float32)
+count = 0
+def call(target):
+    out = jax.ShapeDtypeStruct(x.shape, x.dtype)
+    return jax.jit(lambda v: jax.ffi.ffi_call(target, out)(v))(x).block_until_ready()
+for line in sys.stdin:
+    command = json.loads(line)
+    side, constant = command["side"], command["constant"]
+    count += 1
+    name = f"nb_{side}_{count}"
+    start = time.perf_counter()
+    if side == "brainevent":
+        import brainevent
+        brainevent.load_cpp_inline(name, SOURCES["jaxcc"].replace("OFFSET", f"{constant}.0f"),
+                                   ["add_one"])
+    else:
+        import tvm_ffi.cpp, jax_tvm_ffi
+        mod = tvm_ffi.cpp.load_inline(name, cpp_sources=SOURCES["tvm"].replace(
+            "OFFSET", f"{constant}.0f"), functions=["add_one"], extra_cflags=["-O3"])
+        jax_tvm_ffi.register_ffi_target(f"{name}.add_one", mod.add_one, platform="cpu")
+    loaded = time.perf_counter()
+    result = call(f"{name}.add_one")
+    done = time.perf_counter()
+    assert float(result[0]) == constant, (side, float(result[0]), constant)
+    print(json.dumps({"load": loaded - start, "result": done - start}), flush=True)
+"""
+
+TVM_SOURCE = r"""
+void add_one(tvm::ffi::TensorView x, tvm::ffi::TensorView out) {
+    const float* in = static_cast<const float*>(x.data_ptr());
+    float* o = static_cast<float*>(out.data_ptr());
+    for (int64_t i = 0; i < x.numel(); ++i) o[i] = in[i] + OFFSET;
+}
+"""
+PEER_SOURCE = r"""
+#include "brainevent/common.h"
+
+void add_one(const BE::Tensor x, BE::Tensor out) {
+    const float* in = static_cast<const float*>(x.data_ptr());
+    float* o = static_cast<float*>(out.data_ptr());
+    for (int64_t i = 0; i < x.numel(); ++i) o[i] = in[i] + OFFSET;
+}
+"""
+
+
+class PeerLoop:
+    """The child process that runs the peers' edit loop."""
+
+    def __init__(self, python: str):
+        sources = json.dumps({"jaxcc": PEER_SOURCE, "tvm": TVM_SOURCE})
+        self.child = subprocess.Popen(
+            [python, "-W", "ignore", "-c", PEER_CHILD, sources],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+
+    def edit(self, side: str, constant: int) -> dict:
+        self.child.stdin.write(json.dumps({"side": side, "constant": constant}) + "\n")
+        self.child.stdin.flush()
+        line = self.child.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the peer child died during {side}'s edit")
+        return json.loads(line)
+
+    def close(self) -> None:
+        self.child.stdin.close()
+        self.child.wait(timeout=60)
+
 
 _core_seconds: list[float] = []
 
@@ -127,10 +211,16 @@ def load_and_call(name: str, constant: int, x) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--peers", help="a Python with brainevent, tvm-ffi and jax-tvm-ffi")
     args = parser.parse_args()
     _timed_core_load()
     x = jnp.zeros(8, jnp.float32)
     samples: dict[str, list] = {k: [] for k in ("K", "U", "reload", "reload/ld", "first")}
+    peers = PeerLoop(args.peers) if args.peers else None
+    if peers:  # each peer's first load in its empty cache, then the loop edits
+        samples.update({"brainevent": [], "tvm_ffi": []})
+        for side in ("brainevent", "tvm_ffi"):
+            peers.edit(side, 1)
     with tempfile.TemporaryDirectory() as work:
         command, kernel_unit, user_file = floor_commands(work)
         warm_cache = os.path.join(work, "warm")
@@ -151,6 +241,11 @@ def main() -> None:
                 del os.environ["JAXCC_LINKER"]
             jaxcc.set_cache_dir(os.path.join(work, f"empty{r}"))
             samples["first"].append(load_and_call(f"first{r}", 1, x))
+            if peers:
+                for side in ("brainevent", "tvm_ffi"):
+                    samples[side].append(peers.edit(side, constant))
+    if peers:
+        peers.close()
     report(samples, args.rounds)
 
 
@@ -166,7 +261,8 @@ def report(samples: dict, rounds: int) -> None:
     ratio = floor / user_alone
     print(f"| kernel unit alone (the floor) | {floor * 1e3:.0f} ms | 1.00 | {ratio:.2f} |")
     print(f"| user's source alone | {user_alone * 1e3:.0f} ms | {user_alone / floor:.2f} | 1.00 |")
-    for label in ("reload", "reload/ld", "first"):
+    labels = [k for k in ("reload", "reload/ld", "first", "brainevent", "tvm_ffi") if samples[k]]
+    for label in labels:
         for what in ("load", "result"):
             v = statistics.median(s[what] for s in samples[label])
             print(
