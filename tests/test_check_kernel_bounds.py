@@ -90,6 +90,17 @@ def test_an_edit_under_a_live_name_checks_the_new_code_without_a_second_warning(
     assert debug_targets(name) == sorted(f"{name}_jaxcc_debug_{m.key[:12]}.twice" for m in (v1, v2))
 
 
+def test_a_live_module_whose_cache_was_cleared_is_still_checked(unique_name):
+    """clear_cache() empties the process's table of loaded modules (their entries are gone), yet
+    the module the user holds still runs: its rows that rebuild it (bounds, bundle) find its
+    request on the function itself, not "not loaded by load_* (a bundle?)"."""
+    module = jaxcc.load_cpp_inline(unique_name, SOURCE_V1, ["twice"])
+    jaxcc.clear_cache(unique_name)
+    report = jaxcc.check_kernel(module.twice, catalogue.X, checks=["bounds", "bundle"])
+    assert report["bounds"].status == "passed", str(report)
+    assert report["bundle"].status == "passed", str(report)
+
+
 def test_skip_bounds_builds_no_debug_module():
     module = jaxcc.load_cpp_inline("check_bounds_skipped", SOURCE_V1, ["twice"])
     report = jaxcc.check_kernel(module.twice, catalogue.X, skip=["bounds", "bundle", "export"])

@@ -37,8 +37,8 @@ def _debug_twin(fn):
         return "its module was not loaded by load_* in this process (a bundle?)"
     if request.debug:
         return fn  # built under the debug profile already (debug=True or JAXCC_DEBUG)
-    module = _loaded_table.get(request)
-    twin = request.debug_twin(_twin_prefix(request.target_prefix, module.key))
+    key = fn.module_key or _loaded_table.get(request).key
+    twin = request.debug_twin(_twin_prefix(request.target_prefix, key))
     return _load.load(twin, RunOptions())[fn.name]
 
 

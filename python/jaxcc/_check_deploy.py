@@ -121,6 +121,8 @@ def _request_of(fn):
     bundle or another process)."""
     from . import _loaded_table
 
+    if fn.load_request is not None:
+        return fn.load_request
     with _loaded_table._lock:
         items = list(_loaded_table._loaded.items())
     for request, module in items:

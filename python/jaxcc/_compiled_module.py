@@ -31,6 +31,7 @@ class CompiledModule:
         self.objects_reused = loaded.objects_reused
         self.specs = {spec.name: spec for spec in loaded.specs}
         self._vmap_method = request.vmap_method
+        self._request = request
         self._loaded = loaded
 
     @property
@@ -49,12 +50,18 @@ class CompiledModule:
     def functions(self) -> dict[str, KernelFunction]:
         """Function name -> its callable. Made on first use: a load (warm ones above all) only
         registers targets, and the core has already checked every spec (decision 85)."""
-        return {
-            name: KernelFunction(
+        functions = {}
+        origin = self._request if isinstance(self._request, _core.LoadRequest) else None
+        for name, spec in self.specs.items():
+            fn = KernelFunction(
                 self.name, f"{self.target_prefix}.{name}", spec, self._vmap_method, self.platform
             )
-            for name, spec in self.specs.items()
-        }
+            # Where it came from, for check_kernel's rebuilds (debug twin, bundle): kept on the
+            # function, since clear_cache() empties the table of loaded modules.
+            fn.load_request = origin
+            fn.module_key = self.key
+            functions[name] = fn
+        return functions
 
     @property
     def function_names(self) -> list[str]:

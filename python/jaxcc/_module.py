@@ -28,6 +28,9 @@ class KernelFunction:
     `vmap_method`, because only the kernel's author knows whether it handles a batch axis.
     """
 
+    load_request = None  # the LoadRequest that built it in this process; None from a bundle
+    module_key = ""  # its module's cache key
+
     def __init__(
         self,
         module_name: str,
