@@ -66,6 +66,19 @@ TEST(FirstError, FallsBackToLinkerErrors) {
             "kernel_0.cc:(.text+0x5): undefined reference to `missing_symbol'");
 }
 
+TEST(FirstError, ReadsLldAndMoldUndefinedSymbolsWithWhereTheyAreReferenced) {
+  for (const char* linker : {"ld.lld", "mold"}) {
+    std::string error = std::string(linker) +
+                        ": error: undefined symbol: missing_symbol\n"
+                        ">>> referenced by kernel_0.cc\n"
+                        ">>>               kernel_0.o:(f())";
+    std::string output = "FAILED: m.so\n" + error +
+                         "\ncollect2: error: ld returned 1 exit status\n"
+                         "ninja: build stopped: subcommand failed.\n";
+    EXPECT_EQ(FirstError(output), error) << linker;
+  }
+}
+
 TEST(FirstError, ReportsTheCompilerDriverInsteadOfNinjasChatter) {
   std::string output =
       "ninja: Entering directory `/tmp/b'\n[1/3] compile kernel_0.cc\nFAILED: kernel_0.o\n"
@@ -112,13 +125,27 @@ TEST(FixHint, NamesTheOptionThatFixesTheFailure) {
   EXPECT_NE(
       FixHint("<m>:1:10: fatal error: x.h: No such file or directory").find("extra_include_paths"),
       std::string::npos);
-  EXPECT_NE(FixHint("/usr/bin/ld: cannot find -lfoo: No such file or directory").find("-L<dir>"),
-            std::string::npos);
+  for (const char* line :
+       {"/usr/bin/ld: cannot find -lfoo: No such file or directory",
+        "ld.lld: error: unable to find library -lfoo", "mold: fatal: library not found: foo"}) {
+    EXPECT_NE(FixHint(line).find("-L<dir>"), std::string::npos) << line;
+  }
   EXPECT_NE(FixHint("k.cc:(.text+0x5): undefined reference to `gone()'").find("extra_ldflags"),
             std::string::npos);
+  // The same from gold, lld and mold, whichever ChooseLinker picked (decision 161a).
+  for (const char* line : {"k.o:k.cc:function f(): error: undefined reference to 'gone()'",
+                           "ld.lld: error: undefined symbol: gone()\n>>> referenced by k.cc",
+                           "mold: error: undefined symbol: gone()\n>>> referenced by k.o:(f())"}) {
+    EXPECT_NE(FixHint(line).find("extra_ldflags=['-l<name>']"), std::string::npos) << line;
+  }
   // OpenMP's symbols get the flag that brings them, not the generic -l<name>.
-  for (const char* line : {"k.cc:(.text+0x5): undefined reference to `GOMP_parallel'",
-                           "k.cc:(.text+0x9): undefined reference to `omp_get_max_threads'"}) {
+  for (const char* line :
+       {"k.cc:(.text+0x5): undefined reference to `GOMP_parallel'",
+        "k.cc:(.text+0x9): undefined reference to `omp_get_max_threads'",
+        "kernel_0.o:kernel_0.cc:function f(jaxcc::Tensor): error: undefined reference to "
+        "'omp_get_max_threads'",
+        "ld.lld: error: undefined symbol: GOMP_parallel\n>>> referenced by kernel_0.cc",
+        "mold: error: undefined symbol: omp_get_max_threads\n>>> referenced by kernel_0.o"}) {
     EXPECT_NE(FixHint(line).find("pass -fopenmp in extra_cflags"), std::string::npos) << line;
     EXPECT_EQ(FixHint(line).find("-l<name>"), std::string::npos) << line;
   }

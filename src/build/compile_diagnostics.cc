@@ -61,20 +61,16 @@ struct Hint {
   const char* advice;
 };
 
-// First match wins: newer linkers end "cannot find -lx" with "No such file or directory".
+constexpr const char* kMissingLibraryAdvice =
+    "How to fix: install the library, or pass its directory too: "
+    "extra_ldflags=['-L<dir>', '-l<name>'].";
+
+// First match wins: newer linkers end "cannot find -lx" with "No such file or directory". A
+// missing library in GNU ld's and gold's words, lld's, then mold's.
 constexpr Hint kHints[] = {
-    {"cannot find -l",
-     "How to fix: install the library, or pass its directory too: "
-     "extra_ldflags=['-L<dir>', '-l<name>']."},
-    {"undefined reference to `GOMP_",
-     "How to fix: the code uses OpenMP (#pragma omp): pass -fopenmp in extra_cflags (jaxcc links "
-     "with it too)."},
-    {"undefined reference to `omp_",
-     "How to fix: the code calls the OpenMP runtime: pass -fopenmp in extra_cflags (jaxcc links "
-     "with it too)."},
-    {"undefined reference to",
-     "How to fix: define the symbol in the sources, or link the library that defines it with "
-     "extra_ldflags=['-l<name>'] (and '-L<dir>')."},
+    {"cannot find -l", kMissingLibraryAdvice},
+    {"unable to find library -l", kMissingLibraryAdvice},
+    {"library not found: ", kMissingLibraryAdvice},
     {"No such file or directory",
      "How to fix: pass the header's directory in extra_include_paths=[...] (load_cpp_file and "
      "load_cpp_dir also search the source file's own directory)."},
@@ -90,7 +86,47 @@ constexpr Hint kHints[] = {
 
 }  // namespace
 
+namespace {
+
+// The symbol a linker reports undefined, in each linker's words: GNU ld "undefined reference to
+// `sym'", gold the same with 'sym', lld and mold "undefined symbol: sym" (decision 161a made
+// gold, lld or mold the usual linker). "" when the text names none.
+std::string UndefinedSymbol(const std::string& text) {
+  for (const char* marker : {"undefined reference to `", "undefined reference to '"}) {
+    size_t at = text.find(marker);
+    if (at == std::string::npos) continue;
+    size_t begin = at + std::string(marker).size();
+    size_t end = text.find('\'', begin);
+    return text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+  }
+  const std::string marker = "undefined symbol: ";
+  size_t at = text.find(marker);
+  if (at == std::string::npos) return "";
+  size_t begin = at + marker.size();
+  size_t end = text.find_first_of("\n", begin);
+  return text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+}
+
+}  // namespace
+
 std::string FixHint(const std::string& first_error) {
+  if (first_error.find("cannot find -l") == std::string::npos &&
+      first_error.find("unable to find library -l") == std::string::npos &&
+      first_error.find("library not found: ") == std::string::npos) {
+    const std::string symbol = UndefinedSymbol(first_error);
+    if (symbol.rfind("GOMP_", 0) == 0) {
+      return "How to fix: the code uses OpenMP (#pragma omp): pass -fopenmp in extra_cflags "
+             "(jaxcc links with it too).";
+    }
+    if (symbol.rfind("omp_", 0) == 0) {
+      return "How to fix: the code calls the OpenMP runtime: pass -fopenmp in extra_cflags "
+             "(jaxcc links with it too).";
+    }
+    if (!symbol.empty()) {
+      return "How to fix: define the symbol in the sources, or link the library that defines it "
+             "with extra_ldflags=['-l<name>'] (and '-L<dir>').";
+    }
+  }
   for (const Hint& hint : kHints) {
     if (first_error.find(hint.needle) != std::string::npos) return hint.advice;
   }
@@ -153,8 +189,17 @@ std::string FirstError(const std::string& output) {
       return result;
     }
   }
-  // Linkers name the symbol on the "undefined reference" line and the caller on the line before.
+  // GNU ld names the symbol on the "undefined reference" line and the caller on the line before
+  // (gold on the same line); lld and mold say "undefined symbol" and where it is referenced on
+  // the ">>>" lines after.
   for (size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].find("undefined symbol: ") != std::string::npos) {
+      std::string result = lines[i];
+      for (size_t j = i + 1; j < lines.size() && j < i + 4 && lines[j].rfind(">>>", 0) == 0; ++j) {
+        result += "\n" + lines[j];
+      }
+      return result;
+    }
     if (lines[i].find("undefined reference") == std::string::npos) continue;
     if (i > 0 && lines[i - 1].find("in function") != std::string::npos) {
       return lines[i - 1] + "\n" + lines[i];
