@@ -30,7 +30,7 @@ namespace detail {
 #endif
 
 [[noreturn]] JAXCC_DETAIL_TENSOR_COLD inline void ThrowTensorIndexError(const char* method,
-                                                                         int index, int ndim) {
+                                                                        int index, int ndim) {
   char text[192];
   if (ndim == 0) {
     std::snprintf(text, sizeof(text),
@@ -56,7 +56,7 @@ namespace detail {
 }
 
 [[noreturn]] JAXCC_DETAIL_TENSOR_COLD inline void ThrowTensorShapeError(int dim,
-                                                                         std::int64_t size) {
+                                                                        std::int64_t size) {
   char text[96];
   std::snprintf(text, sizeof(text), "jaxcc::Tensor: dimension %d has negative size %lld", dim,
                 static_cast<long long>(size));

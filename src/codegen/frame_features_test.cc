@@ -33,14 +33,14 @@ std::string RunFrameLine(const std::string& runtime) {
 TEST(FrameFeatures, FollowTheFunctionsThatTakeThem) {
   const FrameFeatures none = FrameFeaturesOf({Taking("plain", ParamKind::kArg)});
   EXPECT_FALSE(none.async || none.state || none.pool || none.scratch_alloc);
-  const FrameFeatures some = FrameFeaturesOf(
-      {Taking("plain", ParamKind::kArg), Taking("threaded", ParamKind::kPool),
-       Taking("later", ParamKind::kAsync)});
+  const FrameFeatures some =
+      FrameFeaturesOf({Taking("plain", ParamKind::kArg), Taking("threaded", ParamKind::kPool),
+                       Taking("later", ParamKind::kAsync)});
   EXPECT_TRUE(some.async && some.pool);
   EXPECT_FALSE(some.state || some.scratch_alloc);
-  const FrameFeatures all = FrameFeaturesOf(
-      {Taking("a", ParamKind::kAsync), Taking("s", ParamKind::kState),
-       Taking("p", ParamKind::kPool), Taking("m", ParamKind::kScratchAlloc)});
+  const FrameFeatures all =
+      FrameFeaturesOf({Taking("a", ParamKind::kAsync), Taking("s", ParamKind::kState),
+                       Taking("p", ParamKind::kPool), Taking("m", ParamKind::kScratchAlloc)});
   EXPECT_TRUE(all.async && all.state && all.pool && all.scratch_alloc);
   // A workspace (jaxcc::Scratch) is a hidden result buffer: no lifecycle feature.
   const FrameFeatures workspace = FrameFeaturesOf({Taking("w", ParamKind::kScratch)});

@@ -69,11 +69,12 @@ constexpr FrameSpec kState = {"stateful", 1,     1, 0,     kArgNames,  kRetNames
                               nullptr,    false, 0, false, &kStateType};
 constexpr FrameSpec kAsync = {"later", 1,     1, 0,     kArgNames, kRetNames,
                               nullptr, false, 0, false, nullptr,   true};
-constexpr FrameSpec kScratch = {"scratchy", 1,     1, 0,     kArgNames, kRetNames,         nullptr,
-                                false,      0,     false, nullptr,   false, FrameScratch::kHost};
-constexpr FrameSpec kEverything = {"everything", 1,    1, 0,    kArgNames,   kRetNames,
-                                   nullptr,      false, 0, true, &kStateType, true,
-                                   FrameScratch::kHost};
+constexpr FrameSpec kScratch = {
+    "scratchy", 1, 1,     0,       kArgNames, kRetNames,          nullptr,
+    false,      0, false, nullptr, false,     FrameScratch::kHost};
+constexpr FrameSpec kEverything = {
+    "everything", 1, 1,    0,           kArgNames, kRetNames,          nullptr,
+    false,        0, true, &kStateType, true,      FrameScratch::kHost};
 
 bool g_ran = false;
 void Body(const FrameView& call) {
@@ -164,8 +165,7 @@ TEST(FrameFeatures, LeanAndFullDecodersReportAlike) {
   ASSERT_NE(lean, nullptr);
   ASSERT_NE(full, nullptr);
   EXPECT_EQ(lean->message, full->message);
-  EXPECT_EQ(lean->message.rfind("plain: parameter 'x' has element type float8_e5m2, which", 0),
-            0u);
+  EXPECT_EQ(lean->message.rfind("plain: parameter 'x' has element type float8_e5m2, which", 0), 0u);
 }
 
 TEST(FrameFeatures, LongNamesAndMessagesArriveWhole) {
@@ -175,7 +175,8 @@ TEST(FrameFeatures, LongNamesAndMessagesArriveWhole) {
   FrameSpec spec = kPlain;
   spec.function = long_name.c_str();
   Frame f;
-  auto error = Decode<0u>(f, spec, [](const FrameView&) { throw std::invalid_argument(long_what); });
+  auto error =
+      Decode<0u>(f, spec, [](const FrameView&) { throw std::invalid_argument(long_what); });
   ASSERT_NE(error, nullptr);
   EXPECT_EQ(error->code, XLA_FFI_Error_Code_INVALID_ARGUMENT);
   EXPECT_EQ(error->message, long_name + ": " + long_what);

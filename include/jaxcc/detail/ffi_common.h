@@ -145,16 +145,18 @@ inline std::string XlaTypeNameOfCode(int type) {
   what.AddFormat("%s%s%s", name ? "parameter '" : "", name ? name : "a buffer", name ? "'" : "");
   if (DTypeFromXlaCode(type) == DType::Invalid) {
     XlaTypeNameRoom room;
-    what.AddFormat(" has element type %s, which jaxcc kernels cannot receive; supported: float16, "
-                   "bfloat16, float32, float64, bool, int8..int64, uint8..uint64, complex64, "
-                   "complex128. Cast the array (e.g. x.astype(jnp.float32)) before the call",
-                   XlaTypeName(type, room));
+    what.AddFormat(
+        " has element type %s, which jaxcc kernels cannot receive; supported: float16, "
+        "bfloat16, float32, float64, bool, int8..int64, uint8..uint64, complex64, "
+        "complex128. Cast the array (e.g. x.astype(jnp.float32)) before the call",
+        XlaTypeName(type, room));
     if (!what.ok()) throw std::bad_alloc();
     throw DTypeError(what.c_str());
   }
-  what.AddFormat(" has rank %llu, above the jaxcc::Tensor limit of %d dimensions (jaxcc::kMaxDim); "
-                 "reshape it to at most %d dimensions before the call",
-                 static_cast<unsigned long long>(rank), kMaxDim, kMaxDim);
+  what.AddFormat(
+      " has rank %llu, above the jaxcc::Tensor limit of %d dimensions (jaxcc::kMaxDim); "
+      "reshape it to at most %d dimensions before the call",
+      static_cast<unsigned long long>(rank), kMaxDim, kMaxDim);
   if (!what.ok()) throw std::bad_alloc();
   throw CheckError(what.c_str());
 }

@@ -19,10 +19,10 @@ namespace jaxcc::detail {
 
 /// One feature of the FFI lifecycle; a runtime carries a set of them (bits).
 enum FrameFeature : unsigned {
-  kFrameAsync = 1u,              ///< `jaxcc::Async` functions: a Future, the body on the pool
-  kFrameState = 2u,              ///< `jaxcc::State<T>&`: the instantiate stage, the state lookup
-  kFramePool = 4u,               ///< `jaxcc::ThreadPool&`: XLA's intra-op pool
-  kFrameScratchAllocator = 8u,   ///< `jaxcc::ScratchAllocator&`: run-time scratch
+  kFrameAsync = 1u,             ///< `jaxcc::Async` functions: a Future, the body on the pool
+  kFrameState = 2u,             ///< `jaxcc::State<T>&`: the instantiate stage, the state lookup
+  kFramePool = 4u,              ///< `jaxcc::ThreadPool&`: XLA's intra-op pool
+  kFrameScratchAllocator = 8u,  ///< `jaxcc::ScratchAllocator&`: run-time scratch
   kFrameAllFeatures = 15u,
 };
 

@@ -35,7 +35,9 @@ class FrameText {
   FrameText(const FrameText&) = delete;
   FrameText& operator=(const FrameText&) = delete;
 
-  JAXCC_FRAME_TEXT_CALL FrameText& Add(const char* text) noexcept { return Add(text, std::strlen(text)); }
+  JAXCC_FRAME_TEXT_CALL FrameText& Add(const char* text) noexcept {
+    return Add(text, std::strlen(text));
+  }
   JAXCC_FRAME_TEXT_CALL FrameText& Add(const char* text, std::size_t length) noexcept {
     if (!Reserve(length)) return *this;
     std::memcpy(data_ + size_, text, length);
@@ -45,7 +47,7 @@ class FrameText {
   }
   /// printf's `format` with the arguments, in full however long (one call for a whole message).
   JAXCC_FRAME_TEXT_CALL JAXCC_FRAME_TEXT_FORMAT FrameText& AddFormat(const char* format,
-                                                                    ...) noexcept {
+                                                                     ...) noexcept {
     std::va_list args, again;
     va_start(args, format);
     va_copy(again, args);
@@ -89,8 +91,8 @@ class FrameText {
     if (size_ + more < capacity_) return true;
     std::size_t capacity = capacity_ * 2;
     while (capacity <= size_ + more) capacity *= 2;
-    char* grown = static_cast<char*>(
-        data_ == inline_ ? std::malloc(capacity) : std::realloc(data_, capacity));
+    char* grown = static_cast<char*>(data_ == inline_ ? std::malloc(capacity)
+                                                      : std::realloc(data_, capacity));
     if (grown == nullptr) {
       ok_ = false;
       return false;
