@@ -55,6 +55,10 @@ class DTypeError : public Error {
  public:
   explicit DTypeError(const std::string& message, DType dtype = DType::Invalid)
       : Error(message), dtype_(dtype) {}
+  /// From a C string: a unit that builds its messages without std::string (the frame runtime,
+  /// decision 161c) then compiles none of std::string's code to throw one.
+  explicit DTypeError(const char* message, DType dtype = DType::Invalid)
+      : Error(message), dtype_(dtype) {}
   DType dtype() const noexcept { return dtype_; }
 
  private:
@@ -66,6 +70,8 @@ namespace detail {
 /// Throws CheckError(message). Out of line from the callers' point of view so that the hot
 /// accessors in tensor.h stay small.
 [[noreturn]] inline void ThrowCheckError(const std::string& message) { throw CheckError(message); }
+/// The same from a C string (std::runtime_error's own constructor: no std::string code here).
+[[noreturn]] inline void ThrowCheckError(const char* message) { throw CheckError(message); }
 
 /// "CHECK failed at file:line: condition: message" (": message" only when one was streamed): the
 /// text of both message classes below.

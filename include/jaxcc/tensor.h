@@ -5,6 +5,7 @@
 #include <climits>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <type_traits>
 
@@ -18,40 +19,64 @@ namespace jaxcc {
 
 namespace detail {
 
-/// Host side of a failed Tensor precondition: throws CheckError with `what` and the context.
-[[noreturn]] inline void ThrowTensorIndexError(const char* method, int index, int ndim) {
-  std::string text = "jaxcc::Tensor::" + std::string(method) + "(" + std::to_string(index) +
-                     "): dimension index out of range for a rank-" + std::to_string(ndim) +
-                     " tensor";
+// The host side of a failed Tensor precondition: throws CheckError with the message. Each is
+// formatted into a buffer that holds its longest text (the method is one of Tensor's own names),
+// out of line and cold: every unit that builds a Tensor compiles them, among them the frame
+// runtime on a cache's first build, where std::string's `+` chains cost (decision 161c).
+#if defined(__GNUC__) || defined(__clang__)
+#define JAXCC_DETAIL_TENSOR_COLD __attribute__((noinline, cold))
+#else
+#define JAXCC_DETAIL_TENSOR_COLD
+#endif
+
+[[noreturn]] JAXCC_DETAIL_TENSOR_COLD inline void ThrowTensorIndexError(const char* method,
+                                                                        int index, int ndim) {
+  char text[192];
   if (ndim == 0) {
-    text += " (a rank-0 tensor has no dimensions)";
+    std::snprintf(text, sizeof(text),
+                  "jaxcc::Tensor::%s(%d): dimension index out of range for a rank-%d tensor "
+                  "(a rank-0 tensor has no dimensions)",
+                  method, index, ndim);
   } else {
-    text += " (valid: " + std::to_string(-ndim) + ".." + std::to_string(ndim - 1) + ")";
+    std::snprintf(text, sizeof(text),
+                  "jaxcc::Tensor::%s(%d): dimension index out of range for a rank-%d tensor "
+                  "(valid: %d..%d)",
+                  method, index, ndim, -ndim, ndim - 1);
   }
   ThrowCheckError(text);
 }
 
-[[noreturn]] inline void ThrowTensorRankError(int ndim) {
-  ThrowCheckError("jaxcc::Tensor: rank " + std::to_string(ndim) +
-                  " is outside the supported range 0.." + std::to_string(kMaxDim) +
-                  " (jaxcc::kMaxDim); reshape the array to at most " + std::to_string(kMaxDim) +
-                  " dimensions before calling the kernel");
+[[noreturn]] JAXCC_DETAIL_TENSOR_COLD inline void ThrowTensorRankError(int ndim) {
+  char text[192];
+  std::snprintf(text, sizeof(text),
+                "jaxcc::Tensor: rank %d is outside the supported range 0..%d (jaxcc::kMaxDim); "
+                "reshape the array to at most %d dimensions before calling the kernel",
+                ndim, kMaxDim, kMaxDim);
+  ThrowCheckError(text);
 }
 
-[[noreturn]] inline void ThrowTensorShapeError(int dim, std::int64_t size) {
-  ThrowCheckError("jaxcc::Tensor: dimension " + std::to_string(dim) + " has negative size " +
-                  std::to_string(size));
+[[noreturn]] JAXCC_DETAIL_TENSOR_COLD inline void ThrowTensorShapeError(int dim,
+                                                                        std::int64_t size) {
+  char text[96];
+  std::snprintf(text, sizeof(text), "jaxcc::Tensor: dimension %d has negative size %lld", dim,
+                static_cast<long long>(size));
+  ThrowCheckError(text);
 }
 
-[[noreturn]] inline void ThrowTensorNullShapeError(int ndim) {
-  ThrowCheckError("jaxcc::Tensor: shape pointer is null for a rank-" + std::to_string(ndim) +
-                  " tensor");
+[[noreturn]] JAXCC_DETAIL_TENSOR_COLD inline void ThrowTensorNullShapeError(int ndim) {
+  char text[96];
+  std::snprintf(text, sizeof(text), "jaxcc::Tensor: shape pointer is null for a rank-%d tensor",
+                ndim);
+  ThrowCheckError(text);
 }
 
-[[noreturn]] inline void ThrowTensorTooLargeForInt(std::int64_t numel) {
-  ThrowCheckError("jaxcc::Tensor::numel_checked_int(): " + std::to_string(numel) +
-                  " elements do not fit in int (max " + std::to_string(INT_MAX) +
-                  "); index with int64_t or split the array");
+[[noreturn]] JAXCC_DETAIL_TENSOR_COLD inline void ThrowTensorTooLargeForInt(std::int64_t numel) {
+  char text[160];
+  std::snprintf(text, sizeof(text),
+                "jaxcc::Tensor::numel_checked_int(): %lld elements do not fit in int (max %d); "
+                "index with int64_t or split the array",
+                static_cast<long long>(numel), INT_MAX);
+  ThrowCheckError(text);
 }
 
 /// The DTypes of `mask` by name, "float16, uint16, bfloat16".

@@ -37,8 +37,22 @@ std::uint32_t HandlerTraits(const argspec::FunctionSpec& spec, const WrapperOpti
 std::string GenerateFfiWrapper(const std::vector<argspec::FunctionSpec>& specs,
                                const WrapperOptions& options);
 
+/// The FFI lifecycle features a frame runtime carries (decision 161c): a CPU module's runtime
+/// carries only those its functions take, so the machinery of the others is neither parsed nor
+/// compiled on a cache's first build. Every feature by default.
+struct FrameFeatures {
+  bool async = true;          ///< a `jaxcc::Async` function
+  bool state = true;          ///< a `jaxcc::State<T>&` parameter
+  bool pool = true;           ///< a `jaxcc::ThreadPool&` parameter
+  bool scratch_alloc = true;  ///< a `jaxcc::ScratchAllocator&` parameter
+};
+
+/// The features the functions of `specs` take.
+FrameFeatures FrameFeaturesOf(const std::vector<argspec::FunctionSpec>& specs);
+
 /// The frame runtime unit of `platform` ("cpu" or "cuda"): defines RunFrame from ffi_frame.h.
-/// Its text depends on nothing else, so every module's copy shares one cached object.
-std::string FrameRuntimeSource(const std::string& platform);
+/// Its text depends only on the platform and, on the CPU, on `features` (CUDA's carries every
+/// feature), so every module with the same features shares one cached object.
+std::string FrameRuntimeSource(const std::string& platform, const FrameFeatures& features = {});
 
 }  // namespace jaxcc::codegen

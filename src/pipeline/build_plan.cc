@@ -262,7 +262,8 @@ std::vector<std::pair<std::string, std::string>> GenerateSources(
   options.allow_cuda_graph = request.cuda.allow_cuda_graph;
   for (const auto& source : request.sources) options.source_labels.push_back(source.label);
   files.emplace_back(kWrapperSource, codegen::GenerateFfiWrapper(specs, options));
-  files.emplace_back(kFrameRuntimeSource, codegen::FrameRuntimeSource(request.platform));
+  files.emplace_back(kFrameRuntimeSource, codegen::FrameRuntimeSource(
+                                              request.platform, codegen::FrameFeaturesOf(specs)));
   return files;
 }
 

@@ -7,12 +7,14 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdio>
 #include <exception>
 #include <new>
 #include <stdexcept>
 #include <string>
 
 #include "jaxcc/check.h"
+#include "jaxcc/detail/frame_text.h"
 #include "jaxcc/dtype.h"
 #include "jaxcc/limits.h"
 #include "jaxcc/scratch.h"
@@ -58,8 +60,9 @@ inline DType DTypeFromXlaCode(int type) noexcept {
   }
 }
 
-/// The JAX name of an XLA element type number, including those Tensor cannot describe.
-inline std::string XlaTypeNameOfCode(int type) {
+/// The JAX name of an XLA element type number, including those Tensor cannot describe; nullptr
+/// for a number that has no name.
+inline const char* XlaTypeNameOrNull(int type) noexcept {
   switch (type) {
     case 0:
       return "invalid";
@@ -97,10 +100,26 @@ inline std::string XlaTypeNameOfCode(int type) {
       return "float8_e8m0fnu";
     default: {
       DType dtype = DTypeFromXlaCode(type);
-      if (dtype != DType::Invalid) return dtype_name(dtype);
-      return "XLA element type " + std::to_string(type);
+      return dtype != DType::Invalid ? dtype_name(dtype) : nullptr;
     }
   }
+}
+
+/// Room for any type's name: "XLA element type " and an int.
+using XlaTypeNameRoom = char[40];
+
+/// The type's JAX name, or "XLA element type <number>" (written into `room`) for a number
+/// without one.
+inline const char* XlaTypeName(int type, XlaTypeNameRoom& room) noexcept {
+  if (const char* name = XlaTypeNameOrNull(type)) return name;
+  std::snprintf(room, sizeof(room), "XLA element type %d", type);
+  return room;
+}
+
+/// XlaTypeName's text as a std::string.
+inline std::string XlaTypeNameOfCode(int type) {
+  XlaTypeNameRoom room;
+  return XlaTypeName(type, room);
 }
 
 // GCC/Clang hints that keep the error text off the per-call path: the message is built in an
@@ -122,17 +141,78 @@ inline std::string XlaTypeNameOfCode(int type) {
 /// kMaxDim. `name`, when given, names the parameter. Out of line and cold.
 [[noreturn]] JAXCC_BRIDGE_COLD inline void ThrowBufferErrorCode(int type, std::size_t rank,
                                                                 const char* name) {
-  const std::string what = name ? "parameter '" + std::string(name) + "'" : std::string("a buffer");
+  FrameText what;
+  what.AddFormat("%s%s%s", name ? "parameter '" : "", name ? name : "a buffer", name ? "'" : "");
   if (DTypeFromXlaCode(type) == DType::Invalid) {
-    throw DTypeError(what + " has element type " + XlaTypeNameOfCode(type) +
-                     ", which jaxcc kernels cannot receive; supported: float16, bfloat16, "
-                     "float32, float64, bool, int8..int64, uint8..uint64, complex64, complex128. "
-                     "Cast the array (e.g. x.astype(jnp.float32)) before the call");
+    XlaTypeNameRoom room;
+    what.AddFormat(
+        " has element type %s, which jaxcc kernels cannot receive; supported: float16, "
+        "bfloat16, float32, float64, bool, int8..int64, uint8..uint64, complex64, "
+        "complex128. Cast the array (e.g. x.astype(jnp.float32)) before the call",
+        XlaTypeName(type, room));
+    if (!what.ok()) throw std::bad_alloc();
+    throw DTypeError(what.c_str());
   }
-  throw CheckError(what + " has rank " + std::to_string(rank) +
-                   ", above the jaxcc::Tensor limit of " + std::to_string(kMaxDim) +
-                   " dimensions (jaxcc::kMaxDim); reshape it to at most " +
-                   std::to_string(kMaxDim) + " dimensions before the call");
+  what.AddFormat(
+      " has rank %llu, above the jaxcc::Tensor limit of %d dimensions (jaxcc::kMaxDim); "
+      "reshape it to at most %d dimensions before the call",
+      static_cast<unsigned long long>(rank), kMaxDim, kMaxDim);
+  if (!what.ok()) throw std::bad_alloc();
+  throw CheckError(what.c_str());
+}
+
+/// Classifies the exception being handled into `text` and returns its absl/XLA status code
+/// number; the message starts with "<function_name>: ". Call it only inside `catch (...)`:
+///   jaxcc::CheckError, jaxcc::DTypeError, std::invalid_argument, std::out_of_range,
+///   std::domain_error                       → 3 INVALID_ARGUMENT (the caller's inputs are wrong)
+///   std::bad_alloc, jaxcc::ScratchError     → 8 RESOURCE_EXHAUSTED
+///   jaxcc::CudaError, any other std::exception → 13 INTERNAL
+///   anything else                           → 2 UNKNOWN ("non-standard C++ exception")
+/// Never throws: outside a handler it reports 13 INTERNAL; when the message finds no memory it
+/// is "out of memory" (8), which fits FrameText's own buffer.
+JAXCC_BRIDGE_COLD inline int ReportCurrentExceptionTo(const char* function_name,
+                                                      FrameText* text) noexcept {
+  constexpr int kInvalidArgument = 3, kResourceExhausted = 8, kInternal = 13, kUnknown = 2;
+  FrameText& out = text->Add(function_name ? function_name : "jaxcc kernel").Add(": ");
+  int code = kInternal;
+  if (!std::current_exception()) {
+    out.Add("ErrorFromCurrentException called with no exception being handled");
+  } else {
+    try {
+      throw;
+    } catch (const CheckError& e) {
+      code = kInvalidArgument;
+      out.Add(e.what());
+    } catch (const DTypeError& e) {
+      code = kInvalidArgument;
+      out.Add(e.what());
+    } catch (const std::invalid_argument& e) {
+      code = kInvalidArgument;
+      out.Add(e.what());
+    } catch (const std::out_of_range& e) {
+      code = kInvalidArgument;
+      out.Add(e.what());
+    } catch (const std::domain_error& e) {
+      code = kInvalidArgument;
+      out.Add(e.what());
+    } catch (const std::bad_alloc& e) {
+      code = kResourceExhausted;
+      out.Add("out of host memory (").Add(e.what()).Add(")");
+    } catch (const ScratchError& e) {
+      code = kResourceExhausted;
+      out.Add(e.what());
+    } catch (const std::exception& e) {
+      // jaxcc::CudaError and everything else: a failure of the kernel, not of its inputs.
+      code = kInternal;
+      out.Add(e.what());
+    } catch (...) {
+      code = kUnknown;
+      out.Add("non-standard C++ exception");
+    }
+  }
+  if (out.ok()) return code;
+  text->Clear().Add("out of memory");
+  return kResourceExhausted;
 }
 
 /// An exception turned into an XLA error: absl/XLA status code number and message.
@@ -141,48 +221,16 @@ struct ExceptionReport {
   std::string message;
 };
 
-/// Classifies the exception being handled; the message starts with "<function_name>: ". Call it
-/// only inside `catch (...)`:
-///   jaxcc::CheckError, jaxcc::DTypeError, std::invalid_argument, std::out_of_range,
-///   std::domain_error                       → 3 INVALID_ARGUMENT (the caller's inputs are wrong)
-///   std::bad_alloc, jaxcc::ScratchError     → 8 RESOURCE_EXHAUSTED
-///   jaxcc::CudaError, any other std::exception → 13 INTERNAL
-///   anything else                           → 2 UNKNOWN ("non-standard C++ exception")
-/// Never throws: outside a handler it reports 13 INTERNAL.
+/// ReportCurrentExceptionTo's code and message, for code that wants a std::string (the typed
+/// API's ffi_bridge.h). Never throws.
 inline ExceptionReport ReportCurrentException(const char* function_name) noexcept {
-  constexpr int kInvalidArgument = 3, kResourceExhausted = 8, kInternal = 13, kUnknown = 2;
+  FrameText text;
+  const int code = ReportCurrentExceptionTo(function_name, &text);
   try {
-    const std::string prefix = std::string(function_name ? function_name : "jaxcc kernel") + ": ";
-    if (!std::current_exception()) {
-      return {kInternal,
-              prefix + "ErrorFromCurrentException called with no exception being handled"};
-    }
-    try {
-      throw;
-    } catch (const CheckError& e) {
-      return {kInvalidArgument, prefix + e.what()};
-    } catch (const DTypeError& e) {
-      return {kInvalidArgument, prefix + e.what()};
-    } catch (const std::invalid_argument& e) {
-      return {kInvalidArgument, prefix + e.what()};
-    } catch (const std::out_of_range& e) {
-      return {kInvalidArgument, prefix + e.what()};
-    } catch (const std::domain_error& e) {
-      return {kInvalidArgument, prefix + e.what()};
-    } catch (const std::bad_alloc& e) {
-      return {kResourceExhausted, prefix + "out of host memory (" + e.what() + ")"};
-    } catch (const ScratchError& e) {
-      return {kResourceExhausted, prefix + e.what()};
-    } catch (const std::exception& e) {
-      // jaxcc::CudaError and everything else: a failure of the kernel, not of its inputs.
-      return {kInternal, prefix + e.what()};
-    } catch (...) {
-      return {kUnknown, prefix + "non-standard C++ exception"};
-    }
+    return {code, text.c_str()};
   } catch (...) {
-    // Building the message itself failed (out of memory): a short literal fits the string's
-    // small buffer, so this return allocates nothing.
-    return {kResourceExhausted, "out of memory"};
+    // A short literal fits the string's small buffer, so this return allocates nothing.
+    return {8, "out of memory"};
   }
 }
 

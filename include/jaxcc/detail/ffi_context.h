@@ -9,11 +9,11 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <new>
 #include <string>
 #include <type_traits>
-#include <vector>
 
 #include "jaxcc/detail/ffi_common.h"
 #include "jaxcc/detail/frame_context.h"
@@ -117,14 +117,6 @@ const char* FrameErrorMessage(const Api* api, XLA_FFI_Error* error) {
   }
 }
 
-/// The copy of XLA's error message, then the error destroyed.
-inline std::string TakeFrameErrorMessage(const XLA_FFI_Api* api, XLA_FFI_Error* error) {
-  const char* text = FrameErrorMessage(api, error);
-  std::string message = text != nullptr ? text : "";
-  DestroyFrameError(api, error);
-  return message;
-}
-
 /// jaxcc::ScratchAllocator of one call: every block is freed when the handler's call returns
 /// (this object's destructor), as XLA's own ffi::ScratchAllocator does. Device memory freed then
 /// may be reused by XLA's later work on the same stream, which runs after the kernel's.
@@ -137,7 +129,8 @@ class FrameScratchAllocator final : public ScratchAllocator {
   FrameScratchAllocator& operator=(const FrameScratchAllocator&) = delete;
 
   ~FrameScratchAllocator() {
-    for (const Block& block : blocks_) {
+    for (std::size_t k = 0; k < count_; ++k) {
+      const Block& block = blocks_[k];
       if (where_ == FrameScratch::kHost) {
         ::operator delete (block.data, std::align_val_t{block.alignment});
         continue;
@@ -153,13 +146,14 @@ class FrameScratchAllocator final : public ScratchAllocator {
         DestroyFrameError(api_, error);
       }
     }
+    std::free(blocks_);
   }
 
 #if defined(JAXCC_DEBUG_GUARDS)
   /// The debug profile: throws GuardZoneError naming `function` for the first host block whose
   /// guard zone was written (called after the function returned, before the blocks are freed).
   void CheckGuards(const char* function) const {
-    for (std::size_t k = 0; k < blocks_.size(); ++k) {
+    for (std::size_t k = 0; k < count_; ++k) {
       if (where_ != FrameScratch::kHost) continue;
       const GuardDamage d =
           FindGuardDamage(static_cast<const unsigned char*>(blocks_[k].data) + blocks_[k].bytes);
@@ -186,7 +180,7 @@ class FrameScratchAllocator final : public ScratchAllocator {
 #endif
 
   void* allocate_bytes(std::size_t bytes, std::size_t alignment, std::string* why) override {
-    blocks_.reserve(blocks_.size() + 1);  // so that recording the block below cannot throw
+    ReserveBlock();  // so that recording the block below cannot throw
     void* data = nullptr;
     if (where_ == FrameScratch::kHost) {
       data = ::operator new (bytes + kHostTail, std::align_val_t{alignment}, std::nothrow);
@@ -203,39 +197,73 @@ class FrameScratchAllocator final : public ScratchAllocator {
       args.alignment = alignment;
       args.data = nullptr;
       if (XLA_FFI_Error* error = api_->XLA_FFI_DeviceMemory_Allocate(&args)) {
-        *why = "XLA's allocator: " + TakeFrameErrorMessage(api_, error);
+        const char* text = FrameErrorMessage(api_, error);
+        why->assign("XLA's allocator: ").append(text != nullptr ? text : "");
+        DestroyFrameError(api_, error);
         return nullptr;
       }
       data = args.data;
       if (data == nullptr) *why = "XLA's allocator returned no memory";
     }
-    if (data != nullptr) blocks_.push_back(Block{data, bytes, alignment});
+    if (data != nullptr) blocks_[count_++] = Block{data, bytes, alignment};
     return data;
+  }
+
+  /// Room for one more block; throws std::bad_alloc as a full std::vector's growth would.
+  void ReserveBlock() {
+    if (count_ < capacity_) return;
+    const std::size_t capacity = capacity_ == 0 ? 4 : capacity_ * 2;
+    void* grown = std::realloc(blocks_, capacity * sizeof(Block));
+    if (grown == nullptr) throw std::bad_alloc();
+    blocks_ = static_cast<Block*>(grown);
+    capacity_ = capacity;
   }
 
   const XLA_FFI_Api* api_;
   XLA_FFI_ExecutionContext* ctx_;
   FrameScratch where_;
-  std::vector<Block> blocks_;
+  // A plain growing array: std::vector's instantiations were a measurable part of the frame
+  // runtime's compile (decision 161c).
+  Block* blocks_ = nullptr;
+  std::size_t count_ = 0;
+  std::size_t capacity_ = 0;
 };
 
 JAXCC_BRIDGE_COLD inline XLA_FFI_Error* FrameError(const XLA_FFI_Api* api, int code,
-                                                   const std::string& message) noexcept {
+                                                   const char* message) noexcept {
   XLA_FFI_Error_Create_Args args;
   args.struct_size = XLA_FFI_Error_Create_Args_STRUCT_SIZE;
   args.extension_start = nullptr;
-  args.message = message.c_str();
+  args.message = message;
   args.errc = static_cast<XLA_FFI_Error_Code>(code);
   return api->XLA_FFI_Error_Create(&args);
 }
 
+/// The error of a message built in a FrameText: RESOURCE_EXHAUSTED "out of memory" when the
+/// text found no memory.
+JAXCC_BRIDGE_COLD inline XLA_FFI_Error* FrameError(const XLA_FFI_Api* api, int code,
+                                                   const FrameText& message) noexcept {
+  if (!message.ok()) return FrameError(api, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, "out of memory");
+  return FrameError(api, code, message.c_str());
+}
+
 JAXCC_BRIDGE_COLD inline XLA_FFI_Error* InvalidFrame(const XLA_FFI_Api* api,
-                                                     const std::string& message) noexcept {
-  try {
-    return FrameError(api, XLA_FFI_Error_Code_INVALID_ARGUMENT, message);
-  } catch (...) {
-    return FrameError(api, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, "out of memory");
-  }
+                                                     const char* message) noexcept {
+  return FrameError(api, XLA_FFI_Error_Code_INVALID_ARGUMENT, message);
+}
+
+JAXCC_BRIDGE_COLD inline XLA_FFI_Error* InvalidFrame(const XLA_FFI_Api* api,
+                                                     const FrameText& message) noexcept {
+  return FrameError(api, XLA_FFI_Error_Code_INVALID_ARGUMENT, message);
+}
+
+/// The XLA error of the exception being handled (ReportCurrentExceptionTo's code and message,
+/// then `suffix`). Call it only inside `catch (...)`.
+JAXCC_BRIDGE_COLD inline XLA_FFI_Error* FrameErrorOfCurrentException(
+    const XLA_FFI_Api* api, const char* function, const char* suffix = "") noexcept {
+  FrameText message;
+  const int code = ReportCurrentExceptionTo(function, &message);
+  return FrameError(api, code, message.Add(suffix));
 }
 
 // The wrapper spells XLA's type id and type info without XLA's header (frame_entry.h); they are

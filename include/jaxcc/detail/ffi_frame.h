@@ -23,6 +23,8 @@
 #include "jaxcc/detail/ffi_frame_async.h"
 #include "jaxcc/detail/frame_context.h"
 #include "jaxcc/detail/frame_entry.h"
+#include "jaxcc/detail/frame_features.h"
+#include "jaxcc/detail/frame_text.h"
 #include "jaxcc/tensor.h"
 #include "xla/ffi/api/c_api.h"
 #if defined(JAXCC_DEBUG_GUARDS)
@@ -51,8 +53,9 @@ static_assert(std::is_trivially_copyable_v<Tensor> && std::is_trivially_destruct
               "the decoder builds Tensors in raw slots and copies them as bytes");
 
 /// The metadata XLA asks a handler for at registration: API version of these headers, traits.
-JAXCC_BRIDGE_COLD inline XLA_FFI_Error* PopulateFrameMetadata(XLA_FFI_CallFrame* frame,
-                                                              const FrameSpec& spec) noexcept {
+template <unsigned Features>
+JAXCC_BRIDGE_COLD XLA_FFI_Error* PopulateFrameMetadata(XLA_FFI_CallFrame* frame,
+                                                       const FrameSpec& spec) noexcept {
   auto* extension = reinterpret_cast<XLA_FFI_Metadata_Extension*>(frame->extension_start);
   if (extension->extension_base.struct_size < XLA_FFI_Metadata_Extension_STRUCT_SIZE ||
       extension->metadata == nullptr ||
@@ -63,82 +66,83 @@ JAXCC_BRIDGE_COLD inline XLA_FFI_Error* PopulateFrameMetadata(XLA_FFI_CallFrame*
                                                          XLA_FFI_API_MAJOR, XLA_FFI_API_MINOR};
   extension->metadata->traits = spec.traits;
   extension->metadata->state_type_id = XLA_FFI_UNKNOWN_TYPE_ID;
-  if (spec.state != nullptr) {
-    if (XLA_FFI_Error* error = EnsureStateType(frame->api, spec.function, *spec.state)) {
-      return error;
+  if constexpr ((Features & kFrameState) != 0) {
+    if (spec.state != nullptr) {
+      if (XLA_FFI_Error* error = EnsureStateType(frame->api, spec.function, *spec.state)) {
+        return error;
+      }
+      extension->metadata->state_type_id = *XlaTypeId(*spec.state);
     }
-    extension->metadata->state_type_id = *XlaTypeId(*spec.state);
   }
   return nullptr;
+}
+
+/// FrameMismatch's checks of each argument, result and attribute: the message of the first that
+/// does not fit, into `message` (left empty when all fit).
+JAXCC_BRIDGE_COLD inline void FrameArgumentMismatch(const XLA_FFI_CallFrame* frame,
+                                                    const FrameSpec& spec, bool instantiate,
+                                                    FrameText* message) noexcept {
+  for (int i = 0; i < spec.num_args && !instantiate; ++i) {
+    if (frame->args.types[i] != XLA_FFI_ArgType_BUFFER) {
+      message->AddFormat("%s: argument '%s' is not a buffer", spec.function, spec.arg_names[i]);
+      return;
+    }
+  }
+  for (int i = 0; i < spec.num_rets && !instantiate; ++i) {
+    if (frame->rets.types[i] != XLA_FFI_RetType_BUFFER) {
+      message->AddFormat("%s: result '%s' is not a buffer", spec.function, spec.ret_names[i]);
+      return;
+    }
+  }
+  for (int i = 0; i < spec.num_attrs; ++i) {
+    const FrameAttr& attr = spec.attrs[i];
+    const XLA_FFI_ByteSpan* name = frame->attrs.names[attr.sorted_index];
+    if (std::strlen(attr.name) != name->len || std::memcmp(name->ptr, attr.name, name->len) != 0) {
+      message->Add("Attribute name mismatch: ").Add(name->ptr, name->len);
+      message->Add(" vs ").Add(attr.name);
+      return;
+    }
+    if (frame->attrs.types[attr.sorted_index] != XLA_FFI_AttrType_SCALAR) {
+      message->AddFormat("Wrong attribute type: expected scalar for attribute '%s'", attr.name);
+      return;
+    }
+    auto* scalar = static_cast<const XLA_FFI_Scalar*>(frame->attrs.attrs[attr.sorted_index]);
+    if (static_cast<int>(scalar->dtype) != static_cast<int>(attr.dtype)) {
+      XlaTypeNameRoom expected, got;
+      message->AddFormat("Wrong scalar data type: expected %s but got %s for attribute '%s'",
+                         XlaTypeName(static_cast<int>(attr.dtype), expected),
+                         XlaTypeName(static_cast<int>(scalar->dtype), got), attr.name);
+      return;
+    }
+  }
 }
 
 /// Why a call frame does not fit `spec`, in the words of XLA's typed binding; nullptr if it fits.
 JAXCC_BRIDGE_COLD inline XLA_FFI_Error* FrameMismatch(XLA_FFI_CallFrame* frame,
                                                       const FrameSpec& spec) noexcept {
-  const XLA_FFI_Api* api = frame->api;
-  try {
-    const std::string stage = "[" + std::to_string(static_cast<int>(frame->stage)) + "] ";
-    const bool instantiate =
-        spec.state != nullptr && frame->stage == XLA_FFI_ExecutionStage_INSTANTIATE;
-    if (frame->stage != XLA_FFI_ExecutionStage_EXECUTE && !instantiate) {
-      return InvalidFrame(api, "Wrong execution stage: expected `3` but got `" +
-                                   std::to_string(static_cast<int>(frame->stage)) + "`");
+  const int stage = static_cast<int>(frame->stage);
+  FrameText message;
+  const bool instantiate =
+      spec.state != nullptr && frame->stage == XLA_FFI_ExecutionStage_INSTANTIATE;
+  if (frame->stage != XLA_FFI_ExecutionStage_EXECUTE && !instantiate) {
+    message.AddFormat("Wrong execution stage: expected `3` but got `%d`", stage);
+  } else if (frame->args.size != spec.num_args && spec.num_args > 0 && !instantiate) {
+    message.AddFormat("[%d] Wrong number of arguments: expected %d but got %lld", stage,
+                      spec.num_args, static_cast<long long>(frame->args.size));
+  } else if (frame->rets.size != spec.num_rets && spec.num_rets > 0 && !instantiate) {
+    message.AddFormat("[%d] Wrong number of results: expected %d but got %lld", stage,
+                      spec.num_rets, static_cast<long long>(frame->rets.size));
+  } else if (spec.num_attrs > 0 && frame->attrs.size != spec.num_attrs) {
+    message.AddFormat("[%d] Wrong number of attributes: expected %d but got %lld", stage,
+                      spec.num_attrs, static_cast<long long>(frame->attrs.size));
+    for (int64_t i = 0; i < frame->attrs.size; ++i) {
+      message.Add(i == 0 ? " with name(s): " : ", ");
+      message.Add(frame->attrs.names[i]->ptr, frame->attrs.names[i]->len);
     }
-    if (frame->args.size != spec.num_args && spec.num_args > 0 && !instantiate) {
-      return InvalidFrame(api, stage + "Wrong number of arguments: expected " +
-                                   std::to_string(spec.num_args) + " but got " +
-                                   std::to_string(frame->args.size));
-    }
-    if (frame->rets.size != spec.num_rets && spec.num_rets > 0 && !instantiate) {
-      return InvalidFrame(api, stage + "Wrong number of results: expected " +
-                                   std::to_string(spec.num_rets) + " but got " +
-                                   std::to_string(frame->rets.size));
-    }
-    if (spec.num_attrs > 0 && frame->attrs.size != spec.num_attrs) {
-      std::string message = stage + "Wrong number of attributes: expected " +
-                            std::to_string(spec.num_attrs) + " but got " +
-                            std::to_string(frame->attrs.size);
-      for (int64_t i = 0; i < frame->attrs.size; ++i) {
-        message += i == 0 ? " with name(s): " : ", ";
-        message.append(frame->attrs.names[i]->ptr, frame->attrs.names[i]->len);
-      }
-      return InvalidFrame(api, message);
-    }
-    for (int i = 0; i < spec.num_args && !instantiate; ++i) {
-      if (frame->args.types[i] != XLA_FFI_ArgType_BUFFER) {
-        return InvalidFrame(api, std::string(spec.function) + ": argument '" + spec.arg_names[i] +
-                                     "' is not a buffer");
-      }
-    }
-    for (int i = 0; i < spec.num_rets && !instantiate; ++i) {
-      if (frame->rets.types[i] != XLA_FFI_RetType_BUFFER) {
-        return InvalidFrame(api, std::string(spec.function) + ": result '" + spec.ret_names[i] +
-                                     "' is not a buffer");
-      }
-    }
-    for (int i = 0; i < spec.num_attrs; ++i) {
-      const FrameAttr& attr = spec.attrs[i];
-      const XLA_FFI_ByteSpan* name = frame->attrs.names[attr.sorted_index];
-      if (std::string(name->ptr, name->len) != attr.name) {
-        return InvalidFrame(api, "Attribute name mismatch: " + std::string(name->ptr, name->len) +
-                                     " vs " + attr.name);
-      }
-      if (frame->attrs.types[attr.sorted_index] != XLA_FFI_AttrType_SCALAR) {
-        return InvalidFrame(api, "Wrong attribute type: expected scalar for attribute '" +
-                                     std::string(attr.name) + "'");
-      }
-      auto* scalar = static_cast<const XLA_FFI_Scalar*>(frame->attrs.attrs[attr.sorted_index]);
-      if (static_cast<int>(scalar->dtype) != static_cast<int>(attr.dtype)) {
-        return InvalidFrame(api, "Wrong scalar data type: expected " +
-                                     XlaTypeNameOfCode(static_cast<int>(attr.dtype)) + " but got " +
-                                     XlaTypeNameOfCode(scalar->dtype) + " for attribute '" +
-                                     attr.name + "'");
-      }
-    }
-    return nullptr;
-  } catch (...) {
-    return FrameError(api, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, "out of memory");
+  } else {
+    FrameArgumentMismatch(frame, spec, instantiate, &message);
   }
+  return message.size() > 0 ? InvalidFrame(frame->api, message) : nullptr;
 }
 
 /// The attributes' names and scalar types match `spec`.
@@ -216,11 +220,9 @@ JAXCC_BRIDGE_COLD inline XLA_FFI_Error* InstantiateFrame(XLA_FFI_CallFrame* fram
   try {
     state = instantiate(view);
   } catch (...) {
-    ExceptionReport report = ReportCurrentException(spec.function);
-    return FrameError(frame->api, report.code,
-                      report.message +
-                          " (while building the function's jaxcc::State at XLA's "
-                          "instantiate stage)");
+    return FrameErrorOfCurrentException(
+        frame->api, spec.function,
+        " (while building the function's jaxcc::State at XLA's instantiate stage)");
   }
   return SetFrameState(frame, *spec.state, state);
 }
@@ -254,20 +256,38 @@ JAXCC_BRIDGE_HOT_INLINE void RunFrameBody(const FrameSpec& spec, FrameBody body,
   }
 }
 
-/// RunFrame (frame_entry.h), for one call scope. A module's frame runtime unit defines RunFrame
-/// with it; nothing else calls it but tests.
-template <typename CallScope>
+/// Stands in for XlaThreadPool in a runtime without the pool: nothing to build.
+struct NoFramePool {
+  NoFramePool(const XLA_FFI_Api*, XLA_FFI_ExecutionContext*) noexcept {}
+};
+
+/// RunFrame (frame_entry.h), for one call scope and the FrameFeature set a module's runtime
+/// carries (frame_features.h; every feature by default). A module's frame runtime unit defines
+/// RunFrame with it; nothing else calls it but tests.
+template <typename CallScope, unsigned Features = kFrameAllFeatures>
 XLA_FFI_Error* RunFrameWith(XLA_FFI_CallFrame* frame, const FrameSpec& spec, FrameBody body,
                             FrameInstantiate instantiate, FrameSlots slots) noexcept {
+  constexpr bool kState = (Features & kFrameState) != 0, kPool = (Features & kFramePool) != 0;
+  constexpr bool kAsync = (Features & kFrameAsync) != 0;
+  constexpr bool kScratchAllocator = (Features & kFrameScratchAllocator) != 0;
   if (JAXCC_BRIDGE_UNLIKELY(frame->struct_size < XLA_FFI_CallFrame_STRUCT_SIZE)) {
     return InvalidFrame(frame->api, "Unexpected XLA_FFI_CallFrame struct size");
   }
+  if constexpr (Features != kFrameAllFeatures) {
+    if (JAXCC_BRIDGE_UNLIKELY(FrameSpecLacksFeature(spec, Features))) {
+      return FrameLacksFeature(frame, spec, Features);
+    }
+  }
   if (JAXCC_BRIDGE_UNLIKELY(frame->extension_start != nullptr &&
                             frame->extension_start->type == XLA_FFI_Extension_Metadata)) {
-    return PopulateFrameMetadata(frame, spec);
+    return PopulateFrameMetadata<Features>(frame, spec);
   }
-  if (spec.state != nullptr && frame->stage == XLA_FFI_ExecutionStage_INSTANTIATE) {
-    return InstantiateFrame(frame, spec, instantiate, slots);
+  if constexpr (kState) {
+    if (spec.state != nullptr && frame->stage == XLA_FFI_ExecutionStage_INSTANTIATE) {
+      return InstantiateFrame(frame, spec, instantiate, slots);
+    }
+  } else {
+    (void)instantiate;
   }
   if (JAXCC_BRIDGE_UNLIKELY(!FrameFits(frame, spec))) return FrameMismatch(frame, spec);
   auto* args = reinterpret_cast<Tensor*>(slots.args);
@@ -283,14 +303,18 @@ XLA_FFI_Error* RunFrameWith(XLA_FFI_CallFrame* frame, const FrameSpec& spec, Fra
     if (XLA_FFI_Error* error = frame->api->XLA_FFI_Stream_Get(&get)) return error;
     view.stream = get.stream;
   }
-  if (spec.state != nullptr) {
-    if (XLA_FFI_Error* error = GetFrameState(frame, *spec.state, &context.state)) {
-      return error;
+  if constexpr (kState) {
+    if (spec.state != nullptr) {
+      if (XLA_FFI_Error* error = GetFrameState(frame, *spec.state, &context.state)) {
+        return error;
+      }
     }
   }
   DecodeFrameAttrs(frame, spec, slots.attrs);
-  XlaThreadPool pool(frame->api, frame->ctx);
-  if (spec.pool) context.pool = &pool;
+  std::conditional_t<kPool, XlaThreadPool, NoFramePool> pool(frame->api, frame->ctx);
+  if constexpr (kPool) {
+    if (spec.pool) context.pool = &pool;
+  }
   try {
     for (int i = 0; i < spec.num_args; ++i) {
       TensorFromFrameBuffer(frame->args.args[i], spec.arg_names[i], &args[i]);
@@ -298,21 +322,28 @@ XLA_FFI_Error* RunFrameWith(XLA_FFI_CallFrame* frame, const FrameSpec& spec, Fra
     for (int i = 0; i < spec.num_rets; ++i) {
       TensorFromFrameBuffer(frame->rets.rets[i], spec.ret_names[i], &rets[i]);
     }
-    if (spec.async) return StartAsyncFrame(frame, spec, view, body);
-    if (spec.scratch_alloc != FrameScratch::kNone) {
-      FrameScratchAllocator allocator(frame->api, frame->ctx, spec.scratch_alloc);
-      context.allocator = &allocator;
-      RunFrameBody<CallScope>(spec, body, view);
+    if constexpr (kAsync) {
+      if (spec.async) return StartAsyncFrame(frame, spec, view, body);
+    }
+    if constexpr (kScratchAllocator) {
+      if (spec.scratch_alloc != FrameScratch::kNone) {
+        FrameScratchAllocator allocator(frame->api, frame->ctx, spec.scratch_alloc);
+        context.allocator = &allocator;
+        RunFrameBody<CallScope>(spec, body, view);
 #if defined(JAXCC_DEBUG_GUARDS)
-      allocator.CheckGuards(spec.function);
+        allocator.CheckGuards(spec.function);
 #endif
-      return nullptr;  // the allocator frees its blocks here, after the function returned
+        return nullptr;  // the allocator frees its blocks here, after the function returned
+      }
     }
     RunFrameBody<CallScope>(spec, body, view);
     return nullptr;
   } catch (...) {
-    ExceptionReport report = ReportCurrentException(spec.function);
-    return FrameError(frame->api, report.code, report.message);
+    // Built here rather than in FrameErrorOfCurrentException: the call there moved the hot
+    // path's blocks and cost ~2 ns a call in a C++ loop of this decoder (decision 161c).
+    FrameText message;
+    const int code = ReportCurrentExceptionTo(spec.function, &message);
+    return FrameError(frame->api, code, message);
   }
 }
 

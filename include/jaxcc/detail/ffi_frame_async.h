@@ -7,7 +7,6 @@
 #include <cstddef>
 #include <cstring>
 #include <new>
-#include <string>
 
 #include "jaxcc/detail/ffi_common.h"
 #include "jaxcc/detail/ffi_context.h"
@@ -59,8 +58,7 @@ struct AsyncFrameJob {
     try {
       self->body(self->view);
     } catch (...) {
-      ExceptionReport report = ReportCurrentException(self->function);
-      error = FrameError(api, report.code, report.message);
+      error = FrameErrorOfCurrentException(api, self->function);
     }
     XLA_FFI_Error* signal = nullptr;
     if (error != nullptr) {
@@ -99,8 +97,9 @@ JAXCC_BRIDGE_COLD inline XLA_FFI_Error* StartAsyncFrame(XLA_FFI_CallFrame* frame
   if (XLA_FFI_Error* error = api->XLA_FFI_Future_Create(&create)) return error;
   AsyncFrameJob* job = AsyncFrameJob::Copy(spec, view, body, api, create.future);
   if (job == nullptr) {
-    return FrameError(api, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED,
-                      std::string(spec.function) + ": out of host memory");
+    FrameText message;
+    message.Add(spec.function).Add(": out of host memory");
+    return FrameError(api, XLA_FFI_Error_Code_RESOURCE_EXHAUSTED, message);
   }
   frame->future = create.future;
   XlaThreadPool pool(api, frame->ctx);
