@@ -181,7 +181,8 @@ TEST(FrameFeatures, LongNamesAndMessagesArriveWhole) {
   EXPECT_EQ(error->code, XLA_FFI_Error_Code_INVALID_ARGUMENT);
   EXPECT_EQ(error->message, long_name + ": " + long_what);
   Frame g;
-  g.arg_type = static_cast<XLA_FFI_ArgType>(99);  // not a buffer
+  // Not a buffer: 0 is the one other value the enum can hold (99 would be UB to load, UBSan).
+  g.arg_type = static_cast<XLA_FFI_ArgType>(0);
   static const std::string long_arg = std::string(1000, 'a');
   const char* arg_names[] = {long_arg.c_str()};
   spec.arg_names = arg_names;
