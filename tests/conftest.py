@@ -3,6 +3,7 @@ user's cache and can reason about hits and misses."""
 
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import uuid
@@ -102,3 +103,24 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+def logging_compiler(tmp_path, monkeypatch):
+    """$CXX set to g++ behind a script that logs each command line; returns the log's path."""
+    log = tmp_path / "cxx.log"
+    script = tmp_path / "cxx-logging"
+    script.write_text(f'#!/bin/sh\necho "$@" >> "{log}"\nexec g++ "$@"\n')
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("CXX", str(script))
+    return log
+
+
+def compiled_units(log):
+    """Source files compiled since the last call (and forgets them)."""
+    if not log.exists():
+        return []
+    units = sorted(
+        line.split(" -c ")[1].split()[0] for line in log.read_text().splitlines() if " -c " in line
+    )
+    log.unlink()
+    return units

@@ -4,11 +4,11 @@ module with them one that has them, and both objects live side by side in one ca
 by every later module with the same set."""
 
 import shutil
-import stat
 import subprocess
 
 import jax.numpy as jnp
 import numpy as np
+from conftest import compiled_units, logging_compiler
 
 import jaxcc
 
@@ -28,26 +28,6 @@ void scratchy(const jaxcc::Tensor& x, jaxcc::Tensor& y, jaxcc::ScratchAllocator&
   for (int64_t i = 0; i < x.numel(); ++i) y.data_ptr<float>()[i] = tmp[i];
 }
 """
-
-
-def logging_compiler(tmp_path, monkeypatch):
-    log = tmp_path / "cxx.log"
-    script = tmp_path / "cxx-logging"
-    script.write_text(f'#!/bin/sh\necho "$@" >> "{log}"\nexec g++ "$@"\n')
-    script.chmod(script.stat().st_mode | stat.S_IXUSR)
-    monkeypatch.setenv("CXX", str(script))
-    return log
-
-
-def compiled_units(log):
-    """Source files compiled since the last call (and forgets them)."""
-    if not log.exists():
-        return []
-    units = sorted(
-        line.split(" -c ")[1].split()[0] for line in log.read_text().splitlines() if " -c " in line
-    )
-    log.unlink()
-    return units
 
 
 def cached_decoders(cache):

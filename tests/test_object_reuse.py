@@ -4,11 +4,11 @@ build_directory. Compiler invocations are counted through a $CXX wrapper that lo
 
 import os
 import shutil
-import stat
 
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import compiled_units, logging_compiler
 
 import jaxcc
 
@@ -28,26 +28,6 @@ FILES = {
     "only_a.h": "#pragma once\n#define A_OFFSET 1.0f\n",
 }
 FUNCTIONS = {"fa": None, "fb": None, "fc": None}
-
-
-def logging_compiler(tmp_path, monkeypatch):
-    log = tmp_path / "cxx.log"
-    script = tmp_path / "cxx-logging"
-    script.write_text(f'#!/bin/sh\necho "$@" >> "{log}"\nexec g++ "$@"\n')
-    script.chmod(script.stat().st_mode | stat.S_IXUSR)
-    monkeypatch.setenv("CXX", str(script))
-    return log
-
-
-def compiled_units(log):
-    """Source files compiled since the last call (and forgets them)."""
-    if not log.exists():
-        return []
-    units = sorted(
-        line.split(" -c ")[1].split()[0] for line in log.read_text().splitlines() if " -c " in line
-    )
-    log.unlink()
-    return units
 
 
 ALL_UNITS = ["ffi_frame_runtime.cc", "ffi_wrapper.cc", "kernel_0.cc", "kernel_1.cc", "kernel_2.cc"]

@@ -12,19 +12,10 @@
 #include <string>
 
 #include "jaxcc/detail/ffi_frame.h"
-
-// XLA_FFI_Error is opaque in c_api.h; the fake API owns its definition (as in ffi_frame_test.cc).
-struct XLA_FFI_Error {
-  int code;
-  std::string message;
-};
+#include "kernel_api/fake_xla_error_for_test.h"
 
 namespace jaxcc::detail {
 namespace {
-
-XLA_FFI_Error* ErrorCreate(XLA_FFI_Error_Create_Args* args) {
-  return new XLA_FFI_Error{static_cast<int>(args->errc), args->message};
-}
 
 struct Frame {
   XLA_FFI_Api api{};
@@ -39,7 +30,7 @@ struct Frame {
   XLA_FFI_CallFrame frame{};
 
   Frame() {
-    api.XLA_FFI_Error_Create = ErrorCreate;
+    api.XLA_FFI_Error_Create = fake_xla::ErrorCreate;
     for (XLA_FFI_Buffer* b : {&in, &result}) {
       b->struct_size = XLA_FFI_Buffer_STRUCT_SIZE;
       b->dtype = XLA_FFI_DataType_F32;

@@ -13,19 +13,10 @@
 #include <vector>
 
 #include "jaxcc/detail/ffi_frame.h"
-
-// XLA_FFI_Error is opaque in c_api.h; the fake API owns its definition.
-struct XLA_FFI_Error {
-  int code;
-  std::string message;
-};
+#include "kernel_api/fake_xla_error_for_test.h"
 
 namespace jaxcc::detail {
 namespace {
-
-XLA_FFI_Error* FakeErrorCreate(XLA_FFI_Error_Create_Args* args) {
-  return new XLA_FFI_Error{static_cast<int>(args->errc), args->message};
-}
 
 XLA_FFI_Error* FakeStreamGet(XLA_FFI_Stream_Get_Args* args) {
   args->stream = reinterpret_cast<void*>(0x5eed);
@@ -56,7 +47,7 @@ struct FakeCall {
   XLA_FFI_CallFrame frame{};
 
   FakeCall() {
-    api.XLA_FFI_Error_Create = FakeErrorCreate;
+    api.XLA_FFI_Error_Create = fake_xla::ErrorCreate;
     api.XLA_FFI_Stream_Get = FakeStreamGet;
     for (XLA_FFI_Buffer* b : {&in_buffer, &out_buffer}) {
       b->struct_size = XLA_FFI_Buffer_STRUCT_SIZE;

@@ -17,12 +17,8 @@
 #include <vector>
 
 #include "jaxcc/detail/ffi_frame.h"
+#include "kernel_api/fake_xla_error_for_test.h"
 
-// XLA_FFI_Error is opaque in c_api.h; the fake API owns its definition (as in ffi_frame_test.cc).
-struct XLA_FFI_Error {
-  int code;
-  std::string message;
-};
 struct XLA_FFI_Future {
   std::atomic<int> done{0};  // 1 available, 2 error
   std::string error;
@@ -40,9 +36,6 @@ struct Fake {
   static inline int deleted = 0;
 };
 
-XLA_FFI_Error* ErrorCreate(XLA_FFI_Error_Create_Args* args) {
-  return new XLA_FFI_Error{static_cast<int>(args->errc), args->message};
-}
 void ErrorDestroy(XLA_FFI_Error_Destroy_Args* args) { delete args->error; }
 XLA_FFI_Error* NumThreads(XLA_FFI_ThreadPool_NumThreads_Args* args) {
   *args->num_threads = 3;
@@ -105,7 +98,7 @@ struct Frame {
   XLA_FFI_CallFrame frame{};
 
   explicit Frame(XLA_FFI_ExecutionStage stage = XLA_FFI_ExecutionStage_EXECUTE) {
-    api.XLA_FFI_Error_Create = ErrorCreate;
+    api.XLA_FFI_Error_Create = fake_xla::ErrorCreate;
     api.XLA_FFI_Error_Destroy = ErrorDestroy;
     api.XLA_FFI_ThreadPool_NumThreads = NumThreads;
     api.XLA_FFI_ThreadPool_Schedule = Schedule;

@@ -14,12 +14,7 @@
 #include <vector>
 
 #include "jaxcc/detail/ffi_frame.h"
-
-// XLA_FFI_Error is opaque in c_api.h; the fake API owns its definition (as in ffi_frame_test.cc).
-struct XLA_FFI_Error {
-  int code;
-  std::string message;
-};
+#include "kernel_api/fake_xla_error_for_test.h"
 
 namespace jaxcc::detail {
 namespace {
@@ -35,9 +30,6 @@ struct Device {
   static inline std::vector<std::size_t> freed;
 };
 
-XLA_FFI_Error* ErrorCreate(XLA_FFI_Error_Create_Args* args) {
-  return new XLA_FFI_Error{static_cast<int>(args->errc), args->message};
-}
 void ErrorDestroy(XLA_FFI_Error_Destroy_Args* args) { delete args->error; }
 void ErrorGetMessage(XLA_FFI_Error_GetMessage_Args* args) {
   args->message = args->error->message.c_str();
@@ -81,7 +73,7 @@ struct Frame {
   XLA_FFI_CallFrame frame{};
 
   Frame() {
-    api.XLA_FFI_Error_Create = ErrorCreate;
+    api.XLA_FFI_Error_Create = fake_xla::ErrorCreate;
     api.XLA_FFI_Error_Destroy = ErrorDestroy;
     api.XLA_FFI_Error_GetMessage = ErrorGetMessage;
     api.XLA_FFI_DeviceMemory_Allocate = DeviceAllocate;
