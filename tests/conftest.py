@@ -1,6 +1,7 @@
 """Shared fixtures: every test session gets a private cache directory, so tests never touch the
 user's cache and can reason about hits and misses."""
 
+import json
 import os
 import shutil
 import stat
@@ -124,3 +125,11 @@ def compiled_units(log):
     )
     log.unlink()
     return units
+
+
+def printed_results(proc: subprocess.CompletedProcess) -> dict:
+    """The JSON a child script printed on its last `RESULTS ` line; fails with the child's output
+    when it exited non-zero or printed none."""
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULTS ")]
+    assert proc.returncode == 0 and lines, proc.stdout[-3000:] + proc.stderr[-3000:]
+    return json.loads(lines[-1][len("RESULTS ") :])

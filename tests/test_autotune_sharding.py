@@ -4,11 +4,10 @@ custom_partitioning (Auto axes), and a rule that splits only leading dimensions,
 function sends to XLA's batch partitioner and a tuned one to custom_partitioning. Runs on 4
 forced CPU devices in a child process, so the rest of the suite keeps one device."""
 
-import json
 import textwrap
 
 import pytest
-from conftest import run_python
+from conftest import printed_results, run_python
 from test_autotune import REPEAT_SOURCE
 
 CHILD = textwrap.dedent("""
@@ -57,9 +56,7 @@ def results(tmp_path_factory):
         {"XLA_FLAGS": "--xla_force_host_platform_device_count=4", "JAXCC_CACHE_DIR": str(cache)},
         timeout=600,
     )
-    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULTS ")]
-    assert done.returncode == 0 and lines, done.stdout[-3000:] + done.stderr[-3000:]
-    return json.loads(lines[-1][len("RESULTS ") :])
+    return printed_results(done)
 
 
 @pytest.mark.parametrize("rule", ["batch", "elementwise"])

@@ -1,12 +1,12 @@
 """Sharding rules end to end on 8 forced CPU devices (issue 12). The scenarios run in one child
 process (tests/sharding/child.py), so the rest of the suite keeps its single device."""
 
-import json
 import os
 import subprocess
 import sys
 
 import pytest
+from conftest import printed_results
 
 CHILD = os.path.join(os.path.dirname(__file__), "sharding", "child.py")
 NO_COLLECTIVE = {"all-gather": 0, "all-to-all": 0, "all-reduce": 0, "collective-permute": 0,
@@ -19,9 +19,7 @@ def results():
     env.pop("XLA_FLAGS", None)
     proc = subprocess.run([sys.executable, CHILD], capture_output=True, text=True, env=env,
                           timeout=600)  # fmt: skip
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULTS ")]
-    assert proc.returncode == 0 and lines, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return json.loads(lines[-1][len("RESULTS ") :])
+    return printed_results(proc)
 
 
 def scenario(results, name):

@@ -4,7 +4,6 @@ bug" AssertionError), and on a 4-device mesh the function's rule keeps the call 
 path jaxcc has for the plain function; a primitive rule that splits what the function's rule
 keeps whole is a SpecError."""
 
-import json
 import os
 import subprocess
 import sys
@@ -12,6 +11,7 @@ import sys
 import jax
 import numpy as np
 import pytest
+from conftest import printed_results
 from function_rule_kernels import RULES, X, call, expected, primitive
 
 import jaxcc
@@ -83,9 +83,7 @@ def mesh_results():
     env.pop("XLA_FLAGS", None)
     proc = subprocess.run([sys.executable, CHILD], capture_output=True, text=True, env=env,
                           timeout=600)  # fmt: skip
-    lines = [line for line in proc.stdout.splitlines() if line.startswith("RESULTS ")]
-    assert proc.returncode == 0 and lines, proc.stdout[-3000:] + proc.stderr[-3000:]
-    return json.loads(lines[-1][len("RESULTS ") :])
+    return printed_results(proc)
 
 
 # The path each call takes on 4 devices (the plain function's own path where one is named).
