@@ -2,11 +2,8 @@
 // kept build directory). Run with JAXCC_UPDATE_GOLDEN=1 to rewrite the expected files.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
-
 #include "codegen/ffi_wrapper.h"
+#include "codegen/golden_for_test.h"
 #include "codegen/kernel_unit.h"
 
 namespace jaxcc::codegen {
@@ -16,23 +13,6 @@ using argspec::AttrType;
 using argspec::FunctionSpec;
 using argspec::Param;
 using argspec::ParamKind;
-
-std::string GoldenPath(const std::string& name) {
-  return std::string(JAXCC_SOURCE_DIR) + "/src/codegen/testdata/" + name;
-}
-
-void ExpectGolden(const std::string& name, const std::string& actual) {
-  std::string path = GoldenPath(name);
-  if (std::getenv("JAXCC_UPDATE_GOLDEN")) {
-    std::ofstream(path, std::ios::binary) << actual;
-    return;
-  }
-  std::ifstream in(path, std::ios::binary);
-  ASSERT_TRUE(in) << "missing golden file " << path << " (run with JAXCC_UPDATE_GOLDEN=1)";
-  std::stringstream expected;
-  expected << in.rdbuf();
-  EXPECT_EQ(actual, expected.str()) << "generated text differs from " << path;
-}
 
 FunctionSpec ScaleBy() {
   FunctionSpec spec;

@@ -2,13 +2,11 @@
 // with only the FFI lifecycle features its functions take; CUDA's carries every one.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "codegen/ffi_wrapper.h"
+#include "codegen/golden_for_test.h"
 
 namespace jaxcc::codegen {
 namespace {
@@ -78,18 +76,8 @@ TEST(FrameFeatures, CudaRuntimeCarriesEveryFeature) {
 }
 
 TEST(FrameFeatures, LeanCpuRuntimeGolden) {
-  const std::string path =
-      std::string(JAXCC_SOURCE_DIR) + "/src/codegen/testdata/cpu_frame_runtime_lean.golden.cc";
-  const std::string actual = FrameRuntimeSource("cpu", FrameFeatures{false, false, false, false});
-  if (std::getenv("JAXCC_UPDATE_GOLDEN")) {
-    std::ofstream(path, std::ios::binary) << actual;
-    return;
-  }
-  std::ifstream in(path, std::ios::binary);
-  ASSERT_TRUE(in) << "missing golden file " << path << " (run with JAXCC_UPDATE_GOLDEN=1)";
-  std::stringstream expected;
-  expected << in.rdbuf();
-  EXPECT_EQ(actual, expected.str()) << "generated text differs from " << path;
+  ExpectGolden("cpu_frame_runtime_lean.golden.cc",
+               FrameRuntimeSource("cpu", FrameFeatures{false, false, false, false}));
 }
 
 }  // namespace
