@@ -84,23 +84,23 @@ def _operands(n, k, m):
     return a, b, jax.ShapeDtypeStruct((n, m), jnp.float32)
 
 
-def _offline(mod, shape, rounds: int) -> dict[str, float]:
-    """Median per-call time of every variant over `rounds` interleaved rounds (one blocking call
-    of each variant per round, as the tuner times, but several times as many rounds), so a
-    burst of load on the shared machine hits every variant alike."""
-    a, b, out = _operands(*shape)
+def time_variants(function, operands, out, rounds: int) -> dict[str, float]:
+    """Median per-call time of every variant of a tuned `function` on `operands` over `rounds`
+    interleaved rounds (one blocking call of each variant per round, as the tuner times, but
+    several times as many rounds), so a burst of load on the shared machine hits every variant
+    alike."""
     runs = {
-        text: jax.jit(lambda a, b, t=target: jax.ffi.ffi_call(t, out)(a, b))
-        for text, target in mod.matmul.variant_targets.items()
+        text: jax.jit(lambda *xs, t=target: jax.ffi.ffi_call(t, out)(*xs))
+        for text, target in function.variant_targets.items()
     }
     for run in runs.values():
         for _ in range(3):
-            run(a, b).block_until_ready()
+            run(*operands).block_until_ready()
     samples: dict[str, list[float]] = {text: [] for text in runs}
     for _ in range(rounds):
         for text, run in runs.items():
             t0 = time.perf_counter()
-            run(a, b).block_until_ready()
+            run(*operands).block_until_ready()
             samples[text].append(time.perf_counter() - t0)
     return {text: statistics.median(s) for text, s in samples.items()}
 
@@ -153,7 +153,7 @@ def main() -> None:
     for shape in SHAPES:
         a, b, out = _operands(*shape)
         chosen = ",".join(f"{k}={v}" for k, v in mod.matmul.chosen_config(a, b, outs=out).items())
-        times = _offline(mod, shape, args.rounds)
+        times = time_variants(mod.matmul, (a, b), out, args.rounds)
         best = min(times, key=times.get)
         worst = max(times.values())
         key = f"float32[{shape[0]},{shape[1]}],float32[{shape[1]},{shape[2]}]"

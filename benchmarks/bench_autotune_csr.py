@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import tempfile
 import time
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from bench_autotune import time_variants
 
 import jaxcc
 
@@ -129,24 +129,13 @@ def tune_inputs(shapes, attributes):
 
 
 def offline(mod, network, rounds: int) -> dict[str, float]:
-    """Median per-call time of every variant, in interleaved rounds (bench_autotune.py's way)."""
+    """Every variant's result checked against NumPy, then timed as bench_autotune.py times."""
     *operands, out = workload(network)
-    runs = {
-        text: jax.jit(lambda *xs, t=target: jax.ffi.ffi_call(t, out)(*xs))
-        for text, target in mod.csr_events.variant_targets.items()
-    }
     expected = reference(network)
-    for text, run in runs.items():
-        got = np.asarray(run(*operands))
+    for text, target in mod.csr_events.variant_targets.items():
+        got = np.asarray(jax.ffi.ffi_call(target, out)(*operands))
         np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5, err_msg=text)
-        run(*operands).block_until_ready()
-    samples: dict[str, list[float]] = {text: [] for text in runs}
-    for _ in range(rounds):
-        for text, run in runs.items():
-            t0 = time.perf_counter()
-            run(*operands).block_until_ready()
-            samples[text].append(time.perf_counter() - t0)
-    return {text: statistics.median(s) for text, s in samples.items()}
+    return time_variants(mod.csr_events, operands, out, rounds)
 
 
 def main() -> None:
