@@ -97,8 +97,9 @@ Result<BuildOutcome> RunBuild(const BuildRequest& request) {
     pending.erase(0, start);
   };
   const std::string ninja_log = JoinPath(request.build_dir, ".ninja_log");
-  const auto log_before = ReadFile(ninja_log);  // a reused build directory keeps older runs
-  const size_t log_offset = log_before.ok() ? log_before->size() : 0;
+  // A reused build directory keeps older runs' lines: this run's start where the log ends now.
+  const FileInfo log_before = StatPath(ninja_log);
+  const size_t log_offset = log_before.exists ? static_cast<size_t>(log_before.size) : 0;
   auto start = std::chrono::steady_clock::now();
   auto run = RunProcess(argv, options);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
