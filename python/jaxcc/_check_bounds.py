@@ -28,17 +28,15 @@ def _twin_prefix(prefix: str, key: str) -> str:
 
 def _debug_twin(fn):
     """`fn` from its module built under the debug profile, or a reason string why there is none."""
-    from . import _load, _loaded_table
-    from ._check_deploy import _request_of
+    from . import _load
     from ._options import RunOptions
 
-    request = _request_of(fn)
+    request = fn.load_request
     if request is None:
         return "its module was not loaded by load_* in this process (a bundle?)"
     if request.debug:
         return fn  # built under the debug profile already (debug=True or JAXCC_DEBUG)
-    key = fn.module_key or _loaded_table.get(request).key
-    twin = request.debug_twin(_twin_prefix(request.target_prefix, key))
+    twin = request.debug_twin(_twin_prefix(request.target_prefix, fn.module_key))
     return _load.load(twin, RunOptions())[fn.name]
 
 

@@ -116,23 +116,6 @@ def export_row(subject: Subject, reference) -> tuple[str, str]:
     return (FAILED, diff) if diff else (PASSED, f"serialize/deserialize ({len(blob)} bytes) equal")
 
 
-def _request_of(fn):
-    """The load request that made `fn`'s module in this process (None if it came from a
-    bundle or another process)."""
-    from . import _loaded_table
-
-    if fn.load_request is not None:
-        return fn.load_request
-    with _loaded_table._lock:
-        items = list(_loaded_table._loaded.items())
-    for request, module in items:
-        # The module's own callable for the name (its target may carry a version suffix after
-        # an edit in this process, decision 155), not a rebuilt name.
-        if fn.name in module.specs and module[fn.name].target == fn.target:
-            return request
-    return None
-
-
 def bundle_row(subject: Subject, reference) -> tuple[str, str]:
     from . import _core, _discovery
     from ._bundle import load_library
@@ -142,7 +125,7 @@ def bundle_row(subject: Subject, reference) -> tuple[str, str]:
     fn = subject.fn
     if fn.platform == "cuda" and not _has_gpu():
         return SKIPPED, "a CUDA kernel and no GPU in this process"
-    request = _request_of(fn)
+    request = fn.load_request  # None: the module came from a bundle
     if request is None:
         return SKIPPED, "its module was not loaded by load_* in this process (a bundle already?)"
     environment = _discovery.build_environment(

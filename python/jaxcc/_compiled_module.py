@@ -57,7 +57,7 @@ class CompiledModule:
                 self.name, f"{self.target_prefix}.{name}", spec, self._vmap_method, self.platform
             )
             # Where it came from, for check_kernel's rebuilds (debug twin, bundle): kept on the
-            # function, since clear_cache() empties the table of loaded modules.
+            # function, which outlives its table entry (clear_cache() empties the table).
             fn.load_request = origin
             fn.module_key = self.key
             functions[name] = fn

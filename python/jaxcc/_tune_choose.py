@@ -66,6 +66,7 @@ class TunedFunction(KernelFunction):
             reference.platform,
         )  # fmt: skip
         self._module = module
+        self.load_request, self.module_key = reference.load_request, reference.module_key
         self._tune = spec
         self._variants = variants
         self._shipped: dict[str, dict] = {}  # decision id -> record, from a bundle (159b)
