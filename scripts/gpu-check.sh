@@ -121,19 +121,21 @@ if [[ ${#FAILED[@]} -eq 0 ]]; then
     exit $rc
   ) &
   CPU_PID=$!
+  # The GPU tests twice, side by side (no test times anything; 16 cores build for both): with
+  # the default runtime, on a machine with JAX's GPU wheels their shared one (decisions 136,
+  # 152), and with each module's own static runtime in a cache of its own, the fallback without
+  # those wheels, which must keep working too.
+  STATIC_PID=""
   if [[ $JAX_GPU == 1 ]]; then
-    step gpu-tests 420 "$PY" -m pytest -q -m gpu -p no:cacheprovider -rs \
+    (step gpu-tests-static 480 env JAXCC_CUDA_RUNTIME=static \
+      JAXCC_CACHE_DIR="$OUT/static-runtime-cache" "$PY" -m pytest -q -m gpu -p no:cacheprovider \
+      -rs --junitxml="$OUT/gpu-tests-static.xml" tests) &
+    STATIC_PID=$!
+    step gpu-tests 480 "$PY" -m pytest -q -m gpu -p no:cacheprovider -rs \
       --junitxml="$OUT/gpu-tests.xml" tests
   fi
   wait $CPU_PID || FAILED+=("cpu-halves")
-  # The GPU tests again with each module's own static runtime, in a cache of their own: the
-  # default on a machine with JAX's GPU wheels is their shared runtime (decisions 136, 152), and
-  # JAXCC_CUDA_RUNTIME=static, the fallback without those wheels, must keep working too.
-  if [[ $JAX_GPU == 1 ]]; then
-    step gpu-tests-static 420 env JAXCC_CUDA_RUNTIME=static \
-      JAXCC_CACHE_DIR="$OUT/static-runtime-cache" "$PY" -m pytest -q -m gpu -p no:cacheprovider \
-      -rs --junitxml="$OUT/gpu-tests-static.xml" tests
-  fi
+  if [[ -n $STATIC_PID ]]; then wait $STATIC_PID || FAILED+=("gpu-tests-static"); fi
 
   # --- on the GPU: the example and the benchmark (alone on the machine, for clean timings) -------
   if [[ $JAX_GPU == 1 ]]; then

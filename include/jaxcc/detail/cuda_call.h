@@ -41,6 +41,7 @@ int cudaSetDevice(int device);
 const char* cudaGetErrorName(int error);
 const char* cudaGetErrorString(int error);
 int cudaStreamIsCapturing(cudaStream_t stream, int* capture_status);  // 0: not capturing
+int cudaStreamSynchronize(cudaStream_t stream);
 __attribute__((weak)) int cudaStreamGetDevice(cudaStream_t stream, int* device);
 }
 
@@ -67,7 +68,7 @@ namespace jaxcc::detail {
 /// before calling cuModuleGetFunction"), blaming an unrelated program (seen on an H200).
 class CudaCallScope {
  public:
-  CudaCallScope(void* stream, const char* function) : function_(function) {
+  CudaCallScope(void* stream, const char* function) : stream_(stream), function_(function) {
     auto* cuda_stream = static_cast<cudaStream_t>(stream);
     CudaCaptureStatus capture{};
     int device = -1;
@@ -99,6 +100,9 @@ class CudaCallScope {
       Throw(status, "a kernel launch or CUDA call in " + std::string(function_) +
                         " failed and nothing checked it");
     }
+#if defined(JAXCC_DEBUG_GUARDS)
+    WaitForTheFunctionsKernels();
+#endif
   }
 
   CudaCallScope(const CudaCallScope&) = delete;
@@ -116,6 +120,32 @@ class CudaCallScope {
     throw CudaError(message, status);
   }
 
+#if defined(JAXCC_DEBUG_GUARDS)
+  /// The debug profile only (decision 163): a kernel's fault (an illegal address, a trap) is
+  /// reported asynchronously, at whatever synchronises next, usually one of XLA's own ops, which
+  /// cannot say whose kernel it was. Waiting for XLA's stream after each call pins the fault on
+  /// this function. Not while the stream is captured into a CUDA graph: nothing runs then, and a
+  /// synchronisation would invalidate the capture.
+  void WaitForTheFunctionsKernels() {
+    auto* cuda_stream = static_cast<cudaStream_t>(stream_);
+    CudaCaptureStatus capture{};
+    if (cuda_stream == nullptr ||
+        static_cast<int>(cudaStreamIsCapturing(cuda_stream, &capture)) != 0 ||
+        static_cast<int>(capture) != 0) {
+      return;
+    }
+    const int status = static_cast<int>(cudaStreamSynchronize(cuda_stream));
+    if (status != 0) {
+      Throw(status, "a kernel of " + std::string(function_) +
+                        " failed on the GPU (found by the debug profile, which waits for each "
+                        "call's kernels); a fault like this leaves the process's CUDA context "
+                        "unusable, so restart the process, and run it under compute-sanitizer "
+                        "(docs/usage.md, 'Debugging a kernel') for the thread and source line");
+    }
+  }
+#endif
+
+  void* stream_;
   const char* function_;
   int previous_ = -1;
   bool restore_ = false;
