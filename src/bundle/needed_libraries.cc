@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <elf.h>
 
+#include <cstdint>
 #include <cstring>
 #include <utility>
 
