@@ -6,6 +6,7 @@
 #include <nanobind/stl/variant.h>
 #include <nanobind/stl/vector.h>
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <tuple>

@@ -1,5 +1,6 @@
 #include "codegen/kernel_unit.h"
 
+#include <cstdint>
 #include <cstdio>
 
 #include "codegen/signature_proof.h"

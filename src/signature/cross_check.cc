@@ -2,6 +2,8 @@
 // generated code. Here it is reported at the parameter, in the user's terms.
 #include "signature/cross_check.h"
 
+#include <cstdint>
+
 #include "argspec/arg_spec.h"
 #include "signature/cpp_types.h"
 #include "signature/inference.h"
