@@ -48,9 +48,10 @@ void BindTools(nb::module_& m) {
   m.def(
       "find_linker",
       [](const std::string& memo_path) {
-        auto found = toolchain::ChooseLinker(memo_path);
+        // The host compiler's own choice: the linker is probed by linking with that compiler.
+        auto found = toolchain::FindHostCompiler(memo_path);
         if (!found.ok()) RaiseError(found.error());
-        return Tool{found->name, found->version, found->found_by};
+        return Tool{found->linker.name, found->linker.version, found->linker.found_by};
       },
       nb::arg("memo_path") = "",
       "The linker CPU modules' links ask the compiler for ($JAXCC_LINKER; gold, lld, mold, or "

@@ -83,7 +83,7 @@ Result<HostCompiler> FindCompiler(const std::string& memo_path) {
 Result<HostCompiler> FindHostCompiler(const std::string& memo_path) {
   auto compiler = FindCompiler(memo_path);
   if (!compiler.ok()) return compiler;
-  auto linker = ChooseLinker(memo_path);
+  auto linker = ChooseLinker(memo_path, LinkWithCompiler(compiler->path, memo_path));
   if (!linker.ok()) return linker.error();
   compiler->linker = *linker;
   return compiler;

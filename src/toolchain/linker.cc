@@ -25,14 +25,18 @@ std::string EnvOr(const char* name, const char* fallback) {
 
 LinkerChoice SystemLinker(const std::string& found_by) { return {{}, "system", "", found_by}; }
 
-// The linker `name` if `ld.<name>` is on PATH and runs; the reason otherwise.
-Result<LinkerChoice> TryLinker(const std::string& name, const std::string& memo_path) {
+// The linker `name` if `ld.<name>` is on PATH, runs and links; the reason otherwise.
+Result<LinkerChoice> TryLinker(const std::string& name, const std::string& memo_path,
+                               const LinkProbe& probe) {
   const std::string program = "ld." + name;
   const std::string path = FindExecutable(program);
   if (path.empty()) return MakeError(ErrorKind::kToolchain, program + " is not on PATH");
   auto version = ProbeVersion(path, memo_path, FirstLineOf);
   if (!version.ok()) return version.error();
-  return LinkerChoice{{"-fuse-ld=" + name}, name, *version, program + " on PATH"};
+  LinkerChoice choice{{"-fuse-ld=" + name}, name, *version, program + " on PATH"};
+  auto links = probe(choice, path);
+  if (!links.ok()) return links.error();
+  return choice;
 }
 
 }  // namespace
@@ -42,7 +46,7 @@ void ResetLinkerMemo() {
   g_memo.reset();
 }
 
-Result<LinkerChoice> ChooseLinker(const std::string& memo_path) {
+Result<LinkerChoice> ChooseLinker(const std::string& memo_path, const LinkProbe& probe) {
   const std::string wanted = EnvOr("JAXCC_LINKER", "");
   const std::string env_key = wanted + '\n' + EnvOr("PATH", "");
   std::lock_guard<std::mutex> lock(g_memo_mutex);
@@ -52,15 +56,22 @@ Result<LinkerChoice> ChooseLinker(const std::string& memo_path) {
   if (wanted == "system") {
     choice = SystemLinker("$JAXCC_LINKER=system");
   } else if (wanted.empty() || wanted == "auto") {
+    std::string passed_over;  // installed linkers that could not link here, and why
     for (const char* name : kAutoOrder) {
-      auto found = TryLinker(name, memo_path);
+      if (FindExecutable(std::string("ld.") + name).empty()) continue;
+      auto found = TryLinker(name, memo_path, probe);
       if (found.ok()) {
         choice = std::move(found);
         break;
       }
+      passed_over +=
+          std::string(passed_over.empty() ? "" : "; ") + name + ": " + found.error().message;
+    }
+    if (choice->name == "system" && !passed_over.empty()) {
+      choice->found_by = "the compiler's own (passed over: " + passed_over + ")";
     }
   } else if (wanted == "gold" || wanted == "lld" || wanted == "mold") {
-    auto found = TryLinker(wanted, memo_path);
+    auto found = TryLinker(wanted, memo_path, probe);
     if (!found.ok()) {
       return MakeError(ErrorKind::kToolchain,
                        "$JAXCC_LINKER=" + wanted + " but " + found.error().message +

@@ -20,7 +20,9 @@ std::string TempDir() {
 // A fake compiler that counts how often --version runs, to prove the memo avoids subprocesses.
 std::string WriteFakeCompiler(const std::string& dir) {
   std::string path = dir + "/fake-g++";
-  std::ofstream(path) << "#!/bin/sh\necho run >> " << dir << "/runs\necho 'fake-g++ 1.0'\n";
+  // Only `--version` counts: the linker's probe link (linker_probe.cc) runs the compiler too.
+  std::ofstream(path) << "#!/bin/sh\n[ \"$1\" = --version ] && echo run >> " << dir
+                      << "/runs\necho 'fake-g++ 1.0'\n";
   ::chmod(path.c_str(), 0755);
   return path;
 }

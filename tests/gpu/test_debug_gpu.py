@@ -34,7 +34,6 @@ void faulting_copy(const jaxcc::Tensor& x, jaxcc::Tensor& y, int64_t offset, int
 """
 WRITE_LINE = 6
 FAR_AWAY = 1 << 38  # floats: a terabyte past the output, unmapped on any card
-ONE_PAST = 1  # the last thread writes one element past the end
 
 SCRIPT = """
 import json, jax, jax.numpy as jnp, jaxcc
@@ -75,7 +74,10 @@ def test_the_default_build_never_returns_a_faulting_kernels_output(tmp_path):
 def test_the_compute_sanitizer_recipe_names_the_kernel_and_its_line(tmp_path):
     sanitizer = shutil.which("compute-sanitizer") or "/usr/local/cuda/bin/compute-sanitizer"
     assert os.path.exists(sanitizer), "compute-sanitizer is part of the CUDA toolkit: not found"
-    code = SCRIPT.format(tag="sanitized", source=FAULTING, offset=ONE_PAST)
+    # Far away, not one element past the end: under jit XLA may place a program's buffers in one
+    # allocation, inside which a small overrun is no error to the tool (seen on an H200: one
+    # element past the output went unreported, even with the platform allocator).
+    code = SCRIPT.format(tag="sanitized", source=FAULTING, offset=FAR_AWAY)
     script = tmp_path / "faulting.py"
     script.write_text(textwrap.dedent(code))
     env = dict(os.environ, JAXCC_DEBUG="1", JAXCC_CACHE_DIR=str(tmp_path / "cache"))
