@@ -87,14 +87,25 @@ PROBE = textwrap.dedent(
         t = time.perf_counter()
         dlopen = 0.0
         split = {}
+        per_module = []
         for opts in files:
             _, s, trace = load(opts)
+            per_module.append((trace.get("warm index", 0.0), s, opts[1]))
             dlopen += trace.get("dlopen + dlsym", 0.0)
             # Every stage of the core's trace and of the Python side, summed over the modules:
             # where the GPU machine's warm total goes (the fifteenth session's 23 ms of core).
             for key, value in trace.items():
                 split[key] = split.get(key, 0.0) + value
         out.update(seconds=time.perf_counter() - t, dlopen=dlopen, modules=len(files), split=split)
+        # The sixteenth GPU run's warm index stage was 0.28 ms a module here against 0.07 ms for
+        # one module alone: which modules, and where in the loop, the next run says.
+        out["slowest_warm_index"] = [
+            (name, i, round(w * 1e3, 3), round(total * 1e3, 3))
+            for w, total, name, i in sorted(
+                ((w, total, name, i) for i, (w, total, name) in enumerate(per_module)),
+                reverse=True,
+            )[:8]
+        ]
         out["after_cublas_module"] = mapped("libcublas")
     print("RESULT " + json.dumps(out))
     """
@@ -149,6 +160,9 @@ def main() -> None:
             median = statistics.median(a["split"].get(key, 0.0) * 1e3 for a in ok)
             print(f"  {key}: {median:.2f} ms (summed over modules, median)")
         print("libcublas mapped after the cuBLAS module:", ok[0]["after_cublas_module"])
+        print("slowest warm index stages (module, position, ms, whole load ms):")
+        for row in ok[-1].get("slowest_warm_index", []):
+            print("  ", row)
     else:
         print("all: ERROR", alls[0]["error"])
     result["all"] = alls
