@@ -1,0 +1,116 @@
+"""First call of a new GPU kernel: jaxcc against brainevent 0.3.0, same code, only the import
+changed (issue 22's GPU rows, issue 41).
+
+Each figure is the wall time from making the kernel to the first result of a `jax.jit` call
+(wrap, trace, compile the kernel, lower, XLA compile, run), in a child process after its imports
+and one unrelated jitted call:
+  fresh      the first new `numba.cuda.jit` kernel of the process (`numba_cuda_kernel`)
+  second     another new kernel (other code) in that process
+  equal      the first kernel's code made again as a new `cuda.jit` object (jaxcc reuses the
+             PTX of an equal kernel, decision 115)
+  pallas     a new XLACustomKernel with a Pallas backend (`def_pallas_kernel("gpu", ...)`): the
+             primitive's registration, trace and lowering on top of Triton's compile
+  process2   a second process making the first kernel again, jaxcc's cache kept
+Sides alternate round by round; medians with jaxcc / brainevent ratios. Warp is not on the GPU
+machine, so it has no row. Needs a GPU, numba-cuda and brainevent 0.3.0 in this Python.
+
+Run:  python benchmarks/bench_first_call_gpu.py [--rounds 5] [--json F]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+CHILD = r"""
+import json, time
+import jax, jax.numpy as jnp, numpy as np
+import {side} as be
+from numba import cuda
+jax.jit(lambda v: v + 1)(jnp.ones(8)).block_until_ready()
+N = 1 << 16
+x = jnp.linspace(-1.0, 1.0, N, dtype=jnp.float32)
+y = jnp.linspace(2.0, 3.0, N, dtype=jnp.float32)
+out = jax.ShapeDtypeStruct((N,), jnp.float32)
+
+def make(scale):
+    namespace = {{"cuda": cuda}}
+    exec("def k(x, y, o):\n    i = cuda.grid(1)\n    if i < o.size:\n"
+         f"        o[i] = x[i] * y[i] * {{scale}}\n", namespace)
+    return cuda.jit(namespace["k"])
+
+def first_call(scale):
+    start = time.perf_counter()
+    call = be.numba_cuda_kernel(make(scale), out, grid=N // 256, block=256)
+    result = np.asarray(jax.jit(call)(x, y))
+    seconds = time.perf_counter() - start
+    assert np.allclose(result, np.asarray(x) * np.asarray(y) * scale, rtol=1e-5)
+    return seconds
+
+def pallas_call_first():
+    from jax.experimental import pallas as pl
+    def body(x_ref, y_ref, o_ref):
+        o_ref[...] = x_ref[...] * y_ref[...]
+    start = time.perf_counter()
+    kernel = be.XLACustomKernel("first_call_pallas_{side}")
+    kernel.def_pallas_kernel("gpu", lambda outs, **p: pl.pallas_call(body, out_shape=outs[0]))
+    result = np.asarray(jax.jit(lambda a, b: kernel(a, b, outs=out))(x, y))
+    seconds = time.perf_counter() - start
+    assert np.allclose(result, np.asarray(x) * np.asarray(y), rtol=1e-5)
+    return seconds
+
+rows = {{"fresh": first_call(1.0)}}
+if not {only_fresh}:
+    rows["second"] = first_call(2.0)
+    rows["equal"] = first_call(1.0)
+    rows["pallas"] = pallas_call_first()
+print("RESULT " + json.dumps(rows))
+"""
+
+
+def child(side: str, cache: str, only_fresh: bool) -> dict:
+    env = dict(os.environ, JAXCC_CACHE_DIR=cache, XLA_PYTHON_CLIENT_PREALLOCATE="false")
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD.format(side=side, only_fresh=only_fresh)],
+        capture_output=True, text=True, env=env, timeout=600,
+    )  # fmt: skip
+    if "RESULT " not in done.stdout:
+        raise RuntimeError(f"{side} child failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.split("RESULT ", 1)[1])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--json")
+    args = parser.parse_args()
+    samples: dict[str, dict[str, list[float]]] = {"jaxcc": {}, "brainevent": {}}
+    for round_index in range(args.rounds):
+        order = ("jaxcc", "brainevent") if round_index % 2 == 0 else ("brainevent", "jaxcc")
+        for side in order:
+            with tempfile.TemporaryDirectory() as cache:
+                rows = child(side, cache, only_fresh=False)
+                rows["process2"] = child(side, cache, only_fresh=True)["fresh"]
+            for name, seconds in rows.items():
+                samples[side].setdefault(name, []).append(seconds)
+    result = {}
+    header = f"{'row':10s} {'jaxcc':>10s} {'brainevent':>11s} {'ratio':>7s}"
+    print(f"{header}  (medians of {args.rounds})")
+    for name in samples["jaxcc"]:
+        ours = statistics.median(samples["jaxcc"][name])
+        theirs = statistics.median(samples["brainevent"][name])
+        result[name] = {"jaxcc_s": ours, "brainevent_s": theirs, "ratio": ours / theirs}
+        print(f"{name:10s} {ours * 1e3:8.1f} ms {theirs * 1e3:8.1f} ms {ours / theirs:7.2f}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"rows": result, "samples": samples}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
