@@ -6,6 +6,8 @@ SOURCE = r"""
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <atomic>
+#include <map>
+#include <memory>
 #include <vector>
 #include "jaxcc/jaxcc.h"
 
@@ -13,7 +15,7 @@ SOURCE = r"""
 static std::atomic<long long> g_handles_made{0};
 static std::atomic<long long> g_tables_made{0};
 
-// One cuBLAS handle per call site, made at XLA's instantiate stage, destroyed with the executable.
+// One cuBLAS handle, made on the device current at construction.
 struct Cublas {
   cublasHandle_t handle = nullptr;
   Cublas() {
@@ -21,6 +23,23 @@ struct Cublas {
     ++g_handles_made;
   }
   ~Cublas() { cublasDestroy(handle); }
+  Cublas(const Cublas&) = delete;
+  Cublas& operator=(const Cublas&) = delete;
+};
+
+// The call site's handles, one per device (docs/usage.md, "A per-device resource in State"):
+// XLA shares one State among the executions on every device of a program, and a handle belongs
+// to the device it was made on. Filled lazily, under the state's lock, on the device jaxcc made
+// current (that of XLA's stream).
+struct CublasPerDevice {
+  std::map<int, std::unique_ptr<Cublas>> by_device;
+  cublasHandle_t ForCurrentDevice() {
+    int device = -1;
+    JAXCC_CUDA_CHECK(cudaGetDevice(&device));
+    auto& slot = by_device[device];
+    if (!slot) slot = std::make_unique<Cublas>();
+    return slot->handle;
+  }
 };
 
 static void Saxpy(cublasHandle_t handle, cudaStream_t s, const jaxcc::Tensor& x,
@@ -34,9 +53,9 @@ static void Saxpy(cublasHandle_t handle, cudaStream_t s, const jaxcc::Tensor& x,
 
 // y = alpha * x + y0 with the call site's handle.
 void saxpy_state(const jaxcc::Tensor& x, const jaxcc::Tensor& y0, jaxcc::Tensor& y,
-                 jaxcc::State<Cublas>& blas, float alpha, int64_t stream) {
+                 jaxcc::State<CublasPerDevice>& blas, float alpha, int64_t stream) {
   auto lock = blas.lock();  // the handle's stream is per call: one execution at a time sets it
-  Saxpy(blas->handle, reinterpret_cast<cudaStream_t>(stream), x, y0, y, alpha);
+  Saxpy(blas->ForCurrentDevice(), reinterpret_cast<cudaStream_t>(stream), x, y0, y, alpha);
 }
 
 // The same with a handle made and destroyed in every call (what a kernel without state does).
