@@ -7,6 +7,7 @@ Rows (median ms per jitted call; rounds interleave the variants so host load hit
              (jaxcc::ThreadPool&), and brainevent's `CSR @ BinaryArray` (its Numba kernel),
              measured by a Python 3.12 subprocess per round (brainevent lives there)
   dense_*    compute-bound dense block product C = A @ B, 384 x 384 floats, one thread vs pool
+             (8-row chunks; dense_pool_fine: one row a chunk) and OpenMP
   two_*      two independent dense products in one jitted function: pool vs OpenMP, against
              twice the time of one (1.0 = no slowdown from running them together)
 
@@ -90,6 +91,12 @@ void mm_pool(const jaxcc::Tensor& a, const jaxcc::Tensor& b, jaxcc::Tensor& c,
              jaxcc::ThreadPool& pool) {
   pool.parallel_for(0, a.size(0), 8, [&](int64_t lo, int64_t hi) { Block(MM_PTRS, lo, hi); });
 }
+// One row a chunk: whether the pool's shortfall on 16 cores is load balance (threads that wake
+// late find fewer chunks left) or the wake-up itself.
+void mm_pool_fine(const jaxcc::Tensor& a, const jaxcc::Tensor& b, jaxcc::Tensor& c,
+                  jaxcc::ThreadPool& pool) {
+  pool.parallel_for(0, a.size(0), 1, [&](int64_t lo, int64_t hi) { Block(MM_PTRS, lo, hi); });
+}
 """
 
 BRAINEVENT_PROBE = (
@@ -139,7 +146,8 @@ def main() -> None:
     mod = jaxcc.load_cpp_inline(
         "bench_parallel",
         CSR_SOURCE,
-        functions=["csr_serial", "csr_omp", "csr_pool", "mm_serial", "mm_omp", "mm_pool"],
+        functions=["csr_serial", "csr_omp", "csr_pool"]
+        + ["mm_serial", "mm_omp", "mm_pool", "mm_pool_fine"],
         extra_cflags=["-O3", "-fopenmp"],
         extra_ldflags=["-fopenmp"],
     )
@@ -164,9 +172,11 @@ def main() -> None:
 
     a = jnp.asarray(rng.random((DENSE, DENSE), dtype=np.float32))
     b = jnp.asarray(rng.random((DENSE, DENSE), dtype=np.float32))
-    mm = {name: jax.jit(getattr(mod, name)) for name in ("mm_serial", "mm_omp", "mm_pool")}
+    mm_names = ("mm_serial", "mm_omp", "mm_pool", "mm_pool_fine")
+    mm = {name: jax.jit(getattr(mod, name)) for name in mm_names}
     two = {name: twice(getattr(mod, name)) for name in ("mm_omp", "mm_pool")}
-    np.testing.assert_allclose(np.asarray(mm["mm_pool"](a, b)), np.asarray(a @ b), rtol=1e-4)
+    for name in ("mm_pool", "mm_pool_fine"):
+        np.testing.assert_allclose(np.asarray(mm[name](a, b)), np.asarray(a @ b), rtol=1e-4)
 
     rows: dict[str, list[float]] = {}
     for _ in range(options.rounds):
@@ -200,7 +210,14 @@ def main() -> None:
             f"csr pool / brainevent    {med['csr_pool'] / med['csr_brainevent']:.3f}"
             "  (goal <= 0.45)"
         )
-    print(f"dense one thread / pool  {med['dense_serial'] / med['dense_pool']:.3f}  (goal >= 1.8)")
+    # 1.8 on the 2-core VM (issue 23); 0.6 x N on a larger machine (issue 41).
+    cores = os.cpu_count() or 1
+    goal = 1.8 if cores <= 2 else 0.6 * cores
+    print(
+        f"dense one thread / pool  {med['dense_serial'] / med['dense_pool']:.3f}"
+        f"  (goal >= {goal:.1f})"
+    )
+    print(f"  with one-row chunks    {med['dense_serial'] / med['dense_pool_fine']:.3f}")
     best_ratio = BEST["dense_serial"] / BEST["dense_pool"]
     print(f"  best-call ratio        {best_ratio:.3f}  (each side's fastest call)")
     best_csr = BEST["csr_pool"] / BEST["csr_omp"]
