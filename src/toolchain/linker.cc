@@ -48,7 +48,9 @@ void ResetLinkerMemo() {
 
 Result<LinkerChoice> ChooseLinker(const std::string& memo_path, const LinkProbe& probe) {
   const std::string wanted = EnvOr("JAXCC_LINKER", "");
-  const std::string env_key = wanted + '\n' + EnvOr("PATH", "");
+  // $CXX too: the probe links with the compiler it names, and a linker may work with one
+  // compiler and not another.
+  const std::string env_key = wanted + '\n' + EnvOr("PATH", "") + '\n' + EnvOr("CXX", "");
   std::lock_guard<std::mutex> lock(g_memo_mutex);
   if (g_memo && g_memo_env == env_key) return *g_memo;
 

@@ -37,7 +37,7 @@ LinkProbe LinkWithCompiler(const std::string& compiler_path, const std::string& 
 /// answers `--version` (remembered in `memo_path` like compiler versions, so a later process
 /// starts no subprocess) and passes `probe`, else the driver's own (found_by says why each was
 /// passed over); "system" always the driver's own; a name, that linker or an ErrorKind::kToolchain
-/// error saying how to install it or why it cannot link. Memoised per process by PATH and
+/// error saying how to install it or why it cannot link. Memoised per process by PATH, $CXX and
 /// $JAXCC_LINKER.
 Result<LinkerChoice> ChooseLinker(const std::string& memo_path, const LinkProbe& probe);
 
