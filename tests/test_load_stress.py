@@ -29,6 +29,8 @@ def test_16_processes_of_16_threads_compile_a_new_module_exactly_once():
     result = run_scenario("same-module", "--processes", "16", "--threads", "16")
     assert result["loads"] == result["correct"] == 256
     assert (result["compiler_compiles"], result["compiler_links"]) == (3, 1)
+    # The linker probe of a compiler no process has seen: at most once a process, not a load.
+    assert result["probe_links"] <= 16, result["probe_links"]
 
 
 @pytest.mark.slow

@@ -139,7 +139,12 @@ def same_module(args, cache: str, scratch: str) -> dict:
         "correct": sum(c["correct"] for c in children),
         "reported_builds": sum(c["built"] for c in children),
         "compiler_compiles": sum(" -c " in f" {c} " for c in calls),
-        "compiler_links": sum(" -shared " in f" {c} " for c in calls),
+        # The linker's probe (decision 164) links a library of its own, once per process while
+        # the toolchain memo has no outcome for this new compiler: not a build of the module.
+        "compiler_links": sum(
+            " -shared " in f" {c} " and "jaxcc-link-probe" not in c for c in calls
+        ),
+        "probe_links": sum("jaxcc-link-probe" in c for c in calls),
         "errors": [e for c in children for e in c["errors"]],
         "wall_seconds": round(wall, 2),
         "slowest_load_seconds": round(seconds[-1], 2) if seconds else None,
