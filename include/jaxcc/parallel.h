@@ -7,10 +7,15 @@
 //
 // Scheduling: the range is cut into chunks of `grain` indices; the calling thread and up to
 // num_threads() - 1 pool tasks claim chunks from one atomic counter until none is left. The
-// caller never waits for a task that has not started (a busy pool, or a pool whose threads all
-// run handlers that wait themselves, cannot deadlock it): it finishes the chunks nobody claimed
-// and waits only for chunks already running. Tasks that start late find no chunk and exit; the
-// shared block they touch is reference counted, so it outlives the call if it must.
+// tasks fan out as a tree: the caller schedules two, and each task schedules up to two more
+// before it claims chunks, so waking 15 threads costs the caller two wake-ups and the last thread
+// starts after about log2(16) of them instead of 15 in a row (a wake-up of a sleeping pool thread
+// is a system call, and more inside a virtual machine). The caller never waits for a task that
+// has not started (a busy pool, or a pool whose threads all run handlers that wait themselves,
+// cannot deadlock it): it finishes the chunks nobody claimed and waits only for chunks already
+// running. Tasks that start late find no chunk and exit; the shared block they touch is reference
+// counted, so it outlives the call if it must, and they schedule nothing once the caller is done
+// (the pool object belongs to the call).
 #pragma once
 
 #include <atomic>
@@ -20,6 +25,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <utility>
 
@@ -110,6 +116,10 @@ struct ParallelJob {
   std::atomic<int64_t> done_chunks{0};
   std::atomic<int> refs{1};
   std::atomic<bool> failed{false};
+  std::atomic<int64_t> unscheduled{0};  // tasks still to schedule, by whoever starts next
+  std::atomic<int> scheduling{0};       // threads inside ScheduleMore now
+  std::atomic<bool> closed{false};      // the caller is done: nothing may touch the pool now
+  ThreadPool* pool = nullptr;           // the call's: valid only until the caller returns
   int64_t num_chunks = 0;
   int64_t begin = 0, end = 0;
   uint64_t chunk = 0;
@@ -146,9 +156,41 @@ struct ParallelJob {
     }
   }
 
+  // Schedules up to `at_most` of the tasks not yet scheduled, unless the caller is done or no
+  // chunk is left. The seq_cst pair (`scheduling` up, then `closed` read; the caller's `closed`
+  // set, then `scheduling` read) means the caller either sees this thread here and waits for it,
+  // or this thread sees the caller done and leaves the pool alone.
+  void ScheduleMore(int64_t at_most) noexcept {
+    scheduling.fetch_add(1, std::memory_order_seq_cst);
+    if (!closed.load(std::memory_order_seq_cst)) {
+      for (int64_t i = 0; i < at_most; ++i) {
+        int64_t left = unscheduled.load(std::memory_order_relaxed);
+        do {
+          if (left <= 0) break;
+        } while (!unscheduled.compare_exchange_weak(left, left - 1, std::memory_order_relaxed));
+        if (left <= 0 || next_chunk.load(std::memory_order_relaxed) >= num_chunks) break;
+        refs.fetch_add(1, std::memory_order_relaxed);
+        if (!pool->schedule(&Task, this)) {
+          refs.fetch_sub(1, std::memory_order_relaxed);  // this thread still holds its own
+          unscheduled.store(0, std::memory_order_relaxed);
+          break;
+        }
+      }
+    }
+    scheduling.fetch_sub(1, std::memory_order_seq_cst);
+  }
+
+  // The caller, its own chunks claimed: from here on no task schedules another, and those in
+  // the middle of scheduling are waited for (a schedule call does not block).
+  void Close() noexcept {
+    closed.store(true, std::memory_order_seq_cst);
+    while (scheduling.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
+  }
+
   static void Task(void* data) noexcept {
     auto* job = static_cast<ParallelJob*>(data);
     FrameSiteScope mark(job->site);  // a crash in this chunk names the function too
+    job->ScheduleMore(2);
     job->Work();
     job->Release();
   }
@@ -198,15 +240,12 @@ void parallel_for(ThreadPool* pool, int64_t begin, int64_t end, int64_t grain, F
   job->run = &detail::RunChunk<Fn>;
   job->fn = const_cast<void*>(static_cast<const void*>(&fn));
   job->site = detail::CurrentSite();
-  const int64_t tasks = (threads < num_chunks ? threads : num_chunks) - 1;
-  for (int64_t t = 0; t < tasks; ++t) {
-    job->refs.fetch_add(1, std::memory_order_relaxed);
-    if (!pool->schedule(&detail::ParallelJob::Task, job)) {
-      job->refs.fetch_sub(1, std::memory_order_relaxed);
-      break;
-    }
-  }
+  job->pool = pool;
+  job->unscheduled.store((threads < num_chunks ? threads : num_chunks) - 1,
+                         std::memory_order_relaxed);
+  job->ScheduleMore(2);
   job->Work();
+  job->Close();
   if (job->done_chunks.load(std::memory_order_acquire) != num_chunks) {
     std::unique_lock<std::mutex> lock(job->mutex);
     job->all_done.wait(lock, [job] {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <limits>
 #include <mutex>
@@ -29,12 +30,21 @@ class ThreadsPool final : public ThreadPool {
   }
   int64_t num_threads() const noexcept override { return n_; }
   bool schedule(void (*task)(void*), void* data) noexcept override {
+    // Tasks schedule tasks (the tree fan-out): from several threads at once.
+    std::lock_guard<std::mutex> lock(mutex_);
+    (std::this_thread::get_id() == owner_ ? by_owner_ : by_tasks_) += 1;
     threads_.emplace_back(task, data);
     return true;
   }
+  int by_owner() const { return by_owner_; }
+  int by_tasks() const { return by_tasks_; }
 
  private:
   int64_t n_;
+  std::mutex mutex_;
+  std::thread::id owner_ = std::this_thread::get_id();
+  int by_owner_ = 0;
+  int by_tasks_ = 0;
   std::vector<std::thread> threads_;
 };
 
@@ -52,9 +62,11 @@ class LatePool final : public ThreadPool {
     tasks_.push_back({task, data});
     return true;
   }
+  // Runs the kept tasks; a task they schedule is kept for the next call (pending()).
   void RunLate() {
-    for (auto& [task, data] : tasks_) task(data);
-    tasks_.clear();
+    std::vector<std::pair<void (*)(void*), void*>> tasks;
+    tasks.swap(tasks_);
+    for (auto& [task, data] : tasks) task(data);
   }
   size_t pending() const { return tasks_.size(); }
 
@@ -180,8 +192,23 @@ TEST(ParallelFor, NeverWaitsForTasksThatHaveNotStarted) {
   std::vector<int> out(1000, 0);
   pool.parallel_for(0, 1000, 10, [&](int64_t i) { out[i] = 1; });  // returns: no deadlock
   for (int v : out) ASSERT_EQ(v, 1);
-  EXPECT_EQ(pool.pending(), 3u);
+  EXPECT_EQ(pool.pending(), 2u);  // the caller's two; the third would come from a started task
   pool.RunLate();  // late tasks find no chunk; they must not call fn (out of scope now)
+  // Nor may they schedule: the pool object belongs to the call, which has returned.
+  EXPECT_EQ(pool.pending(), 0u);
+}
+
+TEST(ParallelFor, TasksFanOutAsATreeSoTheCallerWakesOnlyTwo) {
+  ThreadsPool pool(8);
+  std::atomic<int64_t> sum{0};
+  // Chunks slow enough that every task is scheduled before the chunks run out.
+  pool.parallel_for(0, 64, 1, [&](int64_t i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    sum += i;
+  });
+  EXPECT_EQ(sum.load(), 64 * 63 / 2);
+  EXPECT_EQ(pool.by_owner(), 2);
+  EXPECT_EQ(pool.by_owner() + pool.by_tasks(), 7);  // num_threads() - 1 in all
 }
 
 TEST(ParallelFor, CurrentPoolScopeLendsThePoolToThePoolLessSpelling) {
