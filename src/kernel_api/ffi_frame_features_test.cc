@@ -13,39 +13,13 @@
 
 #include "jaxcc/detail/ffi_frame.h"
 #include "kernel_api/fake_xla_error_for_test.h"
+#include "kernel_api/one_buffer_frame_for_test.h"
 
 namespace jaxcc::detail {
 namespace {
 
-struct Frame {
-  XLA_FFI_Api api{};
-  std::int64_t dims[1] = {4};
-  float data[4] = {1, 2, 3, 4};
-  float out[4] = {};
-  XLA_FFI_Buffer in{}, result{};
-  XLA_FFI_ArgType arg_type = XLA_FFI_ArgType_BUFFER;
-  XLA_FFI_RetType ret_type = XLA_FFI_RetType_BUFFER;
-  void* args[1] = {&in};
-  void* rets[1] = {&result};
-  XLA_FFI_CallFrame frame{};
-
-  Frame() {
-    api.XLA_FFI_Error_Create = fake_xla::ErrorCreate;
-    for (XLA_FFI_Buffer* b : {&in, &result}) {
-      b->struct_size = XLA_FFI_Buffer_STRUCT_SIZE;
-      b->dtype = XLA_FFI_DataType_F32;
-      b->rank = 1;
-      b->dims = dims;
-    }
-    in.data = data;
-    result.data = out;
-    frame.struct_size = XLA_FFI_CallFrame_STRUCT_SIZE;
-    frame.api = &api;
-    frame.stage = XLA_FFI_ExecutionStage_EXECUTE;
-    frame.args = {XLA_FFI_Args_STRUCT_SIZE, nullptr, 1, &arg_type, args};
-    frame.rets = {XLA_FFI_Rets_STRUCT_SIZE, nullptr, 1, &ret_type, rets};
-    frame.attrs = {XLA_FFI_Attrs_STRUCT_SIZE, nullptr, 0, nullptr, nullptr, nullptr};
-  }
+struct Frame : fake_xla::OneBufferFrame {
+  Frame() : OneBufferFrame(fake_xla::Attribute::kNone) {}
 };
 
 constexpr const char* kArgNames[] = {"x"};

@@ -18,6 +18,7 @@
 
 #include "jaxcc/detail/ffi_frame.h"
 #include "kernel_api/fake_xla_error_for_test.h"
+#include "kernel_api/one_buffer_frame_for_test.h"
 
 struct XLA_FFI_Future {
   std::atomic<int> done{0};  // 1 available, 2 error
@@ -79,26 +80,9 @@ XLA_FFI_Error* StateGet(XLA_FFI_State_Get_Args* args) {
   return nullptr;
 }
 
-struct Frame {
-  XLA_FFI_Api api{};
-  std::vector<std::int64_t> dims = {4};
-  float data[4] = {1, 2, 3, 4};
-  float out[4] = {};
-  XLA_FFI_Buffer in{}, result{};
-  XLA_FFI_ArgType arg_type = XLA_FFI_ArgType_BUFFER;
-  XLA_FFI_RetType ret_type = XLA_FFI_RetType_BUFFER;
-  void* args[1];
-  void* rets[1];
-  std::int64_t n = 5;
-  XLA_FFI_Scalar n_scalar{XLA_FFI_DataType_S64, &n};
-  XLA_FFI_ByteSpan n_name{"n", 1};
-  XLA_FFI_AttrType attr_type = XLA_FFI_AttrType_SCALAR;
-  XLA_FFI_ByteSpan* attr_names[1] = {&n_name};
-  void* attrs[1] = {&n_scalar};
-  XLA_FFI_CallFrame frame{};
-
-  explicit Frame(XLA_FFI_ExecutionStage stage = XLA_FFI_ExecutionStage_EXECUTE) {
-    api.XLA_FFI_Error_Create = fake_xla::ErrorCreate;
+struct Frame : fake_xla::OneBufferFrame {
+  explicit Frame(XLA_FFI_ExecutionStage stage = XLA_FFI_ExecutionStage_EXECUTE)
+      : OneBufferFrame(fake_xla::Attribute::kN, stage) {
     api.XLA_FFI_Error_Destroy = ErrorDestroy;
     api.XLA_FFI_ThreadPool_NumThreads = NumThreads;
     api.XLA_FFI_ThreadPool_Schedule = Schedule;
@@ -108,22 +92,6 @@ struct Frame {
     api.XLA_FFI_Type_Register = TypeRegister;
     api.XLA_FFI_State_Set = StateSet;
     api.XLA_FFI_State_Get = StateGet;
-    for (XLA_FFI_Buffer* b : {&in, &result}) {
-      b->struct_size = XLA_FFI_Buffer_STRUCT_SIZE;
-      b->dtype = XLA_FFI_DataType_F32;
-      b->rank = 1;
-      b->dims = dims.data();
-    }
-    in.data = data;
-    result.data = out;
-    args[0] = &in;
-    rets[0] = &result;
-    frame.struct_size = XLA_FFI_CallFrame_STRUCT_SIZE;
-    frame.api = &api;
-    frame.stage = stage;
-    frame.args = {XLA_FFI_Args_STRUCT_SIZE, nullptr, 1, &arg_type, args};
-    frame.rets = {XLA_FFI_Rets_STRUCT_SIZE, nullptr, 1, &ret_type, rets};
-    frame.attrs = {XLA_FFI_Attrs_STRUCT_SIZE, nullptr, 1, &attr_type, attr_names, attrs};
   }
 };
 

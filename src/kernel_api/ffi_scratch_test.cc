@@ -15,6 +15,7 @@
 
 #include "jaxcc/detail/ffi_frame.h"
 #include "kernel_api/fake_xla_error_for_test.h"
+#include "kernel_api/one_buffer_frame_for_test.h"
 
 namespace jaxcc::detail {
 namespace {
@@ -53,47 +54,13 @@ XLA_FFI_Error* DeviceFree(XLA_FFI_DeviceMemory_Free_Args* args) {
   return new XLA_FFI_Error{3, "not allocated"};
 }
 
-// One f32[4] argument, one f32[4] result, one int64 attribute `n`.
-struct Frame {
-  XLA_FFI_Api api{};
-  std::int64_t dims[1] = {4};
-  float data[4] = {1, 2, 3, 4};
-  float out[4] = {};
-  XLA_FFI_Buffer in{}, result{};
-  XLA_FFI_ArgType arg_type = XLA_FFI_ArgType_BUFFER;
-  XLA_FFI_RetType ret_type = XLA_FFI_RetType_BUFFER;
-  void* args[1];
-  void* rets[1];
-  std::int64_t n = 5;
-  XLA_FFI_Scalar n_scalar{XLA_FFI_DataType_S64, &n};
-  XLA_FFI_ByteSpan n_name{"n", 1};
-  XLA_FFI_AttrType attr_type = XLA_FFI_AttrType_SCALAR;
-  XLA_FFI_ByteSpan* attr_names[1] = {&n_name};
-  void* attrs[1] = {&n_scalar};
-  XLA_FFI_CallFrame frame{};
-
+// One f32[4] argument, one f32[4] result, one int64 attribute `n`, and device memory.
+struct Frame : fake_xla::OneBufferFrame {
   Frame() {
-    api.XLA_FFI_Error_Create = fake_xla::ErrorCreate;
     api.XLA_FFI_Error_Destroy = ErrorDestroy;
     api.XLA_FFI_Error_GetMessage = ErrorGetMessage;
     api.XLA_FFI_DeviceMemory_Allocate = DeviceAllocate;
     api.XLA_FFI_DeviceMemory_Free = DeviceFree;
-    for (XLA_FFI_Buffer* b : {&in, &result}) {
-      b->struct_size = XLA_FFI_Buffer_STRUCT_SIZE;
-      b->dtype = XLA_FFI_DataType_F32;
-      b->rank = 1;
-      b->dims = dims;
-    }
-    in.data = data;
-    result.data = out;
-    args[0] = &in;
-    rets[0] = &result;
-    frame.struct_size = XLA_FFI_CallFrame_STRUCT_SIZE;
-    frame.api = &api;
-    frame.stage = XLA_FFI_ExecutionStage_EXECUTE;
-    frame.args = {XLA_FFI_Args_STRUCT_SIZE, nullptr, 1, &arg_type, args};
-    frame.rets = {XLA_FFI_Rets_STRUCT_SIZE, nullptr, 1, &ret_type, rets};
-    frame.attrs = {XLA_FFI_Attrs_STRUCT_SIZE, nullptr, 1, &attr_type, attr_names, attrs};
   }
 };
 
