@@ -39,6 +39,7 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 from cuda_sources import SCALE_BY, VECTOR_ADD  # noqa: E402
+from interleave import per_call_samples  # noqa: E402
 
 import jaxcc  # noqa: E402
 
@@ -137,17 +138,7 @@ def best_seconds_interleaved(cases, repeats=20, rounds=15) -> list[float]:
     """Each case's fastest round (seconds per call), the cases taking turns round by round so that
     clock and thermal drift reach all of them alike. Bandwidth is a best-case figure: the fastest
     round is the one least disturbed by anything else on the machine."""
-    for fn, args in cases:
-        jax.block_until_ready(fn(*args))
-    best = [float("inf")] * len(cases)
-    for _ in range(rounds):
-        for i, (fn, args) in enumerate(cases):
-            start = time.perf_counter()
-            for _ in range(repeats):
-                out = fn(*args)
-            jax.block_until_ready(out)
-            best[i] = min(best[i], (time.perf_counter() - start) / repeats)
-    return best
+    return [min(rounds_of) for rounds_of in per_call_samples(cases, repeats, rounds)]
 
 
 def main() -> int:

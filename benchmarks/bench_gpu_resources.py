@@ -22,29 +22,14 @@ import json
 import os
 import statistics
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import gpu_resources_source  # noqa: E402
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
+from interleave import per_call_samples  # noqa: E402
 
 TABLE = 1 << 20  # floats: 4 MiB
-
-
-def per_call_seconds(fns, args, calls, rounds):
-    """Median over rounds of the mean per-call time of each fn, the fns interleaved per round."""
-    for fn in fns:
-        jax.block_until_ready(fn(*args))  # compile and instantiate (builds State) first
-    samples = [[] for _ in fns]
-    for _ in range(rounds):
-        for i, fn in enumerate(fns):
-            start = time.perf_counter()
-            for _ in range(calls):
-                out = fn(*args)
-            jax.block_until_ready(out)
-            samples[i].append((time.perf_counter() - start) / calls)
-    return [statistics.median(s) for s in samples]
 
 
 def main() -> int:
@@ -85,7 +70,9 @@ def main() -> int:
     print(f"{gpu.device_kind}, jax {jax.__version__}, n = {n}, {args.rounds} x {args.calls} calls")
     rows = {}
     for name, (held, per_call, call_args) in pairs.items():
-        held_s, per_call_s = per_call_seconds((held, per_call), call_args, args.calls, args.rounds)
+        cases = [(held, call_args), (per_call, call_args)]
+        samples = per_call_samples(cases, args.calls, args.rounds)
+        held_s, per_call_s = (statistics.median(rounds_of) for rounds_of in samples)
         rows[name] = {"held_us": held_s * 1e6, "per_call_us": per_call_s * 1e6,
                       "per_call_over_held": per_call_s / held_s}  # fmt: skip
         print(
