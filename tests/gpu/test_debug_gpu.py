@@ -7,6 +7,7 @@ context of its process unusable."""
 import json
 import os
 import shutil
+import subprocess
 import sys
 import textwrap
 
@@ -84,8 +85,6 @@ def test_the_compute_sanitizer_recipe_names_the_kernel_and_its_line(tmp_path):
     # XLA's own allocator carves buffers out of large blocks, inside which the sanitizer sees no
     # edge: the platform allocator gives every buffer its own allocation.
     env.update(XLA_PYTHON_CLIENT_PREALLOCATE="false", XLA_PYTHON_CLIENT_ALLOCATOR="platform")
-    import subprocess
-
     done = subprocess.run(
         [sanitizer, "--tool", "memcheck", "--target-processes", "all", sys.executable, str(script)],
         capture_output=True, text=True, env=env, timeout=400,
