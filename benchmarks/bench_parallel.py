@@ -12,6 +12,7 @@ Rows (median ms per jitted call; rounds interleave the variants so host load hit
              twice the time of one (1.0 = no slowdown from running them together)
 
   python benchmarks/bench_parallel.py [--rounds 7] [--calls 20] [--no-brainevent]
+         [--brainevent-python PY312]
 """
 
 from __future__ import annotations
@@ -141,6 +142,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--calls", type=int, default=20)
     parser.add_argument("--no-brainevent", action="store_true")
+    parser.add_argument(
+        "--brainevent-python", default=PY312, help="a Python with brainevent 0.3.0 installed"
+    )
     options = parser.parse_args()
 
     mod = jaxcc.load_cpp_inline(
@@ -182,9 +186,9 @@ def main() -> None:
     for _ in range(options.rounds):
         for name, fn in csr.items():
             rows.setdefault(name, []).append(median_ms(fn, csr_args, options.calls, name))
-        if not options.no_brainevent and os.path.exists(PY312):
+        if not options.no_brainevent and os.path.exists(options.brainevent_python):
             probe = subprocess.run(
-                [PY312, "-c", BRAINEVENT_PROBE, str(options.calls)],
+                [options.brainevent_python, "-c", BRAINEVENT_PROBE, str(options.calls)],
                 capture_output=True,
                 text=True,
                 check=True,
