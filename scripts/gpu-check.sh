@@ -146,7 +146,10 @@ if [[ ${#FAILED[@]} -eq 0 ]]; then
     # the counts must be equal. BRAINEVENT_GPU_DIRS picks the package directories;
     # BRAINEVENT_GPU_TRIAGE=1 runs brainevent only on the tests that did not pass on jaxcc (about
     # half the time; every test that did not pass on jaxcc must fail the same way there).
-    if "$PY" -c "import importlib.metadata as m, sys; import brainstate; sys.exit(m.version('brainevent') != '0.3.0')" >/dev/null 2>&1; then
+    # BRAINEVENT_GPU_DIRS=none: gpu-session.sh ran them itself, before this check.
+    if [[ ${BRAINEVENT_GPU_DIRS:-} == none ]]; then
+      say "brainevent's CUDA-path tests: not here (BRAINEVENT_GPU_DIRS=none)"
+    elif "$PY" -c "import importlib.metadata as m, sys; import brainstate; sys.exit(m.version('brainevent') != '0.3.0')" >/dev/null 2>&1; then
       # shellcheck disable=SC2086
       step brainevent-cuda-tests 400 scripts/brainevent-on-jaxcc.sh --gpu \
         ${BRAINEVENT_GPU_TRIAGE:+--triage} -k cuda_raw -n 8 \
