@@ -10,7 +10,13 @@ JAX program does, then:
            Python sees it, the environment, registration with JAX), three processes in a row,
            then three with CUDA_MODULE_LOADING=EAGER (the load should not change; the first
            call may)
-  all      loads all buildable modules warm, one after another: total, dlopen + dlsym, the rest
+  all      loads all buildable modules warm, one after another: total, dlopen + dlsym, the rest;
+           every other process loads them in reverse, so a slow module is told from a slow
+           position, and the slowest warm index stages are printed with their parts (reading
+           the record, decoding it, stat'ing what it watches); two more processes wait 1 s
+           after JAX's backend started before loading (`settled`): a stall that JAX's backend
+           causes in its first moments (another thread holding the process's memory map, say)
+           lands on whichever load runs then, and is gone after the wait
   maps     which CUDA runtime and cuBLAS the process has mapped after JAX's backend started, and
            after the cuBLAS-linked module loaded (one libcublas.so.13 expected)
   order    the cuBLAS-linked module loaded BEFORE JAX's backend starts, then a cuBLAS-using JAX op
@@ -33,7 +39,7 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 PROBE = textwrap.dedent(
     """
     import json, sys, time, pathlib
-    mode, cache, scripts = sys.argv[1], sys.argv[2], sys.argv[3]
+    mode, cache, scripts, order = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
     sys.path.insert(0, scripts)
     import brainevent_corpus as corpus
     import jax
@@ -84,13 +90,19 @@ PROBE = textwrap.dedent(
         out.update(seconds=s, trace=trace)
     elif mode == "all":
         files = [options(f) for f in corpus.corpus_files(root) if f not in corpus.UNBUILDABLE]
+        if order == "reverse":
+            files.reverse()
+        if order == "settled":
+            time.sleep(1.0)
+        parts = ("warm index: read record", "warm index: decode", "warm index")
         t = time.perf_counter()
         dlopen = 0.0
         split = {}
         per_module = []
         for opts in files:
             _, s, trace = load(opts)
-            per_module.append((trace.get("warm index", 0.0), s, opts[1]))
+            split_index = [round(trace.get(k, 0.0) * 1e3, 3) for k in parts]
+            per_module.append((sum(trace.get(k, 0.0) for k in parts), s, opts[1], split_index))
             dlopen += trace.get("dlopen + dlsym", 0.0)
             # Every stage of the core's trace and of the Python side, summed over the modules:
             # where the GPU machine's warm total goes (the fifteenth session's 23 ms of core).
@@ -99,10 +111,14 @@ PROBE = textwrap.dedent(
         out.update(seconds=time.perf_counter() - t, dlopen=dlopen, modules=len(files), split=split)
         # The sixteenth GPU run's warm index stage was 0.28 ms a module here against 0.07 ms for
         # one module alone: which modules, and where in the loop, the next run says.
+        out["order"] = order
         out["slowest_warm_index"] = [
-            (name, i, round(w * 1e3, 3), round(total * 1e3, 3))
-            for w, total, name, i in sorted(
-                ((w, total, name, i) for i, (w, total, name) in enumerate(per_module)),
+            (name, i, round(w * 1e3, 3), round(total * 1e3, 3), split_index)
+            for w, total, name, i, split_index in sorted(
+                (
+                    (w, total, name, i, split_index)
+                    for i, (w, total, name, split_index) in enumerate(per_module)
+                ),
                 reverse=True,
             )[:8]
         ]
@@ -112,9 +128,9 @@ PROBE = textwrap.dedent(
 )
 
 
-def run(mode: str, cache: str, env: dict | None = None) -> dict:
+def run(mode: str, cache: str, env: dict | None = None, order: str = "forward") -> dict:
     proc = subprocess.run(
-        [sys.executable, "-c", PROBE, mode, cache, str(ROOT / "scripts")],
+        [sys.executable, "-c", PROBE, mode, cache, str(ROOT / "scripts"), order],
         capture_output=True,
         text=True,
         timeout=300,
@@ -146,7 +162,10 @@ def main() -> None:
                 f" [{stages}]"
             )
     print("mapped after jax.devices('gpu'):", result["one lazy"][0].get("runtime_after_backend"))
-    alls = [run("all", args.cache) for _ in range(args.rounds)]
+    alls = [
+        run("all", args.cache, order="reverse" if i % 2 else "forward") for i in range(args.rounds)
+    ]
+    settled = [run("all", args.cache, order="settled") for _ in range(2)]
     ok = [a for a in alls if "error" not in a]
     if ok:
         total = statistics.median(a["seconds"] * 1e3 for a in ok)
@@ -160,12 +179,25 @@ def main() -> None:
             median = statistics.median(a["split"].get(key, 0.0) * 1e3 for a in ok)
             print(f"  {key}: {median:.2f} ms (summed over modules, median)")
         print("libcublas mapped after the cuBLAS module:", ok[0]["after_cublas_module"])
-        print("slowest warm index stages (module, position, ms, whole load ms):")
-        for row in ok[-1].get("slowest_warm_index", []):
-            print("  ", row)
+        print(
+            "slowest warm index stages (module, position, ms, whole load ms,"
+            " [read record, decode, watched stats] ms), each process:"
+        )
+        for a in ok:
+            print(f"  {a['order']}:")
+            for row in a.get("slowest_warm_index", [])[:4]:
+                print("    ", row)
     else:
         print("all: ERROR", alls[0]["error"])
+    for a in settled:
+        if "error" in a:
+            print("settled: ERROR", a["error"])
+            continue
+        slowest = a.get("slowest_warm_index", [])[:2]
+        total = a["seconds"] * 1e3
+        print(f"all, 1 s after JAX's backend started: {total:.1f} ms; slowest {slowest}")
     result["all"] = alls
+    result["settled"] = settled
     result["order"] = run("order", args.cache)
     print("cuBLAS module before JAX's backend:", json.dumps(result["order"]))
     if args.json:
