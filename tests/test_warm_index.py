@@ -82,6 +82,8 @@ def test_a_second_process_loads_through_the_index(tmp_path):
     assert not first["hit"] and not took_warm_path(first) and first["value"] == 1.0
     second = probe(source, cache)
     assert second["hit"] and took_warm_path(second) and second["value"] == 1.0
+    # The stage's parts, which the GPU probe reads to tell where a slow warm index stage went.
+    assert {"warm index: read record", "warm index: decode"} <= set(second["stages"])
     index = list((cache / ".index").iterdir())
     assert len(index) == 1
     assert stat.S_IMODE(index[0].stat().st_mode) == 0o600
