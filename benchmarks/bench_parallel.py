@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import pathlib
 import statistics
 import subprocess
 import sys
@@ -137,6 +138,18 @@ def median_ms(fn, args, calls, row=None):
     return statistics.median(times) * 1e3
 
 
+def physical_cores() -> str:
+    """Logical cores that are hardware threads of one physical core count once here: the 0.6 x N
+    goal assumes N cores that can each run a thread at full speed."""
+    siblings = set()
+    for topology in pathlib.Path("/sys/devices/system/cpu").glob("cpu[0-9]*/topology"):
+        try:
+            siblings.add((topology / "thread_siblings_list").read_text().strip())
+        except OSError:
+            return "physical cores unknown"
+    return f"{len(siblings)} physical" if siblings else "physical cores unknown"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
@@ -202,7 +215,10 @@ def main() -> None:
             rows.setdefault(row, []).append(median_ms(fn, (a, b), options.calls, row))
 
     med = {name: statistics.median(values) for name, values in rows.items()}
-    print(f"machine: {os.cpu_count()} cores; load average {os.getloadavg()}; jax {jax.__version__}")
+    print(
+        f"machine: {os.cpu_count()} cores ({physical_cores()}); load average {os.getloadavg()};"
+        f" jax {jax.__version__}"
+    )
     for name, value in med.items():
         best = f"best {BEST[name]:8.3f} ms" if name in BEST else " " * 16
         rounds = ", ".join(f"{v:.2f}" for v in rows[name])
