@@ -123,6 +123,9 @@ def main() -> int:
                 continue
             for name, seconds in rows.items():
                 samples[side].setdefault(name, []).append(seconds)
+            # Each round's figures as they come: a run cut off by its time limit keeps them.
+            shown = ", ".join(f"{name} {seconds * 1e3:.1f} ms" for name, seconds in rows.items())
+            print(f"round {round_index + 1}, {side}: {shown}", flush=True)
     result = {}
     header = f"{'row':10s} {'jaxcc':>10s} {'brainevent':>11s} {'ratio':>7s}"
     peer = "as installed" if args.no_peer_fix else "with the NumPy fix"
