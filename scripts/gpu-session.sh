@@ -13,7 +13,7 @@
 #      against brainevent (never completed on a GPU: brainevent's side failed under NumPy 2.5
 #      in the eighteenth session; it now gets jaxcc's one-line fix; about 100 s)
 #   2. scripts/gpu-brainevent.sh shared: the corpus with the shared runtime and the warm probe
-#      in a JAX GPU process, naming the slowest warm index stages and their parts (about 140 s)
+#      in a JAX GPU process, naming the slowest warm index stages and their parts (about 155 s)
 #   3. benchmarks/bench_parallel.py on the machine's 16 cores (10 s)
 #   4. brainevent's own CUDA-path tests through the shim, in triage mode, for the directories no
 #      GPU session has run yet: _tcsr and _op (BRAINEVENT_GPU_DIRS overrides; _dense,
@@ -81,7 +81,7 @@ have_brainevent=0
 if [[ $have_brainevent == 1 ]]; then
   step first-call 120 "$PY" benchmarks/bench_first_call_gpu.py --rounds 2 \
     --json "$WORK/first_call.json"
-  step shared 150 env PYTHON="$PY" scripts/gpu-brainevent.sh "$WORK/be" shared
+  step shared 170 env PYTHON="$PY" scripts/gpu-brainevent.sh "$WORK/be" shared
   cp "$WORK/be/shared-corpus.json" "$WORK/be/shared-load.json" "$OUT/" 2>/dev/null
 fi
 # The pool's speed-up on the device machine's 16 cores (issue 41; the VM has 2).
