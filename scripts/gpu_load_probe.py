@@ -13,7 +13,8 @@ JAX program does, then:
   all      loads all buildable modules warm, one after another: total, dlopen + dlsym, the rest;
            every other process loads them in reverse, so a slow module is told from a slow
            position, and the slowest warm index stages are printed with their parts (reading
-           the record, decoding it, stat'ing what it watches); two more processes wait 1 s
+           the record, decoding it, stat'ing what it watches) and the load's page faults and
+           context switches (getrusage of the thread); two more processes wait 1 s
            after JAX's backend started before loading (`settled`): a stall that JAX's backend
            causes in its first moments (another thread holding the process's memory map, say)
            lands on whichever load runs then, and is gone after the wait
@@ -99,9 +100,19 @@ PROBE = textwrap.dedent(
         dlopen = 0.0
         split = {}
         per_module = []
+        import resource
+
+        def usage():
+            # This thread's page faults and context switches: a load that blocked (a voluntary
+            # switch), was preempted (an involuntary one) or faulted memory in says so.
+            u = resource.getrusage(resource.RUSAGE_THREAD)
+            return (u.ru_minflt, u.ru_majflt, u.ru_nvcsw, u.ru_nivcsw)
+
         for opts in files:
+            before = usage()
             _, s, trace = load(opts)
-            split_index = [round(trace.get(k, 0.0) * 1e3, 3) for k in parts]
+            faults = [b - a for a, b in zip(before, usage())]
+            split_index = [round(trace.get(k, 0.0) * 1e3, 3) for k in parts] + [faults]
             per_module.append((sum(trace.get(k, 0.0) for k in parts), s, opts[1], split_index))
             dlopen += trace.get("dlopen + dlsym", 0.0)
             # Every stage of the core's trace and of the Python side, summed over the modules:
@@ -112,6 +123,10 @@ PROBE = textwrap.dedent(
         # The sixteenth GPU run's warm index stage was 0.28 ms a module here against 0.07 ms for
         # one module alone: which modules, and where in the loop, the next run says.
         out["order"] = order
+        thp = pathlib.Path("/sys/kernel/mm/transparent_hugepage")
+        out["thp"] = {
+            f: (thp / f).read_text().strip() for f in ("enabled", "defrag") if (thp / f).exists()
+        }
         out["slowest_warm_index"] = [
             (name, i, round(w * 1e3, 3), round(total * 1e3, 3), split_index)
             for w, total, name, i, split_index in sorted(
@@ -179,9 +194,11 @@ def main() -> None:
             median = statistics.median(a["split"].get(key, 0.0) * 1e3 for a in ok)
             print(f"  {key}: {median:.2f} ms (summed over modules, median)")
         print("libcublas mapped after the cuBLAS module:", ok[0]["after_cublas_module"])
+        print("transparent huge pages:", ok[0].get("thp"))
         print(
             "slowest warm index stages (module, position, ms, whole load ms,"
-            " [read record, decode, watched stats] ms), each process:"
+            " [read record, decode, watched stats ms, [minor faults, major faults, voluntary"
+            " and involuntary switches]]), each process:"
         )
         for a in ok:
             print(f"  {a['order']}:")
