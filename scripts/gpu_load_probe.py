@@ -57,7 +57,7 @@ PROBE = textwrap.dedent(
     # a GPU load is (registration through JAX's CUDA plugin, the environment, the loader).
     import load_stages
     py = {}
-    load_stages.time_stages(py, ("py: build environment", "core (total)", "py: register with jax"))
+    load_stages.time_stages(py)  # every stage: the request, environment, core, registration, module
 
     def load(opts):
         rel, name, kwargs = opts
