@@ -135,12 +135,14 @@ def main() -> int:
         found = samples[side].get(name)
         return statistics.median(found) if found else None
 
+    def shown(seconds: float | None) -> str:
+        return f"{seconds * 1e3:8.1f} ms" if seconds is not None else "  failed   "
+
     for name in samples["jaxcc"] or samples["brainevent"]:
         ours, theirs = median("jaxcc", name), median("brainevent", name)
         ratio = ours / theirs if ours and theirs else None
         result[name] = {"jaxcc_s": ours, "brainevent_s": theirs, "ratio": ratio}
-        show = lambda s: f"{s * 1e3:8.1f} ms" if s is not None else "  failed   "  # noqa: E731
-        print(f"{name:10s} {show(ours)} {show(theirs)} {ratio if ratio else float('nan'):7.2f}")
+        print(f"{name:10s} {shown(ours)} {shown(theirs)} {ratio if ratio else float('nan'):7.2f}")
     for side, error in failures.items():
         named = [line for line in error.splitlines() if "Error:" in line] or [""]
         print(f"{side}: failed, {named[-1].strip()}")

@@ -93,15 +93,10 @@ if [[ $have_brainevent == 1 ]]; then
     scripts/brainevent-on-jaxcc.sh --gpu --triage -k cuda_raw -n 8 "$PY" \
     ${BRAINEVENT_GPU_DIRS:-_tcsr _op}
 fi
-if [[ $(left) -ge 280 ]]; then
-  say "gpu-check ($(left) s left)"
-  JAXCC_GPU_CHECK_NO_INSTALL=1 PYTHON=$PY BRAINEVENT_GPU_DIRS=none timeout $(($(left) - 10)) \
-    "$ROOT/scripts/gpu-check.sh" "$WORK/check" 2>&1 | tee -a "$OUT/session.log"
-  [[ ${PIPESTATUS[0]} -eq 0 ]] || FAILED+=(gpu-check)
-  cp "$WORK/check/summary.md" "$WORK/check/summary.json" "$OUT/" 2>/dev/null
-else
-  say "gpu-check skipped ($(left) s left, 280 needed): run scripts/gpu-check.sh in a second call"
-fi
+# Skipped: a second call runs `scripts/gpu-check.sh $OUT/check` (see the header).
+step gpu-check 280 env JAXCC_GPU_CHECK_NO_INSTALL=1 PYTHON="$PY" BRAINEVENT_GPU_DIRS=none \
+  scripts/gpu-check.sh "$WORK/check"
+cp "$WORK/check/summary.md" "$WORK/check/summary.json" "$OUT/" 2>/dev/null
 step resources 40 "$PY" benchmarks/bench_gpu_resources.py --json "$WORK/resources.json"
 "$PY" - "$WORK" "$OUT/benchmarks.json" <<'EOF2'
 import json, pathlib, sys
