@@ -93,10 +93,12 @@ inline std::string DTypeMaskNames(std::uint32_t mask) {
 /// Host side of a data_ptr<T>() whose T cannot view the buffer's dtype (dtype_view.h): throws
 /// DTypeError naming the parameter (when the Tensor came from a call: the handler prefixes the
 /// function), both types and the fix. Out of line so that data_ptr<T>() stays a compare.
+// The standard attribute first: Clang accepts a GNU attribute after it, not before.
+[[noreturn]]
 #if defined(__GNUC__) || defined(__clang__)
 __attribute__((noinline, cold))
 #endif
-[[noreturn]] inline void
+inline void
 ThrowDataPtrMismatch(const char* param, DType actual, const char* type, std::uint32_t accepted) {
   const std::string what = param == nullptr ? std::string("a jaxcc::Tensor")
                            : *param == '\0' ? std::string("an unnamed parameter")

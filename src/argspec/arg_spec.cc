@@ -10,6 +10,14 @@
 namespace jaxcc::argspec {
 namespace {
 
+// A parameter of `kind`, every other field at its default (the aggregate form leaves out fields
+// Clang's -Wextra names).
+Param ParamOf(ParamKind kind) {
+  Param param;
+  param.kind = kind;
+  return param;
+}
+
 constexpr std::string_view kValidTokens =
     "valid tokens are `arg`, `ret`, `arg:<dtype>`, `ret:<dtype>`, `stream`, `attr.<name>`, "
     "`attr.<name>:<type>`, `pool`, `state`, `async`, `scratch` and `scratch_alloc` (aliases: "
@@ -98,7 +106,8 @@ Result<Param> ParseAttr(const std::string& function_name, std::string_view canon
                                         std::to_string(name.size()) + " characters long; use a " +
                                         "name of at most " + std::to_string(kMaxNameLength));
   }
-  Param param{ParamKind::kAttr, name, std::nullopt};
+  Param param = ParamOf(ParamKind::kAttr);
+  param.name = name;
   if (colon == std::string_view::npos) return param;
   std::string type_name(body.substr(colon + 1));
   if (type_name.empty()) {
@@ -128,7 +137,7 @@ Result<Param> ParseTypedTensor(const std::string& function_name, ParamKind kind,
                                         ParamKindName(kind) +
                                         ":<dtype>`; valid dtypes: " + ElementTypeNameList());
   }
-  Param param{kind, "", std::nullopt};
+  Param param = ParamOf(kind);
   param.dtype = ElementTypeFromName(type_name);
   if (param.dtype) return param;
   std::string detail = "unknown dtype " + Quote(type_name) + " in " + Quote(original) + "; ";
@@ -145,14 +154,14 @@ Result<Param> ParseToken(const std::string& function_name, const std::string& to
     return SpecError(function_name, "a token is empty; " + std::string(kValidTokens));
   }
   std::string canonical = NormalizeToken(token);
-  if (canonical == "arg") return Param{ParamKind::kArg, "", std::nullopt};
-  if (canonical == "ret") return Param{ParamKind::kRet, "", std::nullopt};
-  if (canonical == "stream") return Param{ParamKind::kStream, "", std::nullopt};
-  if (canonical == "pool") return Param{ParamKind::kPool, "", std::nullopt};
-  if (canonical == "state") return Param{ParamKind::kState, "", std::nullopt};
-  if (canonical == "async") return Param{ParamKind::kAsync, "", std::nullopt};
-  if (canonical == "scratch") return Param{ParamKind::kScratch, "", std::nullopt};
-  if (canonical == "scratch_alloc") return Param{ParamKind::kScratchAlloc, "", std::nullopt};
+  if (canonical == "arg") return ParamOf(ParamKind::kArg);
+  if (canonical == "ret") return ParamOf(ParamKind::kRet);
+  if (canonical == "stream") return ParamOf(ParamKind::kStream);
+  if (canonical == "pool") return ParamOf(ParamKind::kPool);
+  if (canonical == "state") return ParamOf(ParamKind::kState);
+  if (canonical == "async") return ParamOf(ParamKind::kAsync);
+  if (canonical == "scratch") return ParamOf(ParamKind::kScratch);
+  if (canonical == "scratch_alloc") return ParamOf(ParamKind::kScratchAlloc);
   if (canonical == "attr" || canonical == "attrs") {
     return SpecError(function_name, Quote(token) +
                                         " needs a name: write `attr.<name>` (type from the C++ "

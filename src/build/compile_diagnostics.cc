@@ -107,6 +107,62 @@ std::string UndefinedSymbol(const std::string& text) {
   return text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
 }
 
+// The names a kernel unit declares only when a function it loads takes a pool or state: their
+// headers cost about 0.2 s of every compile (docs/usage.md, "Using the whole machine"), so code
+// that uses them elsewhere must include them itself, and the compiler only says "undeclared".
+struct UnitOptionalName {
+  const char* name;
+  const char* header;
+  const char* what;  // the subject and verb of the hint
+  const char* parameter;
+};
+constexpr UnitOptionalName kUnitOptionalNames[] = {
+    {"ThreadPool", "jaxcc/parallel.h", "jaxcc::ThreadPool and jaxcc::parallel_for are", "a pool"},
+    {"parallel_for", "jaxcc/parallel.h", "jaxcc::ThreadPool and jaxcc::parallel_for are",
+     "a pool"},
+    {"State", "jaxcc/state.h", "jaxcc::State is", "a state"},
+};
+
+// Whether the diagnostic line says `name` of namespace jaxcc (or brainevent's BE, which names the
+// same types) is undeclared, in g++'s, Clang's or nvcc's words:
+//   g++    'jaxcc::ThreadPool' has not been declared; 'parallel_for' is not a member of 'BE'
+//   Clang  no type named 'ThreadPool' in namespace 'jaxcc'
+//   nvcc   namespace "jaxcc" has no member "ThreadPool"
+bool SaysUndeclared(const std::string& line, const std::string& name) {
+  bool named = false;
+  for (const char* open : {"\xe2\x80\x98", "'", "\"", "::"}) {  // g++'s curly quotes, or plain ones
+    for (const char* close : {"\xe2\x80\x99", "'", "\""}) {
+      named = named || line.find(open + name + close) != std::string::npos;
+    }
+  }
+  if (!named) return false;
+  bool ours = line.find("jaxcc") != std::string::npos;
+  for (const char* be : {"\xe2\x80\x98" "BE\xe2\x80\x99", "'BE'", "\"BE\"", "BE::"}) {
+    ours = ours || line.find(be) != std::string::npos;
+  }
+  bool undeclared = false;
+  for (const char* words : {"has not been declared", "is not a member of", "does not name a",
+                            "in namespace", "has no member", "was not declared"}) {
+    undeclared = undeclared || line.find(words) != std::string::npos;
+  }
+  return ours && undeclared;
+}
+
+// Looks at every error line: a failed build's message holds the first error of each failed step.
+std::string UnitOptionalNameHint(const std::string& message) {
+  for (const std::string& line : SplitLines(message)) {
+    if (line.find("error") == std::string::npos) continue;
+    for (const UnitOptionalName& entry : kUnitOptionalNames) {
+      if (!SaysUndeclared(line, entry.name)) continue;
+      return std::string("How to fix: ") + entry.what + " declared in " + entry.header +
+           ", which a kernel unit includes only when a function it loads takes " +
+           entry.parameter + " (docs/usage.md, \"Using the whole machine\"): add `#include \"" +
+             entry.header + "\"` at the top of the source.";
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string FixHint(const std::string& first_error) {
@@ -127,6 +183,7 @@ std::string FixHint(const std::string& first_error) {
              "with extra_ldflags=['-l<name>'] (and '-L<dir>').";
     }
   }
+  if (std::string hint = UnitOptionalNameHint(first_error); !hint.empty()) return hint;
   for (const Hint& hint : kHints) {
     if (first_error.find(hint.needle) != std::string::npos) return hint.advice;
   }
