@@ -128,13 +128,9 @@ TEST(FixHint, NamesTheHeaderOfAPoolOrStateNameAUnitLeftOut) {
     const char* line;
     const char* header;
   } cases[] = {
-      {"<m>:3:32: error: \xe2\x80\x98jaxcc::ThreadPool\xe2\x80\x99 has not been declared",
-       "jaxcc/parallel.h"},
-      {"<m>:4:32: error: \xe2\x80\x98jaxcc::State\xe2\x80\x99 has not been declared",
-       "jaxcc/state.h"},
-      {"<m>:5:41: error: \xe2\x80\x98parallel_for\xe2\x80\x99 is not a member of "
-       "\xe2\x80\x98"
-       "BE\xe2\x80\x99",  // split: "\x98BE" would be one hex escape
+      {"<m>:3:32: error: \u2018jaxcc::ThreadPool\u2019 has not been declared", "jaxcc/parallel.h"},
+      {"<m>:4:32: error: \u2018jaxcc::State\u2019 has not been declared", "jaxcc/state.h"},
+      {"<m>:5:41: error: \u2018parallel_for\u2019 is not a member of \u2018BE\u2019",
        "jaxcc/parallel.h"},
       {"<m>:3:29: error: 'BE::ThreadPool' has not been declared", "jaxcc/parallel.h"},
       {"<m>:3:39: error: no type named 'ThreadPool' in namespace 'jaxcc'", "jaxcc/parallel.h"},
@@ -146,7 +142,8 @@ TEST(FixHint, NamesTheHeaderOfAPoolOrStateNameAUnitLeftOut) {
   for (const auto& c : cases) {
     const std::string hint = FixHint(c.line);
     EXPECT_NE(hint.find(std::string("#include \"") + c.header + "\""), std::string::npos)
-        << c.line << "\n" << hint;
+        << c.line << "\n"
+        << hint;
   }
   // The first error of each failed step, as a build with two failed units reports them.
   EXPECT_NE(FixHint("2 build steps failed; the first error of each, in order:\n\n<m>:1:1: error: "

@@ -118,8 +118,7 @@ struct UnitOptionalName {
 };
 constexpr UnitOptionalName kUnitOptionalNames[] = {
     {"ThreadPool", "jaxcc/parallel.h", "jaxcc::ThreadPool and jaxcc::parallel_for are", "a pool"},
-    {"parallel_for", "jaxcc/parallel.h", "jaxcc::ThreadPool and jaxcc::parallel_for are",
-     "a pool"},
+    {"parallel_for", "jaxcc/parallel.h", "jaxcc::ThreadPool and jaxcc::parallel_for are", "a pool"},
     {"State", "jaxcc/state.h", "jaxcc::State is", "a state"},
 };
 
@@ -130,14 +129,14 @@ constexpr UnitOptionalName kUnitOptionalNames[] = {
 //   nvcc   namespace "jaxcc" has no member "ThreadPool"
 bool SaysUndeclared(const std::string& line, const std::string& name) {
   bool named = false;
-  for (const char* open : {"\xe2\x80\x98", "'", "\"", "::"}) {  // g++'s curly quotes, or plain ones
-    for (const char* close : {"\xe2\x80\x99", "'", "\""}) {
+  for (const char* open : {"\u2018", "'", "\"", "::"}) {  // g++'s curly quotes, or plain ones
+    for (const char* close : {"\u2019", "'", "\""}) {
       named = named || line.find(open + name + close) != std::string::npos;
     }
   }
   if (!named) return false;
   bool ours = line.find("jaxcc") != std::string::npos;
-  for (const char* be : {"\xe2\x80\x98" "BE\xe2\x80\x99", "'BE'", "\"BE\"", "BE::"}) {
+  for (const char* be : {"\u2018BE\u2019", "'BE'", "\"BE\"", "BE::"}) {
     ours = ours || line.find(be) != std::string::npos;
   }
   bool undeclared = false;
@@ -155,8 +154,8 @@ std::string UnitOptionalNameHint(const std::string& message) {
     for (const UnitOptionalName& entry : kUnitOptionalNames) {
       if (!SaysUndeclared(line, entry.name)) continue;
       return std::string("How to fix: ") + entry.what + " declared in " + entry.header +
-           ", which a kernel unit includes only when a function it loads takes " +
-           entry.parameter + " (docs/usage.md, \"Using the whole machine\"): add `#include \"" +
+             ", which a kernel unit includes only when a function it loads takes " +
+             entry.parameter + " (docs/usage.md, \"Using the whole machine\"): add `#include \"" +
              entry.header + "\"` at the top of the source.";
     }
   }
