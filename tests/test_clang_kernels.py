@@ -10,6 +10,8 @@ import json
 import os
 import shutil
 import stat
+import subprocess
+import sys
 
 import jax
 import jax.numpy as jnp
@@ -200,3 +202,65 @@ def test_a_pool_or_state_name_outside_their_units_gets_the_header_to_include(
     )
     module = jaxcc.load_cpp_inline(unique_name + "_both", source, ["twice"])
     np.testing.assert_array_equal(module.twice(jnp.ones(3, jnp.float32)), np.full(3, 2.0))
+
+
+HEAP_OVERFLOW = r"""
+#include "jaxcc/jaxcc.h"
+void heap_overflow(const jaxcc::Tensor& x, jaxcc::Tensor& y) {
+  float* heap = new float[4];
+  heap[x.numel()] = 1.0f;  // line 5: past the end of a heap block
+  y.data_ptr<float>()[0] = heap[0];
+  delete[] heap;
+}
+"""
+
+ASAN_CHILD = """
+import jax, jax.numpy as jnp, jaxcc
+jaxcc.set_cache_dir({cache!r})
+try:
+    mod = jaxcc.load_cpp_inline("clang_asan_mod", {source!r}, ["heap_overflow"], debug="asan")
+except jaxcc.errors.LoadError as e:
+    print("refused:", str(e).replace("\\n", " "))
+else:
+    jax.block_until_ready(mod.heap_overflow(jnp.zeros(8, jnp.float32)))
+print("survived")
+"""
+
+
+def _preload(runtime):
+    return " ".join(
+        subprocess.run(
+            [CLANG if "clang" in runtime else "g++", f"-print-file-name={lib}"],
+            capture_output=True, text=True,
+        ).stdout.strip()
+        for lib in (runtime, "libstdc++.so")
+    )  # fmt: skip
+
+
+def test_debug_asan_under_clang_reports_the_kernels_line(tmp_path):
+    # Clang links a shared library's sanitizer runtime only with -shared-libsan, which jaxcc adds
+    # (decision 168); the process must start with Clang's runtime, not GCC's libasan.
+    code = ASAN_CHILD.format(cache=str(tmp_path / "cache"), source=HEAP_OVERFLOW)
+    env = {**os.environ, "CXX": CLANG, "ASAN_OPTIONS": "detect_leaks=0"}
+    runtime = os.path.basename(
+        subprocess.run(
+            [CLANG, "-print-file-name=libclang_rt.asan-x86_64.so"], capture_output=True, text=True
+        ).stdout.strip()
+    )
+    clang_run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+        env={**env, "LD_PRELOAD": _preload(runtime)},
+    )  # fmt: skip
+    assert "survived" not in clang_run.stdout, clang_run.stdout
+    assert "AddressSanitizer: heap-buffer-overflow" in clang_run.stderr, clang_run.stderr[-3000:]
+    assert "in heap_overflow(jaxcc::Tensor const&, jaxcc::Tensor&) " in clang_run.stderr
+    assert "<clang_asan_mod>:5" in clang_run.stderr
+
+    # GCC's runtime in a process whose kernels Clang builds: refused with Clang's command.
+    gcc_run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+        env={**env, "LD_PRELOAD": _preload("libasan.so")},
+    )  # fmt: skip
+    assert "survived" in gcc_run.stdout, gcc_run.stdout[-2000:] + gcc_run.stderr[-2000:]
+    assert "but this process preloaded GCC's libasan" in gcc_run.stdout, gcc_run.stdout
+    assert f"{CLANG} -print-file-name=libclang_rt.asan-" in gcc_run.stdout

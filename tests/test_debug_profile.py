@@ -139,10 +139,61 @@ void heap_overflow(const jaxcc::Tensor x, jaxcc::Tensor out) {
 """
 
 
-def test_asan_without_the_preload_is_refused_with_the_exact_command():
+def test_asan_without_the_preload_is_refused_with_the_exact_command(monkeypatch):
+    monkeypatch.setenv("CXX", shutil.which("g++"))
     with pytest.raises(LoadError) as caught:
         jaxcc.load_cpp_inline("debug_asan_refused", HEAP_OVERFLOW, ["heap_overflow"], debug="asan")
-    assert 'LD_PRELOAD="$(g++ -print-file-name=libasan.so)' in str(caught.value)
+    gxx = shutil.which("g++")
+    assert (
+        f'LD_PRELOAD="$({gxx} -print-file-name=libasan.so) $({gxx} -print-file-name=libstdc++'
+        in (str(caught.value))
+    )
+
+
+def _asan_preload(compiler="g++", runtime="libasan.so"):
+    return " ".join(
+        subprocess.run(
+            [compiler, f"-print-file-name={lib}"], capture_output=True, text=True
+        ).stdout.strip()
+        for lib in (runtime, "libstdc++.so")
+    )
+
+
+def test_a_users_own_address_sanitizer_flag_without_the_runtime_is_an_error_not_an_exit(tmp_path):
+    # ASan's runtime ends a process that dlopens an instrumented library without it preloaded
+    # ("ASan runtime does not come first"); jaxcc refuses the load first (decision 168), whether
+    # nothing is built yet or a preloaded process built the entry.
+    code = textwrap.dedent(
+        f"""
+        import jaxcc
+        jaxcc.set_cache_dir({str(tmp_path / "cache")!r})
+        try:
+            m = jaxcc.load_cpp_inline("own_asan_flag", {HEAP_OVERFLOW!r}, ["heap_overflow"],
+                                      extra_cflags=["-fsanitize=address"],
+                                      extra_ldflags=["-fsanitize=address"])
+            print("loaded, cache hit:", m.cache_hit)
+        except jaxcc.errors.LoadError as e:
+            print("refused:", str(e).replace("\\n", " "))
+        print("survived")
+        """
+    )
+    env = {**os.environ, "CXX": shutil.which("g++"), "ASAN_OPTIONS": "detect_leaks=0"}
+
+    def run(**extra):
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+            env={**env, **extra},
+        )  # fmt: skip
+        assert "survived" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
+        return done.stdout.splitlines()[0]
+
+    cold = run()
+    assert cold.startswith("refused: module 'own_asan_flag' is built with AddressSanitizer"), cold
+    assert "g++ -print-file-name=libasan.so" in cold
+    assert run(LD_PRELOAD=_asan_preload()) == "loaded, cache hit: False"
+    warm = run()  # the entry is cached now: refused all the same, before the library is mapped
+    assert warm.startswith("refused: module 'own_asan_flag'"), warm
+    assert "g++ -print-file-name=libasan.so" in warm
 
 
 def test_asan_with_the_preload_reports_the_kernels_line():
@@ -154,12 +205,7 @@ def test_asan_with_the_preload_reports_the_kernels_line():
         print("survived")
         """
     )
-    preload = " ".join(
-        subprocess.run(
-            ["g++", f"-print-file-name={lib}"], capture_output=True, text=True
-        ).stdout.strip()
-        for lib in ("libasan.so", "libstdc++.so")
-    )
+    preload = _asan_preload()
     env = {
         **os.environ,
         "LD_PRELOAD": preload,

@@ -1,18 +1,14 @@
-"""The debug profile's Python half (decision 150c): what `debug=` or $JAXCC_DEBUG asks for, and,
-for AddressSanitizer, whether this process can load an instrumented library at all."""
+"""The debug profile's Python half (decision 150c): what `debug=` or $JAXCC_DEBUG asks for. Whether
+this process can load an AddressSanitizer-instrumented library is the core's to say, for every
+load with -fsanitize=address (pipeline/sanitizer_runtime.h, decision 168)."""
 
 from __future__ import annotations
 
 import os
 
-from .errors import LoadError, SpecError
+from .errors import SpecError
 
 _SANITIZE = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer"]
-
-ASAN_COMMAND = (
-    'LD_PRELOAD="$(g++ -print-file-name=libasan.so) $(g++ -print-file-name=libstdc++.so)" '
-    "ASAN_OPTIONS=detect_leaks=0 JAXCC_DEBUG=asan python your_script.py"
-)
 
 
 def _setting(debug, where: str):
@@ -34,19 +30,11 @@ def _setting(debug, where: str):
     raise SpecError(f"{where}: debug must be True, False or 'asan', got {debug!r}")
 
 
-def _asan_runtime_loaded() -> bool:
-    try:
-        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
-            return any("libasan" in line for line in maps)
-    except OSError:
-        return False
-
-
 def debug_profile(debug, where: str, platform: str) -> tuple[bool, list[str], list[str]]:
     """(debug build?, extra compile flags, extra link flags) for `debug=` (None: $JAXCC_DEBUG).
-    "asan" adds AddressSanitizer and UBSan to a CPU module, and is refused (LoadError with the
-    exact command) in a process that did not preload the sanitizer runtime, which an
-    instrumented library cannot be dlopen'ed without."""
+    "asan" adds AddressSanitizer and UBSan to a CPU module; the core refuses its load (LoadError
+    with the exact command) in a process that did not preload the compiler's sanitizer runtime,
+    which an instrumented library cannot be dlopen'ed without."""
     setting = _setting(debug, where)
     if setting != "asan":
         return bool(setting), [], []
@@ -54,10 +42,5 @@ def debug_profile(debug, where: str, platform: str) -> tuple[bool, list[str], li
         raise SpecError(
             f"{where}: debug='asan' instruments host code only; for CUDA kernels use "
             "debug=True and run under compute-sanitizer (docs/usage.md, 'Debugging a kernel')"
-        )
-    if not _asan_runtime_loaded():
-        raise LoadError(
-            f"{where}: debug='asan' needs AddressSanitizer's runtime loaded before Python "
-            f"starts; run the script as\n    {ASAN_COMMAND}"
         )
     return True, list(_SANITIZE), ["-fsanitize=address,undefined"]

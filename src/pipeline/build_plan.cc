@@ -9,6 +9,7 @@
 #include "codegen/kernel_unit.h"
 #include "pipeline/compile_database.h"
 #include "pipeline/debug_profile.h"
+#include "pipeline/sanitizer_runtime.h"
 #include "toolchain/cuda_arch.h"
 #include "util/fs.h"
 
@@ -27,8 +28,8 @@ std::string UserOptimization(const LoadRequest& request) {
 // Whether the compiler of `version` (the first line of its --version) takes -falign-loops=N:
 // GCC always, Clang from 13 on; nothing else is assumed to.
 bool TakesAlignLoops(const std::string& version) {
-  size_t clang = version.find("clang version ");
-  if (clang != std::string::npos) {
+  if (toolchain::IsClangVersion(version)) {
+    size_t clang = version.find("clang version ");
     return std::atoi(version.c_str() + clang + std::strlen("clang version ")) >= 13;
   }
   for (const char* gcc : {"g++", "c++", "gcc", "GCC"}) {
@@ -239,6 +240,7 @@ BuildPlan MakeBuildPlan(const LoadRequest& request, const BuildEnvironment& env,
   }
   if (is_cuda) plan.graph.link_flags = CudaLinkFlags(*cuda);
   Append(plan.graph.link_flags, LinkFlagsImpliedByCompileFlags(request));
+  if (!is_cuda) Append(plan.graph.link_flags, SanitizerLinkFlags(request, compiler));
   Append(plan.graph.link_flags, request.extra_ldflags);
   plan.graph.output = request.name + ".so";
   return plan;

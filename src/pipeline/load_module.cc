@@ -18,6 +18,7 @@
 #include "pipeline/cache_access.h"
 #include "pipeline/module_key.h"
 #include "pipeline/run_build.h"
+#include "pipeline/sanitizer_runtime.h"
 #include "pipeline/sharding_rules.h"
 #include "pipeline/source_text.h"
 #include "pipeline/warm_index.h"
@@ -64,6 +65,10 @@ std::optional<Result<LoadedModule>> LoadWarm(const LoadRequest& request, bool la
   auto record = ReadValidWarmRecord(record_path);
   trace::Mark("warm index");
   if (!record) return std::nullopt;
+  // A sanitized library dlopen'ed without its runtime ends the process, and which runtime is
+  // the compiler's to say (decision 168): such a load takes the full path, which finds the
+  // compiler (memoised), checks the process's runtime, and then hits the cache.
+  if (AsksForAddressSanitizer(request)) return std::nullopt;
   cache::CacheDir cache(request.cache_dir);
   cache::LookupMiss miss = cache::LookupMiss::kAbsent;
   cache::EntryFacts verified;
@@ -175,6 +180,9 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& given, const BuildEnviro
   }
   auto compiler = toolchain::FindHostCompiler(JoinPath(memo_dir, "toolchain.json"));
   if (!compiler.ok()) return compiler.error();
+  if (AsksForAddressSanitizer(request)) {  // now that the compiler, and so its runtime, is known
+    JAXCC_RETURN_IF_ERROR(CheckAddressSanitizerRuntime(request, ReadOwnMaps(), *compiler));
+  }
   trace::Mark("find compiler (memo)");
   auto header_digest = cache::DigestDirectories(
       {JoinPath(env.ffi_include_dir, "xla/ffi/api"), env.jaxcc_include_dir},

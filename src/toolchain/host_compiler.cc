@@ -89,4 +89,8 @@ Result<HostCompiler> FindHostCompiler(const std::string& memo_path) {
   return compiler;
 }
 
+bool IsClangVersion(const std::string& version) {
+  return version.find("clang version ") != std::string::npos;
+}
+
 }  // namespace jaxcc::toolchain

@@ -20,6 +20,10 @@ struct HostCompiler {
   LinkerChoice linker;
 };
 
+/// Whether `version` (the first line of a compiler's --version) is Clang's ("... clang version
+/// 14.0.6 ..."); Apple's and Debian's spell it so too.
+bool IsClangVersion(const std::string& version);
+
 /// Order: $CXX, then g++, c++, clang++ on PATH. The version is read with `--version` only when
 /// neither this process nor the memo file (keyed by the compiler's path, size, mtime and inode)
 /// knows it, so a warm load never starts a subprocess. `memo_path` may be "" (no file memo).
