@@ -8,6 +8,7 @@ missing Clang fails the module instead of hiding it."""
 
 import json
 import os
+import platform
 import shutil
 import stat
 import subprocess
@@ -242,11 +243,7 @@ def test_debug_asan_under_clang_reports_the_kernels_line(tmp_path):
     # (decision 168); the process must start with Clang's runtime, not GCC's libasan.
     code = ASAN_CHILD.format(cache=str(tmp_path / "cache"), source=HEAP_OVERFLOW)
     env = {**os.environ, "CXX": CLANG, "ASAN_OPTIONS": "detect_leaks=0"}
-    runtime = os.path.basename(
-        subprocess.run(
-            [CLANG, "-print-file-name=libclang_rt.asan-x86_64.so"], capture_output=True, text=True
-        ).stdout.strip()
-    )
+    runtime = f"libclang_rt.asan-{platform.machine()}.so"
     clang_run = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
         env={**env, "LD_PRELOAD": _preload(runtime)},
