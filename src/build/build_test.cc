@@ -155,7 +155,11 @@ TEST(FixHint, NamesTheHeaderOfAPoolOrStateNameAUnitLeftOut) {
        {"<m>:3:32: error: 'State' has not been declared",
         "<m>:3:32: error: 'my::ThreadPool' has not been declared",
         "<m>:3:32: error: no matching function for call to 'jaxcc::parallel_for(int)'",
-        "<m>:3:32: error: 'jaxcc::StateOfMine' has not been declared"}) {
+        "<m>:3:32: error: 'jaxcc::StateOfMine' has not been declared",
+        // A user's own State in a unit built under a cache directory named jaxcc.
+        "/root/.cache/jaxcc/.build/m-1@h/kernel_0.cc:3:32: error: 'State' has not been declared",
+        "/root/.cache/jaxcc/.build/m-1@h/kernel_0.cc:3:32: error: no type named 'State' in "
+        "namespace 'ops'"}) {
     EXPECT_EQ(FixHint(line).find("#include \"jaxcc/"), std::string::npos) << line;
   }
 }

@@ -127,7 +127,11 @@ constexpr UnitOptionalName kUnitOptionalNames[] = {
 //   g++    'jaxcc::ThreadPool' has not been declared; 'parallel_for' is not a member of 'BE'
 //   Clang  no type named 'ThreadPool' in namespace 'jaxcc'
 //   nvcc   namespace "jaxcc" has no member "ThreadPool"
-bool SaysUndeclared(const std::string& line, const std::string& name) {
+bool SaysUndeclared(const std::string& diagnostic, const std::string& name) {
+  // The message only: the location before it is a path, often under a cache named jaxcc.
+  const size_t error = diagnostic.find("error:");
+  if (error == std::string::npos) return false;
+  const std::string line = diagnostic.substr(error);
   bool named = false;
   for (const char* open : {"\u2018", "'", "\"", "::"}) {  // g++'s curly quotes, or plain ones
     for (const char* close : {"\u2019", "'", "\""}) {
@@ -150,7 +154,6 @@ bool SaysUndeclared(const std::string& line, const std::string& name) {
 // Looks at every error line: a failed build's message holds the first error of each failed step.
 std::string UnitOptionalNameHint(const std::string& message) {
   for (const std::string& line : SplitLines(message)) {
-    if (line.find("error") == std::string::npos) continue;
     for (const UnitOptionalName& entry : kUnitOptionalNames) {
       if (!SaysUndeclared(line, entry.name)) continue;
       return std::string("How to fix: ") + entry.what + " declared in " + entry.header +
