@@ -109,11 +109,12 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
-def logging_compiler(tmp_path, monkeypatch):
-    """$CXX set to g++ behind a script that logs each command line; returns the log's path."""
+def logging_compiler(tmp_path, monkeypatch, compiler="g++"):
+    """$CXX set to `compiler` behind a script that logs each command line; returns the log's
+    path."""
     log = tmp_path / "cxx.log"
     script = tmp_path / "cxx-logging"
-    script.write_text(f'#!/bin/sh\necho "$@" >> "{log}"\nexec g++ "$@"\n')
+    script.write_text(f'#!/bin/sh\necho "$@" >> "{log}"\nexec "{compiler}" "$@"\n')
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     monkeypatch.setenv("CXX", str(script))
     return log
@@ -128,6 +129,17 @@ def compiled_units(log):
     )
     log.unlink()
     return units
+
+
+def asan_preload(compiler="g++", runtime="libasan.so") -> str:
+    """LD_PRELOAD for a process that loads AddressSanitizer-built kernels: `compiler`'s ASan
+    runtime, then libstdc++ (docs/usage.md, the debug profile)."""
+    return " ".join(
+        subprocess.run(
+            [compiler, f"-print-file-name={lib}"], capture_output=True, text=True
+        ).stdout.strip()
+        for lib in (runtime, "libstdc++.so")
+    )
 
 
 def printed_results(proc: subprocess.CompletedProcess) -> dict:

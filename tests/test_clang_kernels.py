@@ -10,7 +10,6 @@ import json
 import os
 import platform
 import shutil
-import stat
 import subprocess
 import sys
 
@@ -18,7 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from conftest import compiled_units, run_python
+from conftest import asan_preload, compiled_units, logging_compiler, run_python
 
 import jaxcc
 
@@ -107,12 +106,7 @@ void overrun(const jaxcc::Tensor& x, jaxcc::Tensor& y) {
 @pytest.fixture
 def clang(tmp_path, monkeypatch):
     """$CXX set to clang++ behind a script that logs each command line; returns the log."""
-    log = tmp_path / "clang.log"
-    script = tmp_path / "clang-logging"
-    script.write_text(f'#!/bin/sh\necho "$@" >> "{log}"\nexec "{CLANG}" "$@"\n')
-    script.chmod(script.stat().st_mode | stat.S_IXUSR)
-    monkeypatch.setenv("CXX", str(script))
-    return log
+    return logging_compiler(tmp_path, monkeypatch, CLANG)
 
 
 def test_jaxcc_kernels_build_and_run_with_clang(fresh_cache, unique_name, clang):
@@ -228,16 +222,6 @@ print("survived")
 """
 
 
-def _preload(runtime):
-    return " ".join(
-        subprocess.run(
-            [CLANG if "clang" in runtime else "g++", f"-print-file-name={lib}"],
-            capture_output=True, text=True,
-        ).stdout.strip()
-        for lib in (runtime, "libstdc++.so")
-    )  # fmt: skip
-
-
 def test_debug_asan_under_clang_reports_the_kernels_line(tmp_path):
     # Clang links a shared library's sanitizer runtime only with -shared-libsan, which jaxcc adds
     # (decision 168); the process must start with Clang's runtime, not GCC's libasan.
@@ -246,7 +230,7 @@ def test_debug_asan_under_clang_reports_the_kernels_line(tmp_path):
     runtime = f"libclang_rt.asan-{platform.machine()}.so"
     clang_run = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
-        env={**env, "LD_PRELOAD": _preload(runtime)},
+        env={**env, "LD_PRELOAD": asan_preload(CLANG, runtime)},
     )  # fmt: skip
     assert "survived" not in clang_run.stdout, clang_run.stdout
     assert "AddressSanitizer: heap-buffer-overflow" in clang_run.stderr, clang_run.stderr[-3000:]
@@ -256,7 +240,7 @@ def test_debug_asan_under_clang_reports_the_kernels_line(tmp_path):
     # GCC's runtime in a process whose kernels Clang builds: refused with Clang's command.
     gcc_run = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
-        env={**env, "LD_PRELOAD": _preload("libasan.so")},
+        env={**env, "LD_PRELOAD": asan_preload()},
     )  # fmt: skip
     assert "survived" in gcc_run.stdout, gcc_run.stdout[-2000:] + gcc_run.stderr[-2000:]
     assert "but this process preloaded GCC's libasan" in gcc_run.stdout, gcc_run.stdout

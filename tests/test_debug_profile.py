@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from conftest import asan_preload
 
 import jaxcc
 from jaxcc.errors import LoadError, SpecError
@@ -150,15 +151,6 @@ def test_asan_without_the_preload_is_refused_with_the_exact_command(monkeypatch)
     )
 
 
-def _asan_preload(compiler="g++", runtime="libasan.so"):
-    return " ".join(
-        subprocess.run(
-            [compiler, f"-print-file-name={lib}"], capture_output=True, text=True
-        ).stdout.strip()
-        for lib in (runtime, "libstdc++.so")
-    )
-
-
 def test_a_users_own_address_sanitizer_flag_without_the_runtime_is_an_error_not_an_exit(tmp_path):
     # ASan's runtime ends a process that dlopens an instrumented library without it preloaded
     # ("ASan runtime does not come first"); jaxcc refuses the load first (decision 168), whether
@@ -190,7 +182,7 @@ def test_a_users_own_address_sanitizer_flag_without_the_runtime_is_an_error_not_
     cold = run()
     assert cold.startswith("refused: module 'own_asan_flag' is built with AddressSanitizer"), cold
     assert "g++ -print-file-name=libasan.so" in cold
-    assert run(LD_PRELOAD=_asan_preload()) == "loaded, cache hit: False"
+    assert run(LD_PRELOAD=asan_preload()) == "loaded, cache hit: False"
     warm = run()  # the entry is cached now: refused all the same, before the library is mapped
     assert warm.startswith("refused: module 'own_asan_flag'"), warm
     assert "g++ -print-file-name=libasan.so" in warm
@@ -205,7 +197,7 @@ def test_asan_with_the_preload_reports_the_kernels_line():
         print("survived")
         """
     )
-    preload = _asan_preload()
+    preload = asan_preload()
     env = {
         **os.environ,
         "LD_PRELOAD": preload,

@@ -65,10 +65,6 @@ std::optional<Result<LoadedModule>> LoadWarm(const LoadRequest& request, bool la
   auto record = ReadValidWarmRecord(record_path);
   trace::Mark("warm index");
   if (!record) return std::nullopt;
-  // A sanitized library dlopen'ed without its runtime ends the process, and which runtime is
-  // the compiler's to say (decision 168): such a load takes the full path, which finds the
-  // compiler (memoised), checks the process's runtime, and then hits the cache.
-  if (AsksForAddressSanitizer(request)) return std::nullopt;
   cache::CacheDir cache(request.cache_dir);
   cache::LookupMiss miss = cache::LookupMiss::kAbsent;
   cache::EntryFacts verified;
@@ -109,10 +105,13 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& given, const BuildEnviro
   if (!lazy.ok()) return lazy.error();
   trace::Mark("validate request");
   // An untrusted cache root only skips the index here: the full path reports spec and
-  // signature errors first, then the cache root's.
+  // signature errors first, then the cache root's. A sanitized library dlopen'ed without its
+  // runtime ends the process, and which runtime is the compiler's to say (decision 168): such a
+  // load skips the index (no record is read or written) and takes the full path, which finds the
+  // compiler (memoised), checks the process's runtime, and then hits the cache.
   std::string fingerprint;
   bool root_trusted = false;
-  if (!env.force_rebuild && given.build_directory.empty() &&
+  if (!env.force_rebuild && given.build_directory.empty() && !AsksForAddressSanitizer(given) &&
       CheckCacheRootIsPrivate(given.cache_dir).ok()) {
     root_trusted = true;
     fingerprint = WarmFingerprint(given, env);
