@@ -138,14 +138,14 @@ def main() -> None:
     jaxcc.load_cpp_inline("bench_autotune", SOURCE, tune=TUNE)
     print(f"warm tuned load (this process): {(time.perf_counter() - t0) * 1e3:.2f} ms")
     first_calls = {}
-    from jaxcc import _tune_store
+    from jaxcc.tune import store
 
     for shape in SHAPES:
         a, b, out = _operands(*shape)
         t0 = time.perf_counter()
         mod.matmul(a, b, outs=out).block_until_ready()
         first_calls[shape] = time.perf_counter() - t0
-    records = {r["key"]: r for r in _tune_store.list_decisions(cache)}
+    records = {r["key"]: r for r in store.list_decisions(cache)}
     print(
         f"\n{'n,k,m':>14} {'tuned':>9} {'best':>9} {'tuned/best':>10} {'middle/tuned':>12} "
         f"{'worst/best':>10} {'tuning s':>9}  chosen (best)"

@@ -152,7 +152,7 @@ def main() -> None:
         f"built {len(mod.csr_events.variant_targets)} variants in "
         f"{time.perf_counter() - t0:.1f} s (cold cache)"
     )
-    from jaxcc import _tune_store
+    from jaxcc.tune import store
 
     first_calls = {}
     for network in NETWORKS:
@@ -160,7 +160,7 @@ def main() -> None:
         t0 = time.perf_counter()
         mod.csr_events(*operands, outs=out).block_until_ready()
         first_calls[network] = time.perf_counter() - t0
-    tuning = {r["key"]: r["tuning_s"] for r in _tune_store.list_decisions(cache)}
+    tuning = {r["key"]: r["tuning_s"] for r in store.list_decisions(cache)}
     print(
         f"\n{'n_pre,n_post,p,rate':>26} {'nnz':>8} {'tuned':>9} {'best':>9} {'tuned/best':>10} "
         f"{'middle/tuned':>12} {'worst/best':>10} {'tuning s':>9}  chosen (best)"

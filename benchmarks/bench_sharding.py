@@ -31,7 +31,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "shard
 import kernels  # noqa: E402  (the row_norm kernels of the sharding tests)
 
 import jaxcc  # noqa: E402
-from jaxcc import _sharding  # noqa: E402
+from jaxcc.sharding import rule  # noqa: E402
 
 COLLECTIVE = re.compile(
     r"=\s*(\w+)\[([\d,]*)\][^=]*?\b(all-gather|all-to-all|all-reduce|collective-permute|"
@@ -89,11 +89,11 @@ def main() -> None:
         # The same rule through custom_partitioning instead of XLA's batch partitioner: traced
         # (on its first call) with the batch path switched off.
         ruled_cp = jax.jit(lambda a: mod.row_norm(a))
-        _sharding.BATCH_PATH[0] = False
+        rule.BATCH_PATH[0] = False
         ruled_cp(x_auto).block_until_ready()
         assert "CustomSPMDPartitioning" in ruled_cp.lower(x_auto).as_text()
         hlo_cp_text = ruled_cp.lower(x_auto).compile().as_text()
-        _sharding.BATCH_PATH[0] = True
+        rule.BATCH_PATH[0] = True
         for f, arg in ((ruled, x), (ruled_cp, x_auto)):
             np.testing.assert_allclose(np.asarray(f(arg)), np.asarray(plain(x)), rtol=1e-6)
         calls = max(5, int(4e6 // host.size))

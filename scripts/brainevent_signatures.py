@@ -19,7 +19,8 @@ import sys
 import time
 
 import jaxcc
-from jaxcc import _core, _options
+from jaxcc import _core
+from jaxcc.build import options
 from jaxcc.errors import JaxccError
 
 
@@ -57,7 +58,7 @@ def main() -> int:
     ok = functions = 0
     seconds = 0.0
     for path in files:
-        request = _options.make_request(
+        request = options.make_request(
             "brainevent_signatures",
             name="m",
             platform="cuda",

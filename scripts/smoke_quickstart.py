@@ -4,9 +4,11 @@ XLACustomKernel call under jit and vmap. Exits non-zero on any wrong answer.
     python scripts/smoke_quickstart.py [README.md]
 """
 
+import atexit
 import contextlib
 import io
 import re
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -32,7 +34,9 @@ def main() -> int:
     import jaxcc
 
     # A private cache: the smoke test builds from scratch and leaves the user's cache alone.
-    jaxcc.set_cache_dir(tempfile.mkdtemp(prefix="jaxcc-smoke-"))
+    cache = tempfile.mkdtemp(prefix="jaxcc-smoke-")
+    atexit.register(shutil.rmtree, cache, True)
+    jaxcc.set_cache_dir(cache)
     print(
         f"smoke: Python {sys.version.split()[0]}, jax {jax.__version__}, "
         f"jaxlib {jaxlib.__version__}, jaxcc {jaxcc.__version__}"

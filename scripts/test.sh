@@ -12,6 +12,8 @@
 #   pip-check    scripts/pip_check.sh: the sdist and the auditwheel-repaired wheel installed as a
 #                user would (unprivileged, no system headers), quickstart, doctor, load_library
 #                without a compiler; JAXCC_PIP_CHECK=0 leaves it out
+#   leftovers    the suite leaves nothing behind: every jaxcc-* (or jaxcc_*) entry in $TMPDIR
+#                after the run was there before it (issue 48)
 # A missing Python 3.12 or 3.13 is reported and its phase skipped. Arguments go to both pytest
 # runs; JAXCC_MATRIX=0 leaves out the last two phases (a quicker local run; CI runs them).
 set -euo pipefail
@@ -37,6 +39,11 @@ summary() {
   [ "$rc" -eq 0 ] || echo "test: FAILED${phase:+ in $phase} (exit $rc)"
 }
 trap summary EXIT
+
+# What jaxcc's temporary directories in $TMPDIR were before any test ran (the leftovers phase).
+tmp_root=${TMPDIR:-/tmp}
+jaxcc_temporaries() { ls -A "$tmp_root" 2>/dev/null | { grep -E '^jaxcc[-_]' || true; } | sort; }
+temporaries_before=$(jaxcc_temporaries)
 
 begin setup
 ./scripts/setup.sh
@@ -86,3 +93,13 @@ if [ "${JAXCC_PIP_CHECK:-1}" != 0 ]; then
   ./scripts/pip_check.sh
   end
 fi
+
+begin leftovers
+left=$(comm -13 <(printf '%s\n' "$temporaries_before") <(jaxcc_temporaries) | sed '/^$/d')
+if [ -n "$left" ]; then
+  echo "test: the run left these in $tmp_root; remove them in the test that makes them:"
+  printf '  %s\n' $left
+  exit 1
+fi
+echo "test: no jaxcc temporaries left in $tmp_root"
+end

@@ -17,9 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import jaxcc
-from jaxcc import _core, _tune_store
-from jaxcc._export import required_targets
-from jaxcc._tune_spec import module_configs, parse_tune
+from jaxcc import _core
+from jaxcc.deploy.export import required_targets
+from jaxcc.tune import store
+from jaxcc.tune.spec import module_configs, parse_tune
 
 # c = a + 1, recomputed REPEAT times (a compiler barrier keeps every pass): the same answer for
 # every REPEAT, and a large REPEAT is slower by that factor.
@@ -88,9 +89,7 @@ def test_tuned_call_inside_jit_and_vmap_lowers_to_the_chosen_target(unique_name)
     assert f"{unique_name}@tune-REPEAT3000.bump" not in hlo
     np.testing.assert_array_equal(jax.jit(jax.vmap(mod.bump))(x), x + 1)
     # vmap's key is the per-element shape (what the sequential calls run on)
-    record = [
-        r for r in _tune_store.list_decisions(jaxcc.get_cache_dir()) if r["module"] == unique_name
-    ]
+    record = [r for r in store.list_decisions(jaxcc.get_cache_dir()) if r["module"] == unique_name]
     assert {r["key"] for r in record} == {"float32[2,512]", "float32[512]"}
 
 
@@ -117,7 +116,7 @@ def test_second_process_times_nothing(fresh_cache, unique_name):
     as_json = run_python("from jaxcc.__main__ import main; main(['cache', 'ls', '--json'])", env)
     assert json.loads(as_json.stdout)["autotune"][0]["chosen_text"] == "REPEAT=1"
     jaxcc.clear_cache(unique_name)
-    assert not _tune_store.list_decisions(str(fresh_cache))
+    assert not store.list_decisions(str(fresh_cache))
 
 
 def test_adding_a_candidate_builds_only_the_new_variant(fresh_cache, unique_name):
@@ -155,9 +154,7 @@ def test_variant_disagreeing_with_reference_is_left_out_with_one_warning(unique_
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         mod.shift(jnp.zeros(7, jnp.float32))  # another key: tuned again, not warned again
-    record = [
-        r for r in _tune_store.list_decisions(jaxcc.get_cache_dir()) if r["module"] == unique_name
-    ]
+    record = [r for r in store.list_decisions(jaxcc.get_cache_dir()) if r["module"] == unique_name]
     assert all("OFFSET=9" in r["excluded"] and "OFFSET=9" not in r["times_s"] for r in record)
 
 

@@ -11,8 +11,8 @@ import pytest
 from test_autotune import REPEAT_SOURCE, TILED_CUDA
 
 import jaxcc
-from jaxcc import _load, _loaded_table
-from jaxcc._tune_choose import TunedFunction
+from jaxcc.build import load_request, loaded_table
+from jaxcc.tune.choose import TunedFunction
 
 X = jnp.arange(1024, dtype=jnp.float32)
 JAXCC_FORM = REPEAT_SOURCE.replace("// @BE bump arg ret", '// @jaxcc bump tune="REPEAT=3000,1"')
@@ -42,8 +42,8 @@ def test_annotation_in_a_source_file_is_read_on_warm_loads_too(tmp_path, unique_
     os.utime(path, (old, old))
     mod = jaxcc.load_cpp_file(path, name=unique_name)
     assert sorted(mod.bump.variant_targets) == ["REPEAT=1", "REPEAT=3000"]
-    _load._declared.clear()  # as a fresh process: the core reads the annotation again
-    _loaded_table.forget(unique_name)
+    load_request._declared.clear()  # as a fresh process: the core reads the annotation again
+    loaded_table.forget(unique_name)
     warm = jaxcc.load_cpp_file(path, name=unique_name)
     assert sorted(warm.bump.variant_targets) == ["REPEAT=1", "REPEAT=3000"]
     assert all(jaxcc.load_cpp_file(path, name=unique_name).bump.variant_targets for _ in range(2))

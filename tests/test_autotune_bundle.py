@@ -16,7 +16,7 @@ LOADER = textwrap.dedent("""
     import json, sys
     import jax.numpy as jnp, jaxcc
     from jaxcc import _tune_store
-    from jaxcc._tune_choose import TunedFunction
+    from jaxcc.tune.choose import TunedFunction
     timed = []
     original = TunedFunction._tune_now
     def counting(self, shapes, *rest):

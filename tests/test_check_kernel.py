@@ -113,7 +113,7 @@ def test_sample_call_that_fails_is_one_failed_row(ops):
 
 
 def test_tolerance_defaults_by_dtype():
-    from jaxcc._check_subject import Subject
+    from jaxcc.check.subject import Subject
 
     subject = Subject(None, [], None, {}, False)
     assert subject.tolerance(np.float32) == (1e-5, 1e-6)
@@ -191,7 +191,7 @@ def test_catalogue_outputs_are_the_declared_types(ops):
 def test_difference_names_exactly_the_changed_element(shape, dtype, data):
     """The comparison every row uses: equal arrays (NaNs included) agree, and one element moved
     beyond the tolerance is reported at its own index, as 1 differing element."""
-    from jaxcc._check_subject import Subject
+    from jaxcc.check.subject import Subject
 
     subject = Subject(None, [], None, {}, False)
     rng = np.random.default_rng(data.draw(st.integers(0, 2**32 - 1)))

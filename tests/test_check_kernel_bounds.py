@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import jaxcc
-from jaxcc import _registry
+from jaxcc.call import ffi_targets
 
 sys.path.insert(0, os.path.dirname(__file__))
 import check_kernel_catalogue as catalogue  # noqa: E402
@@ -28,7 +28,7 @@ def failed(report) -> set:
 
 def debug_targets(module_name: str) -> list:
     return [
-        t for t in _registry.registered_targets() if t.startswith(f"{module_name}_jaxcc_debug_")
+        t for t in ffi_targets.registered_targets() if t.startswith(f"{module_name}_jaxcc_debug_")
     ]
 
 
@@ -152,7 +152,7 @@ def test_kernels_that_are_not_jaxcc_builds_are_skipped_with_the_reason():
 
 
 def test_cuda_kernel_without_a_gpu_is_skipped():
-    from jaxcc._check_bounds import _cannot_check
+    from jaxcc.check.bounds import _cannot_check
 
     if jax.default_backend() == "gpu":
         pytest.skip("this process has a GPU")

@@ -14,7 +14,9 @@ from conftest import run_python
 from test_warm_index import installed_headers_settled  # noqa: F401  (records need settled dirs)
 
 import jaxcc
-from jaxcc import _core, _load, _options
+from jaxcc import _core
+from jaxcc.build import load_request as load
+from jaxcc.build import options as jaxcc_options
 from jaxcc.errors import SpecError
 
 SETTLE_S = 3.2  # util/fs.h TimestampSettled: 3 s, and a margin
@@ -128,7 +130,7 @@ def test_a_rewrite_is_seen_by_the_same_process(tmp_path, fresh_cache):
 
 
 def load_request(path, source):
-    request = _options.make_request(
+    request = jaxcc_options.make_request(
         "test",
         name="deferred_moved",
         platform="cpu",
@@ -136,7 +138,7 @@ def load_request(path, source):
         functions=["add_offset"],
         source_dirs=(str(path.parent),),
     )
-    options = _options.run_options(
+    options = jaxcc_options.run_options(
         "test", verbose=False, force_rebuild=False, replace=False, ninja_workers=None
     )
     return request, options
@@ -154,7 +156,7 @@ def test_a_file_changed_after_its_stamp_was_taken_is_built_as_read_and_not_index
     request, options = load_request(path, source)
     # resolve_specs reads the file as the load does.
     assert [spec.name for spec in _core.resolve_specs(request)] == ["add_offset"]
-    module = _load.load(request, options)
+    module = load.load(request, options)
     # The bytes read are what was built...
     assert not module.cache_hit
     assert module.add_offset(jnp.zeros(2, jnp.float32))[0] == 6.0
@@ -172,7 +174,7 @@ def test_a_deferred_file_removed_before_the_load_is_a_spec_error_naming_it(tmp_p
     path.unlink()
     request, options = load_request(path, source)
     with pytest.raises(SpecError, match=f"cannot read {path}.*readable source file"):
-        _load.load(request, options)
+        load.load(request, options)
 
 
 def test_the_setting_turns_deferral_off_and_a_bad_value_is_a_spec_error(tmp_path, monkeypatch):

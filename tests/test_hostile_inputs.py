@@ -8,6 +8,7 @@ runs every cheap case in a fresh interpreter, which must exit normally and print
 
 from __future__ import annotations
 
+import atexit
 import collections
 import contextlib
 import dataclasses
@@ -770,7 +771,8 @@ def test_summary_in_a_subprocess(ctx):
 
 if __name__ == "__main__":  # python tests/test_hostile_inputs.py: every case, one line each
     sys.path.insert(0, str(Path(__file__).parent))
-    context = Context(Path(tempfile.mkdtemp()))
+    context = Context(Path(tempfile.mkdtemp(prefix="jaxcc-hostile-")))
+    atexit.register(shutil.rmtree, context.scratch, True)
     jaxcc.set_cache_dir(context.scratch / "cache")
     for c in CASES:
         if len(sys.argv) > 1 and not any(a in c.id for a in sys.argv[1:]):

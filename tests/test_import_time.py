@@ -11,7 +11,14 @@ import jaxcc
 
 # Modules a fresh `import jaxcc` must not import: each costs milliseconds or more (the deployment
 # modules about a millisecond together, and a process that only loads kernels never needs them).
-HEAVY = ("jaxcc.custom_kernel", "numba", "triton", "matplotlib", "jaxcc._bundle", "jaxcc._export")
+HEAVY = (
+    "jaxcc.custom_kernel",
+    "numba",
+    "triton",
+    "matplotlib",
+    "jaxcc.deploy.bundle",
+    "jaxcc.deploy.export",
+)
 
 
 def fresh(code: str) -> str:

@@ -131,7 +131,9 @@ def package_cycle(package_root: pathlib.Path) -> list[str] | None:
     __init__) while that __init__ imports it closes a cycle (issue 25: those edges were dropped
     and such a cycle went unseen)."""
     graph = package_graph(package_root)
-    assert "jaxcc._loading" in graph and graph["jaxcc._loading"], "the scan found no imports"
+    assert "jaxcc.load.loaders" in graph and graph["jaxcc.load.loaders"], (
+        "the scan found no imports"
+    )
     return find_cycle(graph)
 
 
@@ -171,3 +173,70 @@ def test_no_source_file_is_longer_than_the_limit():
                 if lines > MAX_LINES:
                     long_files.append(f"{path.relative_to(ROOT)}: {lines} lines")
     assert not long_files, f"split these (limit {MAX_LINES} lines): {long_files}"
+
+
+PYTHON_CHECK = ROOT / "scripts" / "check_python_layering.py"
+
+
+def run_python_check(root: pathlib.Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(PYTHON_CHECK), "--root", str(root)], capture_output=True, text=True
+    )
+
+
+def copy_python_layout(tmp_path: pathlib.Path) -> pathlib.Path:
+    copy = tmp_path / "repo"
+    shutil.copytree(
+        ROOT / "python" / "jaxcc",
+        copy / "python" / "jaxcc",
+        ignore=shutil.ignore_patterns("*.so", "__pycache__"),
+    )
+    shutil.copy(ROOT / "ARCHITECTURE.md", copy / "ARCHITECTURE.md")
+    return copy
+
+
+def test_architecture_python_table_is_the_import_graph():
+    result = run_python_check(ROOT)
+    assert result.returncode == 0, result.stderr
+
+
+def test_python_check_fails_on_a_planted_upward_import(tmp_path):
+    copy = copy_python_layout(tmp_path)
+    discovery = copy / "python" / "jaxcc" / "environment" / "discovery.py"
+    # A lazy import inside a function counts as much as one at the top.
+    discovery.write_text(
+        discovery.read_text() + "\n\ndef planted():\n    from jaxcc.tune import store\n"
+    )
+    result = run_python_check(copy)
+    assert result.returncode == 1
+    assert "environment/discovery.py" in result.stderr
+    assert "imports jaxcc.tune.store: environment sits below tune" in result.stderr
+    assert "environment imports tune, not in its ARCHITECTURE.md row" in result.stderr
+
+
+def test_python_check_fails_on_an_import_of_the_package_root(tmp_path):
+    copy = copy_python_layout(tmp_path)
+    options = copy / "python" / "jaxcc" / "build" / "options.py"
+    options.write_text(options.read_text() + "\nfrom jaxcc import get_cache_dir  # planted\n")
+    result = run_python_check(copy)
+    assert result.returncode == 1
+    assert "build/options.py" in result.stderr
+    assert "imports the package root (a name taken from jaxcc/__init__.py)" in result.stderr
+    # A module taken from the root's namespace is no import of the root.
+    options.write_text(options.read_text().replace("import get_cache_dir", "import _core"))
+    assert run_python_check(copy).returncode == 0
+
+
+def test_python_check_fails_on_a_stale_row_and_an_unplaced_module(tmp_path):
+    copy = copy_python_layout(tmp_path)
+    architecture = copy / "ARCHITECTURE.md"
+    text = architecture.read_text()
+    row = "| foundation, environment, sharding |"  # call/'s row
+    assert text.count(row) == 1
+    architecture.write_text(text.replace(row, "| foundation, environment, sharding, check |"))
+    (copy / "python" / "jaxcc" / "_planted.py").write_text("")
+    result = run_python_check(copy)
+    assert result.returncode == 1
+    assert "call may import check, which the table lists after it" in result.stderr
+    assert "call's ARCHITECTURE.md row names check, which it never imports" in result.stderr
+    assert "python/jaxcc/_planted.py belongs to no stage" in result.stderr

@@ -220,7 +220,7 @@ def test_verbose_shows_each_command(unique_name, capfd):
 
 
 def test_progress_line_on_a_terminal_for_slow_builds():
-    from jaxcc._progress import BuildProgress
+    from jaxcc.environment.progress import BuildProgress
 
     class FakeTty(io.StringIO):
         def isatty(self):
@@ -246,7 +246,7 @@ def test_progress_line_on_a_terminal_for_slow_builds():
 def test_progress_counts_build_steps_and_a_log_gets_lines_only_when_asked(monkeypatch):
     import time
 
-    from jaxcc._progress import BuildProgress
+    from jaxcc.environment.progress import BuildProgress
 
     monkeypatch.setenv("JAXCC_PROGRESS", "1")
     log = io.StringIO()  # not a terminal, but asked for: whole lines, no carriage returns
@@ -274,16 +274,16 @@ def test_progress_counts_build_steps_and_a_log_gets_lines_only_when_asked(monkey
 def test_a_multi_file_build_reports_its_steps_as_ninja_runs_them(
     unique_name, monkeypatch, tmp_path
 ):
-    from jaxcc import _load
+    from jaxcc.build import load_request
 
     seen = []
 
-    class Recorder(_load.BuildProgress):
+    class Recorder(load_request.BuildProgress):
         def update(self, finished, total):
             seen.append((finished, total))
             super().update(finished, total)
 
-    monkeypatch.setattr(_load, "BuildProgress", Recorder)
+    monkeypatch.setattr(load_request, "BuildProgress", Recorder)
     for i in range(3):
         (tmp_path / f"unit_{i}.cc").write_text(
             f"// @BE plus_{i}\nvoid plus_{i}(const BE::Tensor x, BE::Tensor out) {{\n"
@@ -318,25 +318,25 @@ def test_every_broken_file_of_a_build_is_reported_at_its_own_line(unique_name, t
 
 
 def test_the_progress_hook_runs_on_a_build_and_never_on_a_hit(unique_name, monkeypatch):
-    from jaxcc import _load
+    from jaxcc.build import load_request
 
     starts = []
 
-    class Recorder(_load.BuildProgress):
+    class Recorder(load_request.BuildProgress):
         def start(self):
             starts.append(self.name)
             super().start()
 
-    monkeypatch.setattr(_load, "BuildProgress", Recorder)
+    monkeypatch.setattr(load_request, "BuildProgress", Recorder)
     jaxcc.load_cpp_inline(unique_name, add_source(), ["add"])
     assert starts == [unique_name]
     jaxcc.load_cpp_inline(unique_name, add_source(), ["add"], force_rebuild=True)
     assert starts == [unique_name, unique_name]
     jaxcc.clear_cache(unique_name)
-    jaxcc._loaded_table.forget(unique_name)  # the process's table would answer before the core
+    jaxcc.build.loaded_table.forget(unique_name)  # the process's table would answer before the core
     mod = jaxcc.load_cpp_inline(unique_name, add_source(), ["add"])
     assert not mod.cache_hit and len(starts) == 3
-    jaxcc._loaded_table.forget(unique_name)
+    jaxcc.build.loaded_table.forget(unique_name)
     mod = jaxcc.load_cpp_inline(unique_name, add_source(), ["add"])
     assert mod.cache_hit and len(starts) == 3
 

@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import jaxcc
-from jaxcc import _core, _options
+from jaxcc import _core
+from jaxcc.build import options
 from jaxcc.errors import SignatureError
 
 GXX = shutil.which("g++")
@@ -128,7 +129,7 @@ def preprocessed_signature(source, flags):
 
 
 def jaxcc_reading(source, flags):
-    request = _options.make_request(
+    request = options.make_request(
         "test",
         name="t_diff",
         platform="cpu",

@@ -77,7 +77,7 @@ def test_request_value_rules_are_the_cores(field, value, needle):
 
 def test_rules_exported_once_from_the_core():
     assert _core.MAX_RANK == 8
-    assert jaxcc._module.MAX_RANK == _core.MAX_RANK
+    assert jaxcc.call.kernel_function.MAX_RANK == _core.MAX_RANK
     assert "sequential" in _core.VMAP_METHODS
     assert _core.normalize_cuda_arch("sm_90a") == "90a"
     assert _core.parse_cuda_archs(["9.0,8.0", "80"]) == ["80", "90"]

@@ -81,16 +81,16 @@ def test_custom_kernel_rule_errors():
 
 
 def test_sharding_check_switch(monkeypatch):
-    from jaxcc import _sharding_check
+    from jaxcc.sharding import gather_check
 
     monkeypatch.setenv("JAXCC_SHARDING_CHECK", "loud")
     with pytest.raises(SpecError, match="JAXCC_SHARDING_CHECK"):
-        _sharding_check.sharding_check()
+        gather_check.sharding_check()
     monkeypatch.setenv("JAXCC_SHARDING_CHECK", "off")
-    assert _sharding_check.sharding_check() == "off"
+    assert gather_check.sharding_check() == "off"
     jaxcc.set_sharding_check("error")
     try:
-        assert _sharding_check.sharding_check() == "error"
+        assert gather_check.sharding_check() == "error"
     finally:
         jaxcc.set_sharding_check(None)
     with pytest.raises(SpecError):

@@ -7,27 +7,16 @@ y = jax.jit(mod.add_one)(x)
 
 from typing import TYPE_CHECKING
 
-from . import _jax_compat  # noqa: F401  # isort: skip  (first: warns if JAX is older than tested)
-from . import _core
-from ._cache_dir import clear_cache, get_cache_dir, set_cache_dir
-from ._compiled_module import CompiledModule
-from ._discovery import include_dir
-from ._jax_compat import JaxVersionWarning
-from ._loading import (
-    load_cpp_dir,
-    load_cpp_file,
-    load_cpp_inline,
-    load_cuda_dir,
-    load_cuda_file,
-    load_cuda_inline,
-)
-from ._module import KernelFunction
-from ._registry import registered_targets as list_registered_targets
-from ._scratch import MAX_SCRATCH_BYTES
-from ._sharding import ShardingRule
-from ._sharding_check import set_sharding_check
-from ._tune_spec import Autotune
-from .errors import (
+from jaxcc import _jax_compat  # noqa: F401  # isort: skip  (first: warns if JAX is older than tested)
+from jaxcc import _core
+from jaxcc._jax_compat import JaxVersionWarning
+from jaxcc.call.compiled_module import CompiledModule
+from jaxcc.call.ffi_targets import registered_targets as list_registered_targets
+from jaxcc.call.kernel_function import KernelFunction
+from jaxcc.call.scratch import MAX_SCRATCH_BYTES
+from jaxcc.environment.cache_dir import get_cache_dir, set_cache_dir
+from jaxcc.environment.discovery import include_dir
+from jaxcc.errors import (
     AutotuneError,
     AutotuneWarning,
     BackendError,
@@ -62,14 +51,24 @@ from .errors import (
     SpecTypeError,
     ToolchainError,
 )
+from jaxcc.load.loaders import (
+    load_cpp_dir,
+    load_cpp_file,
+    load_cpp_inline,
+    load_cuda_dir,
+    load_cuda_file,
+    load_cuda_inline,
+)
+from jaxcc.maintenance.clear import clear_cache
+from jaxcc.sharding.gather_check import set_sharding_check
+from jaxcc.sharding.rule import ShardingRule
+from jaxcc.tune.spec import Autotune
 
 if TYPE_CHECKING:  # imported on first use at run time (below); type checkers see them here
-    from . import custom_kernel as custom_kernel  # `as`: re-exported, not in __all__
-    from ._bundle import load_library
-    from ._check_kernel import KernelReport, assert_kernel_ok, check_kernel
-    from ._doctor import print_diagnostics
-    from ._export import deserialize, export
-    from .custom_kernel import (
+    from jaxcc import custom_kernel as custom_kernel  # `as`: re-exported, not in __all__
+    from jaxcc.check.check_kernel import KernelReport, assert_kernel_ok, check_kernel
+    from jaxcc.cli.doctor import print_diagnostics
+    from jaxcc.custom_kernel import (
         BenchmarkConfig,
         BenchmarkRecord,
         BenchmarkResult,
@@ -89,6 +88,8 @@ if TYPE_CHECKING:  # imported on first use at run time (below); type checkers se
         triton_kernel,
         vectorized_batching_rule,
     )
+    from jaxcc.deploy.bundle import load_library
+    from jaxcc.deploy.export import deserialize, export
 
 __version__ = _core.version()
 
@@ -118,13 +119,13 @@ def __getattr__(name: str):
         custom_kernel = importlib.import_module("jaxcc.custom_kernel")
         value = custom_kernel if name == "custom_kernel" else getattr(custom_kernel, name)
     elif name == "print_diagnostics":  # `jaxcc doctor`'s report; probes tools when called
-        value = importlib.import_module("jaxcc._doctor").print_diagnostics
+        value = importlib.import_module("jaxcc.cli.doctor").print_diagnostics
     elif name == "load_library":  # deployment: loading prebuilt bundles
-        value = importlib.import_module("jaxcc._bundle").load_library
+        value = importlib.import_module("jaxcc.deploy.bundle").load_library
     elif name in ("export", "deserialize"):  # deployment: jax.export round trips
-        value = getattr(importlib.import_module("jaxcc._export"), name)
+        value = getattr(importlib.import_module("jaxcc.deploy.export"), name)
     elif name in ("check_kernel", "assert_kernel_ok", "KernelReport"):  # a development tool
-        value = getattr(importlib.import_module("jaxcc._check_kernel"), name)
+        value = getattr(importlib.import_module("jaxcc.check.check_kernel"), name)
     else:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value  # later look-ups skip this function

@@ -14,6 +14,7 @@
 
 #include "loader/xla_ffi_abi.h"
 #include "util/fs.h"
+#include "util/temp_dir_for_test.h"
 
 namespace jaxcc::loader {
 namespace {
@@ -50,8 +51,7 @@ std::string Impostor() {
 }
 
 std::string BuildLibrary(const std::string& source = kLibrary) {
-  char pattern[] = "/tmp/jaxcc-lazy-XXXXXX";
-  std::string dir = ::mkdtemp(pattern);
+  std::string dir = testing_util::MakeTestTempDir("jaxcc-lazy");
   std::ofstream(dir + "/lib.cc") << source;
   std::string command = "g++ -shared -fPIC -o " + dir + "/lib.so " + dir + "/lib.cc";
   EXPECT_EQ(std::system(command.c_str()), 0) << command;

@@ -6,12 +6,13 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "util/temp_dir_for_test.h"
+
 namespace jaxcc::loader {
 namespace {
 
 std::string BuildLibrary(const std::string& source, const std::string& extra = "") {
-  char pattern[] = "/tmp/jaxcc-loader-XXXXXX";
-  std::string dir = ::mkdtemp(pattern);
+  std::string dir = testing_util::MakeTestTempDir("jaxcc-loader");
   std::ofstream(dir + "/lib.cc") << source;
   std::string command = "g++ -shared -fPIC -o " + dir + "/lib.so " + dir + "/lib.cc " + extra;
   EXPECT_EQ(std::system(command.c_str()), 0) << command;

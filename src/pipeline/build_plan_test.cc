@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "util/fs.h"
+#include "util/temp_dir_for_test.h"
 
 namespace jaxcc::pipeline {
 namespace {
@@ -87,8 +88,8 @@ TEST(BuildPlanTest, OpenMpAndPthreadInTheCompileFlagsReachTheLinkOnce) {
 }
 
 TEST(BuildPlanTest, TheCompileDatabaseDescribesEachSourceFileAndNoInlineSource) {
-  std::string dir = ::testing::TempDir() + "jaxcc_compile_db_XXXXXX";
-  ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+  const std::string dir = testing_util::MakeTestTempDir("jaxcc-compile-db");
+  ASSERT_FALSE(dir.empty());
   std::string file = dir + "/ops.cc";
   ASSERT_TRUE(WriteFile(file, "void f() {}\n").ok());
   LoadRequest request = CpuRequest(2);

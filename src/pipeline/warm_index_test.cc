@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "util/fs.h"
+#include "util/temp_dir_for_test.h"
 
 namespace jaxcc::pipeline {
 namespace {
@@ -173,9 +174,8 @@ TEST(WarmIndex, ADeferredFileIsFingerprintedByItsStampNotItsText) {
 }
 
 TEST(WarmIndex, TrimmingKeepsTheNewestRecordsAndSweepsDeadWritersTemporaries) {
-  char pattern[] = "/tmp/jaxcc-index-XXXXXX";
-  ASSERT_NE(::mkdtemp(pattern), nullptr);
-  const std::string dir = pattern;
+  const std::string dir = testing_util::MakeTestTempDir("jaxcc-index");
+  ASSERT_FALSE(dir.empty());
   auto make = [&](const std::string& name, std::int64_t age_s) {
     const std::string path = dir + "/" + name;
     ASSERT_TRUE(WriteFile(path, "r").ok());
@@ -206,10 +206,10 @@ TEST(WarmIndex, TrimmingKeepsTheNewestRecordsAndSweepsDeadWritersTemporaries) {
 }
 
 TEST(WarmIndex, ARecordHoldsOnlyWhileItsWatchedFilesAreUnchanged) {
-  auto dir = MakeTempDir("jaxcc-warm-index");
-  ASSERT_TRUE(dir.ok());
-  std::string tool = JoinPath(*dir, "g++");
-  std::string headers = JoinPath(*dir, "include");
+  const std::string dir = testing_util::MakeTestTempDir("jaxcc-warm-index");
+  ASSERT_FALSE(dir.empty());
+  std::string tool = JoinPath(dir, "g++");
+  std::string headers = JoinPath(dir, "include");
   ASSERT_TRUE(WriteFile(tool, "#!/bin/sh\n").ok());
   ASSERT_TRUE(MakeDirs(headers).ok());
   // An hour old, as installed headers are: a new entry then surely moves the mtime.
@@ -217,7 +217,7 @@ TEST(WarmIndex, ARecordHoldsOnlyWhileItsWatchedFilesAreUnchanged) {
   ASSERT_EQ(utimes(headers.c_str(), past), 0);
   WarmRecord record = SampleRecord();
   record.watched = {{headers, StampOf(headers)}, {tool, StampOf(tool)}};
-  std::string path = WarmIndexPath(JoinPath(*dir, "cache"), "f00d");
+  std::string path = WarmIndexPath(JoinPath(dir, "cache"), "f00d");
   ASSERT_TRUE(WriteWarmRecord(path, record).ok());
   auto read = ReadValidWarmRecord(path);
   ASSERT_TRUE(read.has_value());
@@ -242,8 +242,8 @@ TEST(WarmIndex, ARecordHoldsOnlyWhileItsWatchedFilesAreUnchanged) {
   EXPECT_FALSE(ReadValidWarmRecord(path).has_value());
   ASSERT_TRUE(WriteFile(path, "{not a record").ok());
   EXPECT_FALSE(ReadValidWarmRecord(path).has_value());
-  EXPECT_FALSE(ReadValidWarmRecord(JoinPath(*dir, "missing")).has_value());
-  (void)RemoveTree(*dir);
+  EXPECT_FALSE(ReadValidWarmRecord(JoinPath(dir, "missing")).has_value());
+  (void)RemoveTree(dir);
 }
 
 }  // namespace

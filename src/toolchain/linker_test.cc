@@ -10,14 +10,12 @@
 
 #include "toolchain/scoped_env_for_test.h"
 #include "util/subprocess.h"
+#include "util/temp_dir_for_test.h"
 
 namespace jaxcc::toolchain {
 namespace {
 
-std::string TempDir() {
-  char pattern[] = "/tmp/jaxcc-linker-XXXXXX";
-  return ::mkdtemp(pattern);
-}
+std::string TempDir() { return testing_util::MakeTestTempDir("jaxcc-linker"); }
 
 // The fake linkers below cannot link: the probe is the test's to decide.
 Result<bool> AlwaysLinks(const LinkerChoice&, const std::string&) { return true; }

@@ -7,13 +7,13 @@
 #include <fstream>
 
 #include "toolchain/scoped_env_for_test.h"
+#include "util/temp_dir_for_test.h"
 
 namespace jaxcc::toolchain {
 namespace {
 
 std::string FakeCudaHome(const std::string& release) {
-  char pattern[] = "/tmp/jaxcc-nvcc-XXXXXX";
-  std::string home = ::mkdtemp(pattern);
+  std::string home = testing_util::MakeTestTempDir("jaxcc-nvcc");
   ::mkdir((home + "/bin").c_str(), 0755);
   std::string nvcc = home + "/bin/nvcc";
   std::ofstream(nvcc) << "#!/bin/sh\necho 'nvcc: NVIDIA (R) Cuda compiler driver'\n"

@@ -8,14 +8,12 @@
 #include "toolchain/ninja.h"
 #include "toolchain/scoped_env_for_test.h"
 #include "toolchain/version_memo.h"
+#include "util/temp_dir_for_test.h"
 
 namespace jaxcc::toolchain {
 namespace {
 
-std::string TempDir() {
-  char pattern[] = "/tmp/jaxcc-toolchain-XXXXXX";
-  return ::mkdtemp(pattern);
-}
+std::string TempDir() { return testing_util::MakeTestTempDir("jaxcc-toolchain"); }
 
 // A fake compiler that counts how often --version runs, to prove the memo avoids subprocesses.
 std::string WriteFakeCompiler(const std::string& dir) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "util/sha256_compress.h"
+#include "util/temp_dir_for_test.h"
 
 #if JAXCC_TEST_WITH_OPENSSL
 #include <openssl/evp.h>
@@ -164,8 +165,8 @@ TEST(Sha256, FieldsKeepTheirBoundaries) {
 }
 
 TEST(Sha256, FileMatchesBuffer) {
-  std::string dir = testing::TempDir() + "sha256_testXXXXXX";
-  ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+  const std::string dir = testing_util::MakeTestTempDir("jaxcc-sha256-test");
+  ASSERT_FALSE(dir.empty());
   std::string path = dir + "/data";
   std::string contents(200000, 'x');  // several read chunks
   contents += "tail";

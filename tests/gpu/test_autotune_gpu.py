@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import jaxcc
-from jaxcc import _tune_store
+from jaxcc.tune import store
 
 pytestmark = pytest.mark.gpu
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
@@ -43,12 +43,12 @@ def test_tiled_cuda_kernel_is_tuned_on_the_card_and_remembered_per_device_model(
     cache = tmp_path / "cache"
     code = textwrap.dedent(f"""
         import json, jax, jax.numpy as jnp, numpy as np, jaxcc
-        from jaxcc import _tune_store
+        from jaxcc.tune import store
         mod = jaxcc.load_cuda_inline("gpu_tiled_tune", {TILED!r})
         x = jnp.arange(1 << 20, dtype=jnp.float32)
         y = jax.jit(mod.tiled_twice)(x)
         hlo = jax.jit(mod.tiled_twice).lower(x).as_text()
-        records = _tune_store.list_decisions(jaxcc.get_cache_dir())
+        records = store.list_decisions(jaxcc.get_cache_dir())
         print("RESULT " + json.dumps({{
             "correct": bool(np.array_equal(np.asarray(y), np.asarray(x) * 2)),
             "variants": len(mod.tiled_twice.variant_targets),
@@ -73,7 +73,7 @@ def test_tiled_cuda_kernel_is_tuned_on_the_card_and_remembered_per_device_model(
     lines = [ln for ln in second.stderr.splitlines() if ln.startswith("jaxcc autotune:")]
     assert len(lines) == 1 and lines[0].endswith("cached"), lines
     # Another device model (as a different card would report it): tuned again, kept beside.
-    other = code.replace("import json,", "import jaxcc._tune_choose as tc\n"
+    other = code.replace("import json,", "import jaxcc.tune.choose as tc\n"
                          "tc.TunedFunction._device_model = lambda self: 'gpu:Another Card'\n"
                          "import json,")  # fmt: skip
     third = run_python(other, env)
@@ -81,7 +81,7 @@ def test_tiled_cuda_kernel_is_tuned_on_the_card_and_remembered_per_device_model(
     lines = [ln for ln in third.stderr.splitlines() if ln.startswith("jaxcc autotune:")]
     assert len(lines) == 1 and "device=gpu:Another Card" in lines[0], lines
     assert not lines[0].endswith("cached")
-    devices = {r["device"] for r in _tune_store.list_decisions(str(cache))}
+    devices = {r["device"] for r in store.list_decisions(str(cache))}
     assert devices == {f"gpu:{result['kind']}", "gpu:Another Card"}
 
 
@@ -90,7 +90,7 @@ def test_in_process_call_uses_the_gpu_model_key(unique_name):
     x = jnp.ones(4096, jnp.float32)
     np.testing.assert_array_equal(mod.tiled_twice(x), x * 2)
     (record,) = [
-        r for r in _tune_store.list_decisions(jaxcc.get_cache_dir()) if r["module"] == unique_name
+        r for r in store.list_decisions(jaxcc.get_cache_dir()) if r["module"] == unique_name
     ]
     assert record["device"] == f"gpu:{jax.devices('gpu')[0].device_kind}"
     assert record["key"] == "float32[4096]"

@@ -172,9 +172,9 @@ def shard_map_kernels():
 
 
 def forced_custom_partitioning():
-    from jaxcc import _sharding
+    from jaxcc.sharding import rule
 
-    _sharding.BATCH_PATH[0] = False
+    rule.BATCH_PATH[0] = False
     jax.clear_caches()  # the switch is not part of jit's cache key
     try:
         # Explicit axes: the shardings are in the types, shard_map runs the rule while tracing;
@@ -183,7 +183,7 @@ def forced_custom_partitioning():
                 "rows_auto": rule_keeps_rows_sharded(AUTO),
                 "elementwise_auto": elementwise_ellipsis(AUTO)}  # fmt: skip
     finally:
-        _sharding.BATCH_PATH[0] = True
+        rule.BATCH_PATH[0] = True
         jax.clear_caches()
 
 
@@ -204,7 +204,7 @@ def vmap_keeps_a_sharded_batch_axis(mesh=MESH):
     batch = np.stack([X * (i + 1) for i in range(8)])  # (8, 16, 6), batch over the devices
     x = put(batch, P("x", None, None), mesh)
     for path, flag in (("batch", True), ("custom_partitioning", False)):
-        jaxcc._sharding.BATCH_PATH[0] = flag
+        jaxcc.sharding.rule.BATCH_PATH[0] = flag
         try:
             f = jax.vmap(m.row_norm)
             y = jax.jit(f)(x)
@@ -212,7 +212,7 @@ def vmap_keeps_a_sharded_batch_axis(mesh=MESH):
                                                 rtol=1e-6),
                          "spec": spec_of(y), "hlo": hlo_report(f, x)}  # fmt: skip
         finally:
-            jaxcc._sharding.BATCH_PATH[0] = True
+            jaxcc.sharding.rule.BATCH_PATH[0] = True
     nested = put(batch.reshape(8, 2, 8, 6), P("x", None, None, None), mesh)
     g = jax.vmap(jax.vmap(m.row_norm))
     y = jax.jit(g)(nested)

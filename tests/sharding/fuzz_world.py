@@ -2,7 +2,9 @@
 entry, a rule per case kind), its bundle, the XLACustomKernels of the grad cases, the
 transformed functions and their one-device references, and the HLO guard's expectations."""
 
+import atexit
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -28,7 +30,10 @@ def out_types(kinds, case):
 
 class World:
     def __init__(self, workdir=None):
-        self.workdir = workdir or tempfile.mkdtemp(prefix="jaxcc-fuzz-")
+        if workdir is None:  # made here, so removed here, when the process ends (issue 48)
+            workdir = tempfile.mkdtemp(prefix="jaxcc-fuzz-")
+            atexit.register(shutil.rmtree, workdir, True)
+        self.workdir = workdir
         self._inline = {}
         self._bundled = {}
         self._functions = {}
@@ -201,14 +206,14 @@ class World:
 
     def batch_path(self, case, avals):
         """Whether the call takes XLA's batch partitioner (no callback: it exports anywhere)."""
-        from jaxcc import _batch_partition
+        from jaxcc.sharding import batch_partition
 
         if self.inline(case["kind"]).has_scratch:
             return False  # a workspace keeps the call off the batch partitioner (decision 118)
         rule = self.inline(case["kind"]).sharding
         ins, outs = rule.expand([a.shape for a in avals],
                                 [t.shape for t in out_types(family.CASES, case)])  # fmt: skip
-        return _batch_partition.leading_batch_dims(rule, ins, outs) > 0
+        return batch_partition.leading_batch_dims(rule, ins, outs) > 0
 
     def reference(self, case, reference, single):
         t = case["transform"]

@@ -8,6 +8,7 @@ is killed on failure; the job prints one JSON line and exits."""
 
 import json
 import os
+import shutil
 import socket
 import stat
 import subprocess
@@ -74,6 +75,7 @@ def job(n: int, cache_dir: str, timeout: float = 240.0) -> dict:
                 p.kill()
                 p.wait()
     lines = open(log).read().splitlines() if os.path.exists(log) else []
+    shutil.rmtree(scratch, ignore_errors=True)  # the suite leaves nothing in $TMPDIR (issue 48)
     kernel_compiles = [ln for ln in lines if " -c " in f" {ln} " and "kernel_0" in ln]
     result = {"seconds": time.monotonic() - started, "timed_out": outputs is None,
               "kernel_compiles": len(kernel_compiles), "compiler_calls": len(lines),

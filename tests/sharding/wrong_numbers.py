@@ -35,9 +35,9 @@ def put(x, m, *spec):
 
 def run(f, *args):
     """(outputs as lists, collective counts, ShardingWarnings) of jax.jit(f)(*args)."""
-    from jaxcc import _sharding_check
+    from jaxcc.sharding import gather_check
 
-    _sharding_check._gathers_reported.clear()  # each scenario hears its own gathers
+    gather_check._gathers_reported.clear()  # each scenario hears its own gathers
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         compiled = jax.jit(f).lower(*args).compile()
@@ -125,7 +125,7 @@ def need_replication_on_every_lowering():
     # `c` is need_replication: a column-split input is gathered (and the user told), never
     # computed split, on the shard_map and custom_partitioning lowerings too (the batch path
     # alone reached the old test).
-    from jaxcc import _sharding
+    from jaxcc.sharding import rule as sharding
 
     out = {}
     x = np.arange(1, 8 * 8 + 1, dtype=np.float32).reshape(8, 8)
@@ -133,13 +133,13 @@ def need_replication_on_every_lowering():
     for kind in TYPES:
         m = mesh((4, 2), ("a", "b"), kind)
         for batch_path in (True, False):
-            _sharding.BATCH_PATH[0] = batch_path
+            sharding.BATCH_PATH[0] = batch_path
             jax.clear_caches()
             try:
                 f = kernel("row_norm", "r c -> r c; need_replication: c")
                 outs, counts, said = run(f, put(x, m, "b", "a"))
             finally:
-                _sharding.BATCH_PATH[0] = True
+                sharding.BATCH_PATH[0] = True
                 jax.clear_caches()
             out[f"{kind} batch_path={batch_path}"] = {
                 "correct": np.allclose(outs[0], expected, rtol=1e-6),

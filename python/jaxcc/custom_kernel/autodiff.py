@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..errors import CallError
+from jaxcc.errors import CallError
 
 
 def _contribution_list(primitive, index: int, value, n_outs: int) -> list:
@@ -24,7 +24,7 @@ def defjvp(primitive, *jvp_rules):
     summed; inputs with symbolic-zero tangents are skipped."""
     import jax
 
-    from .._jax_compat import ad
+    from jaxcc._jax_compat import ad
 
     rules = list(jvp_rules)
     for index, rule in enumerate(rules):

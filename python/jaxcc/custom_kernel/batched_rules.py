@@ -18,7 +18,7 @@ from .lowering import BATCH_PARAM, PER_ELEMENT_PARAM
 
 def _unbatched(params: dict) -> dict:
     """The parameters of one batch element: no marker, outs without the leading axis."""
-    from .._jax_compat import ShapedArray
+    from jaxcc._jax_compat import ShapedArray
 
     inner = {**params, BATCH_PARAM: 0}
     inner.pop(PER_ELEMENT_PARAM, None)
@@ -31,7 +31,7 @@ def _element_aval(aval):
 
 
 def _is_zero(value) -> bool:
-    from .._jax_compat import ad
+    from jaxcc._jax_compat import ad
 
     return type(value) is ad.Zero
 
@@ -44,7 +44,7 @@ def jvp_over_batch(fun):
             return fun(primals, tangents, **params)
         import jax
 
-        from .._jax_compat import ad
+        from jaxcc._jax_compat import ad
 
         inner = _unbatched(params)
         zero_in = [_is_zero(t) for t in tangents]
@@ -98,7 +98,7 @@ def transpose_over_batch(fun):
             return fun(cotangents, *args, **params)
         import jax
 
-        from .._jax_compat import ad
+        from jaxcc._jax_compat import ad
 
         inner = _unbatched(params)
         zero_ct = [_is_zero(c) for c in cotangents]

@@ -50,7 +50,7 @@ def _whole_batch(name: str, x):
     jaxcc reshards, and says so as for any gather (decision 162)."""
     import jax
 
-    from .._sharding_check import report_batch_gather, spec_axes
+    from jaxcc.sharding.gather_check import report_batch_gather, spec_axes
 
     sharding = getattr(jax.typeof(x), "sharding", None)
     spec = tuple(getattr(sharding, "spec", None) or ())
@@ -81,7 +81,7 @@ def vectorized_batching_rule(prim, args, axes, **params):
     batch axes are merged into one, so the kernel always sees exactly one leading batch axis."""
     import jax.numpy as jnp
 
-    from .._jax_compat import ShapedArray
+    from jaxcc._jax_compat import ShapedArray
 
     prim = _primitive_of(prim)
     n_outs = len(params["outs"])

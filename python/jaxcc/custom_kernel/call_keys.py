@@ -20,7 +20,7 @@ def canonical_dtype(dtype):
 def _fast_path_types() -> tuple:
     import jax
 
-    from .._jax_compat import Tracer
+    from jaxcc._jax_compat import Tracer
 
     return jax.ShapeDtypeStruct, jax.Array, Tracer
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import threading
 
-from .._sharding_check import check_rule_less
-from ..errors import SpecError
+from jaxcc.errors import SpecError
+from jaxcc.sharding.gather_check import check_rule_less
 
 # The eager call this thread is running, as (XLACustomKernel, its concrete input arrays): an
 # eager call's lowering runs inside the call, and sees there the input shardings that its
@@ -21,7 +21,7 @@ _eager = threading.local()
 
 def function_rule(kernel):
     """The sharding rule of a jaxcc function returned by a kernel generator; None otherwise."""
-    from .._module import KernelFunction
+    from jaxcc.call.kernel_function import KernelFunction
 
     return kernel.sharding if isinstance(kernel, KernelFunction) else None
 

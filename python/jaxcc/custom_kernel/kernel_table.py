@@ -11,7 +11,8 @@ import itertools
 import threading
 import warnings
 
-from ..errors import BackendError, BackendWarning
+from jaxcc.errors import BackendError, BackendWarning
+
 from . import selection
 from .kernel_entry import KernelEntry
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..errors import BackendError, CallError, JaxccError, KernelLoweringError
+from jaxcc.errors import BackendError, CallError, JaxccError, KernelLoweringError
+
 from .kernel_entry import KernelEntry
 
 # Parameters jaxcc adds to every bind; kernel generators never see them.
@@ -60,7 +61,7 @@ def run_kernel(
 ):
     """Calls the generator and traces its kernel; failures name the alternatives. `inspect`,
     if given, sees the kernel before it is traced; its errors pass through unwrapped."""
-    from .._module import KernelFunction
+    from jaxcc.call.kernel_function import KernelFunction
 
     def failed(exc):
         detail = str(exc) if isinstance(exc, JaxccError) else f"{type(exc).__name__}: {exc}"

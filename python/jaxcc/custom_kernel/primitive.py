@@ -7,8 +7,9 @@ import threading
 
 import numpy as np
 
-from .._sharding import ShardingRule, partitioned
-from ..errors import BackendError, CallError, SpecError, SpecTypeError
+from jaxcc.errors import BackendError, CallError, SpecError, SpecTypeError
+from jaxcc.sharding.rule import ShardingRule, partitioned
+
 from . import function_rules, lowering, registry, selection
 from .benchmark.mixin import BenchmarkingMixin
 from .call_keys import all_concrete_arrays, canonical_dtype, outs_key, params_key
@@ -22,7 +23,7 @@ _LOWERING_PLATFORMS = {"cpu": ("cpu",), "gpu": ("cuda", "rocm"), "tpu": ("tpu",)
 
 
 def _shaped_array(item, where: str):
-    from .._jax_compat import ShapedArray
+    from jaxcc._jax_compat import ShapedArray
 
     if not hasattr(item, "shape") or not hasattr(item, "dtype"):
         raise CallError(
@@ -49,7 +50,7 @@ def _at_top_level() -> bool:
 def _trace_probes() -> tuple:
     """JAX's is-top-level test of the current trace and its debug_key_reuse flag (private JAX
     state, through _jax_compat; None, None where a JAX lacks them)."""
-    from .._jax_compat import trace_probes
+    from jaxcc._jax_compat import trace_probes
 
     return trace_probes[0], trace_probes[1]
 
@@ -57,7 +58,7 @@ def _trace_probes() -> tuple:
 @functools.cache
 def _jit_disabled_flag():
     """JAX's disable_jit flag (answers `.value` for the calling thread), or None."""
-    from .._jax_compat import trace_probes
+    from jaxcc._jax_compat import trace_probes
 
     return trace_probes[2]
 
@@ -70,7 +71,7 @@ def _as_array(x, index: int, where: str):
     import jax
     import jax.numpy as jnp
 
-    from .._jax_compat import Tracer
+    from jaxcc._jax_compat import Tracer
 
     if isinstance(x, (jax.Array, Tracer)):
         return x
@@ -99,7 +100,7 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
     """
 
     def __init__(self, name: str, doc: str | None = None, *, sharding: str | None = None):
-        from .._jax_compat import Primitive, devices_during_lowering, mlir
+        from jaxcc._jax_compat import Primitive, devices_during_lowering, mlir
 
         if not isinstance(name, str):
             raise SpecTypeError(
@@ -158,7 +159,7 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
     def _abstract_eval(*args, outs, **params):
         # Inside jax.shard_map the inputs vary over manual mesh axes (`vma`); the outputs vary
         # over all of them, or JAX's type checks reject the cotangents of a grad there.
-        from .._jax_compat import varying_like
+        from jaxcc._jax_compat import varying_like
 
         return varying_like(outs, args)
 
@@ -250,7 +251,7 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
         def local(xs, types):
             import jax
 
-            from .._jax_compat import ShapedArray
+            from jaxcc._jax_compat import ShapedArray
 
             types = tuple(ShapedArray(t.shape, t.dtype) for t in types)
             if not (batch and per_element):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import SpecError, SpecTypeError
+from jaxcc.errors import SpecError, SpecTypeError
+
 from .kernel_entry import PLATFORMS, KernelEntry
 from .kernel_table import UsesKernelTable
 

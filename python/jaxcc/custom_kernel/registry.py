@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 import warnings
 
-from ..errors import SpecError
+from jaxcc.errors import SpecError
 
 _lock = threading.Lock()
 _primitives: dict[str, object] = {}

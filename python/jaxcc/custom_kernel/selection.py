@@ -23,7 +23,8 @@ from __future__ import annotations
 import contextlib
 import threading
 
-from ..errors import BackendError
+from jaxcc.errors import BackendError
+
 from .kernel_entry import PLATFORMS
 
 _lock = threading.Lock()
@@ -58,7 +59,7 @@ def _may_race_a_trace() -> bool:
     """Whether a jitted call may be between computing its key and tracing right now: another
     Python thread is running (jaxcc's helper threads, which trace nothing, aside), or this
     thread is inside a trace."""
-    from .._jax_compat import trace_probes
+    from jaxcc._jax_compat import trace_probes
 
     is_top_level = trace_probes[0]
     if is_top_level is not None and not is_top_level():

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ..errors import SpecTypeError
+from jaxcc.errors import SpecTypeError
+
 from .autodiff import defjvp
 from .batched_rules import jvp_over_batch, per_input_jvp_over_batch, transpose_over_batch
 from .batching import (
@@ -28,7 +29,7 @@ class TransformsMixin(UsesKernelTable):
 
     def def_batching_rule(self, fun) -> None:
         """Replaces the vmap rule: `fun(args, axes, **params) -> (outputs, out_axes)`."""
-        from .._jax_compat import batching
+        from jaxcc._jax_compat import batching
 
         _require_callable(self.name, "the batching rule", fun)
         batching.primitive_batchers[self.primitive] = fun
@@ -38,7 +39,7 @@ class TransformsMixin(UsesKernelTable):
         kernel declared `vectorized=True`; with a sharding rule, one call per element of each
         shard with the batch axis split as the rule's extra factor; otherwise
         `general_batching_rule` (a `lax.scan`)."""
-        from .._jax_compat import batching
+        from jaxcc._jax_compat import batching
 
         batching.primitive_batchers[self.primitive] = self._default_batching
 
@@ -57,7 +58,7 @@ class TransformsMixin(UsesKernelTable):
 
     def def_jvp_rule(self, fun) -> None:
         """Installs a whole JVP rule: `fun(primals, tangents, **params) -> (outs, tangents)`."""
-        from .._jax_compat import ad
+        from jaxcc._jax_compat import ad
 
         _require_callable(self.name, "the JVP rule", fun)
         ad.primitive_jvps[self.primitive] = jvp_over_batch(fun)
@@ -69,7 +70,7 @@ class TransformsMixin(UsesKernelTable):
     def def_transpose_rule(self, fun) -> None:
         """Installs the transpose rule: `fun(cotangents, *args, **params)` returns one cotangent
         (or None) per input; inputs being transposed are `jax.interpreters.ad.UndefinedPrimal`."""
-        from .._jax_compat import ad
+        from jaxcc._jax_compat import ad
 
         _require_callable(self.name, "the transpose rule", fun)
         ad.primitive_transposes[self.primitive] = transpose_over_batch(fun)

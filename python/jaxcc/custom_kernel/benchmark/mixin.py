@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ...errors import SpecError, SpecTypeError
+from jaxcc.errors import SpecError, SpecTypeError
+
 from ..kernel_table import UsesKernelTable
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from ...errors import SpecError
+from jaxcc.errors import SpecError
 
 
 def plot_result(result, path=None, *, title=None):

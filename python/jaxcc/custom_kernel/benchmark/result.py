@@ -7,7 +7,8 @@ import json
 import os
 from collections.abc import Iterable
 
-from ...errors import SpecError
+from jaxcc.errors import SpecError
+
 from .config import RECORD_FIELDS, BenchmarkRecord
 
 _FLOAT_FIELDS = ("median_ms", "mean_ms", "std_ms", "min_ms", "max_ms", "max_abs_diff")

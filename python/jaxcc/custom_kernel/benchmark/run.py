@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ...errors import BackendError, BenchmarkDataFnNotProvidedError, SpecError
+from jaxcc.errors import BackendError, BenchmarkDataFnNotProvidedError, SpecError
+
 from ..kernel_entry import PLATFORMS
 from .config import BenchmarkConfig, BenchmarkRecord
 from .result import BenchmarkResult

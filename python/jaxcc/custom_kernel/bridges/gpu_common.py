@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import CallError, DeviceError
+from jaxcc.errors import CallError, DeviceError
 
 
 def parse_cc(value, who: str) -> tuple[int, int]:
     """ "8.0", "80", "sm_80", "sm_90a" or 8.0 as (major, minor); the spelling rule is the core's
     (toolchain/cuda_arch.h), the same that load_cuda_* applies."""
-    from ... import _core
-    from ...errors import SpecError
+    from jaxcc import _core
+    from jaxcc.errors import SpecError
 
     try:
         arch = _core.normalize_cuda_arch(str(value).strip())  # "80", "90a", "100"
@@ -26,7 +26,7 @@ def parse_cc(value, who: str) -> tuple[int, int]:
 
 def gpu_capabilities() -> list[tuple[int, int]]:
     """(major, minor) of every GPU JAX sees, sorted, without repeats; [] without a GPU."""
-    from ..._discovery import jax_gpu_archs
+    from jaxcc.environment.discovery import jax_gpu_archs
 
     return sorted({tuple(int(p) for p in a.split(".")) for a in jax_gpu_archs()})
 
@@ -45,7 +45,7 @@ def oldest_gpu_cc(who: str) -> tuple[int, int]:
 
 def require_gpu_backend(who: str) -> None:
     """Raised at trace time: the launcher is built, but XLA has no CUDA platform to run it on."""
-    from ..._discovery import gpu_backend_present
+    from jaxcc.environment.discovery import gpu_backend_present
 
     if not gpu_backend_present():
         raise DeviceError(

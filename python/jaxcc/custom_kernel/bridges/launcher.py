@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import threading
 
-from ...errors import CallError
+from jaxcc.errors import CallError
 
 _lock = threading.Lock()
 _modules: dict[tuple, object] = {}
@@ -58,7 +58,7 @@ def arity_launcher(
     """The launcher module of bridge `kind` for `n_in` inputs and `n_out` outputs (built, cached
     and registered on first use). On "cuda" the entry point also receives XLA's stream and is
     built for `compute_capability` (None: the GPUs JAX sees); on "cpu" it is a plain C++ target."""
-    from ..._loading import load_cpp_inline, load_cuda_inline
+    from jaxcc.load.loaders import load_cpp_inline, load_cuda_inline
 
     if n_out < 1 or n_in + n_out > 64:
         raise CallError(
@@ -113,7 +113,7 @@ def preload(module, symbol: str, arguments: tuple[int, ...], who: str) -> None:
     CUDA message."""
     import ctypes
 
-    from ...errors import DeviceError
+    from jaxcc.errors import DeviceError
 
     key = (module.path, symbol, arguments)
     with _lock:

@@ -19,8 +19,9 @@ import time
 
 import numpy as np
 
-from ..._jax_compat import DEFAULT_VMAP_METHOD
-from ...errors import CallError, CallValueError, DeviceError
+from jaxcc._jax_compat import DEFAULT_VMAP_METHOD
+from jaxcc.errors import CallError, CallValueError, DeviceError
+
 from .numba_cpu_compile import collector_paused, compile_kernel
 from .numba_cpu_trampoline import start_building, trampoline_target
 from .outputs import output_types
@@ -179,7 +180,7 @@ def _store(name, inputs, library, symbol, seconds, reload_hooks=()) -> None:
 
 
 def _cache_root() -> str:
-    from ..._cache_dir import get_cache_dir
+    from jaxcc.environment.cache_dir import get_cache_dir
 
     return get_cache_dir()
 
@@ -292,7 +293,7 @@ def _refuse_inputs_placed_off_the_cpu(kernel, ins) -> None:
     Under jit XLA places the call by its inputs and its own message stands (decision 81)."""
     import jax
 
-    from ..._jax_compat import Tracer
+    from jaxcc._jax_compat import Tracer
 
     arrays = [x for x in ins if isinstance(x, jax.Array)]
     if not arrays or any(isinstance(x, Tracer) for x in ins):

@@ -41,14 +41,10 @@ import stat
 import sys
 import time
 
-from .numba_cpu_values import (  # noqa: F401 (Unkeyable, function_fingerprint: re-exported)
+from .numba_cpu_values import (
     Unkeyable,
-    _canonical,
     _key_function,
-    _key_value,
     _options,
-    _versioned,
-    function_fingerprint,
 )
 
 SCHEMA = "jaxcc-numba-cache-v2"
@@ -63,7 +59,7 @@ def _environment() -> dict:
     from llvmlite import binding
     from numba.core import config
 
-    from ... import _core
+    from jaxcc import _core
 
     return {
         "python": sys.version,
@@ -215,7 +211,7 @@ def store(
     import secrets
     import socket
 
-    from ... import _core
+    from jaxcc import _core
 
     key = key_of(inputs)
     directory = _entry_dir(root, name, key)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 import gc
 
-from ...errors import CallError
+from jaxcc.errors import CallError
 
 
 def _same_array_type(wanted, given) -> bool:

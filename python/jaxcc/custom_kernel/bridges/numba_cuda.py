@@ -16,14 +16,10 @@ import types as pytypes
 
 import numpy as np
 
-from ..._jax_compat import DEFAULT_VMAP_METHOD
-from ...errors import CallError, CallValueError
-from .gpu_common import (
-    c_buffer,
-    oldest_gpu_cc,
-    parse_cc,
-    require_gpu_backend,
-)
+from jaxcc._jax_compat import DEFAULT_VMAP_METHOD
+from jaxcc.errors import CallError, CallValueError
+
+from .gpu_common import c_buffer, oldest_gpu_cc, parse_cc, require_gpu_backend
 from .gpu_common import launch_dims as launch_dims_of
 from .launcher import preload
 from .numba_cuda_launcher import PRELOAD_SYMBOL, function_name, launcher_module

@@ -3,7 +3,7 @@ described as one ShapeDtypeStruct-like or a sequence of them."""
 
 from __future__ import annotations
 
-from ...errors import CallError
+from jaxcc.errors import CallError
 
 
 def output_types(outs, who: str):

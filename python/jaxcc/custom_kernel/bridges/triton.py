@@ -20,8 +20,9 @@ import threading
 
 import numpy as np
 
-from ..._jax_compat import DEFAULT_VMAP_METHOD
-from ...errors import CallError
+from jaxcc._jax_compat import DEFAULT_VMAP_METHOD
+from jaxcc.errors import CallError
+
 from .gpu_common import (
     c_buffer,
     gpu_capabilities,

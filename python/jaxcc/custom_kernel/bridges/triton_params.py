@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import CallError
+from jaxcc.errors import CallError
 
 _WHO = "triton_kernel"
 

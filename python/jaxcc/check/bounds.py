@@ -1,0 +1,138 @@
+"""check_kernel's `bounds` row (decision 160): the kernel's module built again under the debug
+profile (decision 150c: -O0 -g, 4096 guard bytes before and after every output and Scratch
+workspace, checked when the function returns) and run on the sample arguments, so that a write
+past either end of an output is found where XLA's end-to-end buffers would hide it.
+
+The debug build is its own cache entry (the key names `debug=1`) registered under its own
+target prefix, `<prefix>_jaxcc_debug_<first 12 of the module's key>`: a new name per version of
+the code, so the user's targets, the versioned names of decision 155 and their ReloadWarning never
+see it. After the first check of a version it is a warm load."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .rows import FAILED, PASSED, SKIPPED
+from .subject import Subject, first_line
+
+# The debug runtime's message (include/jaxcc/detail/debug_guards.h) starts with this.
+_GUARD_MESSAGE = "jaxcc debug profile: "
+_OUTSIDE = "outside"  # _guarded_run's status for a guard's finding
+_GUARD_BYTES = 4096  # debug_guards.h's kGuardBytes, for the row's text
+_PREFIX_CHARS = 100  # of the user's prefix: with the suffix, within the 128 a prefix may have
+
+
+def _twin_prefix(prefix: str, key: str) -> str:
+    return f"{prefix[:_PREFIX_CHARS]}_jaxcc_debug_{key[:12]}"
+
+
+def _debug_twin(fn):
+    """`fn` from its module built under the debug profile, or a reason string why there is none."""
+    from jaxcc.build import load_request
+    from jaxcc.build.options import RunOptions
+
+    request = fn.load_request
+    if request is None:
+        return "its module was not loaded by load_* in this process (a bundle?)"
+    if request.debug:
+        return fn  # built under the debug profile already (debug=True or JAXCC_DEBUG)
+    twin = request.debug_twin(_twin_prefix(request.target_prefix, fn.module_key))
+    return load_request.load(twin, RunOptions())[fn.name]
+
+
+def _cannot_check(fn) -> str | None:
+    """Why the debug profile's guards cannot watch `fn`'s outputs here, or None."""
+    from .rows import _gpu_present
+
+    if fn.platform == "cuda":
+        if not _gpu_present():
+            return "a CUDA kernel and no GPU in this process"
+        return (
+            "a CUDA kernel: the debug profile guards host buffers only (decision 150c); run "
+            "the script under compute-sanitizer with JAXCC_DEBUG=1 for device writes"
+        )
+    if any(p.kind == "async" for p in fn.spec.params):
+        return "a jaxcc::Async function: the debug profile does not guard its outputs"
+    return None
+
+
+def _guarded_run(fn, arrays, outs, attributes) -> tuple[str, str]:
+    """Runs the debug build of `fn`: (PASSED, ""), (SKIPPED, why), (FAILED, the error it
+    raised) or (OUTSIDE, the guard's finding)."""
+    twin = _debug_twin(fn)
+    if isinstance(twin, str):
+        return SKIPPED, twin
+    try:
+        result = twin(*arrays, outs=outs, **attributes)
+        for leaf in result if isinstance(result, (list, tuple)) else [result]:
+            np.asarray(leaf)  # the error of an asynchronous dispatch surfaces here
+    except Exception as e:  # noqa: BLE001  # the guard's error is the finding
+        text = str(e)
+        if _GUARD_MESSAGE not in text:
+            return FAILED, f"the debug build (-O0 -g) raised {first_line(e)}"
+        finding = text.split(_GUARD_MESSAGE, 1)[1].splitlines()[0]
+        return _OUTSIDE, finding.split("; check the index arithmetic", 1)[0]
+    return PASSED, ""
+
+
+def _kernel_functions(subject: Subject):
+    """(backend, its jaxcc KernelFunction or None, the attributes it takes) for each backend of
+    an XLACustomKernel on this process's platform, its kernel generator called as lowering calls
+    it (run_kernel)."""
+    import jax
+
+    from jaxcc._jax_compat import ShapedArray
+    from jaxcc.call.kernel_function import KernelFunction
+
+    platform = "gpu" if jax.default_backend() == "gpu" else jax.default_backend()
+    table = subject.fn.kernel_table
+    outs = tuple(ShapedArray(tuple(t.shape), t.dtype) for t in subject.declared())
+    for backend in table.backends(platform):
+        entry = table.entries()[platform][backend]
+        try:
+            kernel = entry.kernel_generator(outs=outs, **subject.attrs)
+        except Exception:  # noqa: BLE001  # the backends row reports a failing backend
+            kernel = None
+        if not isinstance(kernel, KernelFunction):
+            yield backend, None, {}
+            continue
+        attributes = {k: v for k, v in subject.attrs.items() if k in kernel.attribute_types}
+        if kernel.has_scratch and "scratch_bytes" in subject.attrs:
+            attributes["scratch_bytes"] = subject.attrs["scratch_bytes"]
+        yield backend, kernel, attributes
+
+
+def bounds_row(subject: Subject, reference=None) -> tuple[str, str]:
+    """Runs before the sample call (check_kernel). A write outside an output sets
+    `subject.writes_outside`, and the kernel's own build is then never run: there the write lands
+    in XLA's neighbouring buffers or the allocator's bookkeeping."""
+    skipped = []
+    if subject.is_primitive:
+        cases = []
+        for backend, kernel, attributes in _kernel_functions(subject):
+            if kernel is None:
+                skipped.append(f"backend {backend!r}: not a jaxcc C++/CUDA kernel function")
+            else:
+                cases.append((f"backend {backend!r}: ", kernel, attributes, subject.declared()))
+    else:
+        cases = [("", subject.fn, subject.attrs, subject.outs)]
+    done = []
+    for label, fn, attributes, outs in cases:
+        reason = _cannot_check(fn)
+        if reason is None:
+            status, reason = _guarded_run(fn, subject.fresh(), outs, attributes)
+            if status == _OUTSIDE:
+                subject.writes_outside = True  # check_kernel then runs nothing else
+                return FAILED, label + reason
+            if status == FAILED:
+                return FAILED, label + reason
+        if reason:
+            skipped.append(label + reason)
+        else:
+            done.append(label.rstrip(": "))
+    if not done:
+        return SKIPPED, "; ".join(skipped) or "no kernel on this platform"
+    where = f" ({', '.join(done)})" if any(done) else ""
+    note = f"; not checked: {'; '.join(skipped)}" if skipped else ""
+    return PASSED, (f"the debug build (-O0 -g, {_GUARD_BYTES} guard bytes each side) writes "
+                    f"nothing outside its outputs{where}{note}")  # fmt: skip

@@ -1,0 +1,177 @@
+"""jaxcc.check_kernel: one kernel checked against everything JAX does to it, one row per check
+(docs/usage.md, "Checking a kernel: check_kernel"; decision 154).
+
+The rows live in row_checks.py (one process, one device), grads.py (derivatives),
+bounds.py (the debug build's guard zones) and deploy_rows.py (meshes, export, bundles,
+backends); this file runs them in order and keeps the report."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable
+
+import numpy as np
+
+from jaxcc.errors import CallError, KernelCheckError
+
+from . import bounds, deploy_rows, grads
+from . import rows as row_checks
+from .rows import FAILED, PASSED, SKIPPED
+from .subject import Subject, first_line
+
+# Every row, in the order it runs. The rows after `determinism` compare two ways of running the
+# kernel, which means nothing when one way does not repeat: they are skipped then. `bounds`
+# rebuilds the module under the debug profile (one -O0 compile per version of a module, cached).
+CHECKS = {
+    "outputs": row_checks.outputs_row,
+    "inputs": row_checks.inputs_row,
+    "bounds": bounds.bounds_row,
+    "determinism": row_checks.determinism_row,
+    "jit": row_checks.jit_row,
+    "vmap": row_checks.vmap_row,
+    "jvp": grads.jvp_row,
+    "transpose": grads.transpose_row,
+    "sharding": deploy_rows.sharding_row,
+    "export": deploy_rows.export_row,
+    "bundle": deploy_rows.bundle_row,
+    "backends": deploy_rows.backends_row,
+    "threads": row_checks.threads_row,
+    "cuda_graph": row_checks.cuda_graph_row,
+    "stream": row_checks.stream_row,
+}
+_NEED_DETERMINISM = frozenset(CHECKS) - {"outputs", "inputs", "bounds", "determinism"}
+
+
+@dataclasses.dataclass(frozen=True)
+class CheckRow:
+    name: str
+    status: str  # "passed", "failed" or "skipped"
+    detail: str
+
+
+@dataclasses.dataclass
+class KernelReport:
+    """The rows of one check_kernel call; `ok` when none failed. `str(report)` is a table."""
+
+    kernel: str
+    rows: list[CheckRow]
+
+    @property
+    def ok(self) -> bool:
+        return not self.failed
+
+    @property
+    def failed(self) -> list[CheckRow]:
+        return [r for r in self.rows if r.status == FAILED]
+
+    def __getitem__(self, name: str) -> CheckRow:
+        for row in self.rows:
+            if row.name == name:
+                return row
+        raise KeyError(f"no row {name!r}; rows: {', '.join(r.name for r in self.rows)}")
+
+    def __str__(self) -> str:
+        width = max([len(r.name) for r in self.rows] + [5])
+        lines = [f"check_kernel({self.kernel}): {'ok' if self.ok else 'FAILED'}"]
+        lines += [f"  {r.name:<{width}}  {r.status:<7}  {r.detail}" for r in self.rows]
+        return "\n".join(lines)
+
+
+def _kind(fn) -> bool:
+    """True for an XLACustomKernel, False for a loaded kernel function; CallError otherwise."""
+    from jaxcc.call.kernel_function import KernelFunction
+
+    if isinstance(fn, KernelFunction):
+        return False
+    if hasattr(fn, "kernel_table") and hasattr(fn, "primitive"):
+        return True
+    raise CallError(
+        f"check_kernel: fn must be a loaded kernel function (jaxcc.load_cpp_inline(...).name) or "
+        f"a jaxcc.XLACustomKernel, got {type(fn).__name__}"
+    )
+
+
+def _selected(checks, skip) -> list[str]:
+    names = list(CHECKS) if checks is None else list(checks)
+    for name in [*names, *(skip or ())]:
+        if name not in CHECKS:
+            raise CallError(
+                f"check_kernel: unknown check {name!r}; the checks: {', '.join(CHECKS)}"
+            )
+    return [n for n in names if n not in set(skip or ())]
+
+
+def check_kernel(
+    fn,
+    *args,
+    outs=None,
+    checks: Iterable[str] | None = None,
+    skip: Iterable[str] = (),
+    atol: float | None = None,
+    rtol: float | None = None,
+    backend: str | None = None,
+    **attrs,
+) -> KernelReport:
+    """Runs `fn(*args, outs=outs, **attrs)` and checks it as JAX uses it; returns the report.
+
+    `fn` is a loaded kernel function or a `jaxcc.XLACustomKernel` (which needs `outs`).
+    `checks=` picks rows (default: all of CHECKS), `skip=` drops some; `rtol=`/`atol=` replace the
+    per-dtype tolerances of the comparisons (exact for integers; `determinism` is always
+    bitwise); `backend=` is the XLACustomKernel backend calls use and `backends` compares with
+    (default: the platform's default). Rows that cannot apply are `skipped` with the reason."""
+    is_primitive = _kind(fn)
+    if is_primitive and outs is None:
+        raise CallError("check_kernel: an XLACustomKernel needs outs=... (as its call does)")
+    selected = _selected(checks, skip)
+    host = [np.array(a, copy=True) for a in args]
+    subject = Subject(fn, host, outs, attrs, is_primitive, rtol, atol, backend)
+    report = KernelReport(subject.name, [])
+    # `bounds` first, on the debug build: a kernel that writes outside its outputs must not run
+    # its own build, whose write would land in memory XLA or the allocator owns.
+    first = {"bounds": _run_row("bounds", subject, None)} if "bounds" in selected else {}
+    if subject.writes_outside:
+        why = "it writes outside an output (see bounds); its own build would corrupt memory"
+        report.rows += [CheckRow(n, SKIPPED, why) if n not in first else first[n]
+                        for n in selected]  # fmt: skip
+        return report
+    try:
+        reference = [np.asarray(o) for o in subject.call(*subject.fresh())]
+    except Exception as e:  # noqa: BLE001  # the report says the sample call fails
+        report.rows.append(CheckRow("call", FAILED, f"the sample call raised {first_line(e)}"))
+        report.rows += [CheckRow(n, SKIPPED, "the sample call fails") for n in selected]
+        return report
+    deterministic = True
+    for name in selected:
+        if name in _NEED_DETERMINISM and not deterministic:
+            report.rows.append(CheckRow(name, SKIPPED, "not deterministic (see determinism)"))
+            continue
+        row = first.get(name) or _run_row(name, subject, reference)
+        if name == "determinism" and row.status == FAILED:
+            deterministic = False
+        report.rows.append(row)
+    return report
+
+
+def _run_row(name: str, subject: Subject, reference) -> CheckRow:
+    try:
+        status, detail = CHECKS[name](subject, reference)
+    except Exception as e:  # noqa: BLE001  # a check that cannot run is a finding
+        status, detail = FAILED, f"raised {first_line(e)}"
+    return CheckRow(name, status, detail)
+
+
+def assert_kernel_ok(fn, *args, **kwargs) -> KernelReport:
+    """check_kernel, raising KernelCheckError listing every failed row (for tests)."""
+    report = check_kernel(fn, *args, **kwargs)
+    if not report.ok:
+        failed = "\n".join(f"  {r.name}: {r.detail}" for r in report.failed)
+        raise KernelCheckError(
+            f"check_kernel({report.kernel}): {len(report.failed)} check(s) failed:\n{failed}\n"
+            f"{report}",
+            report,
+        )
+    return report
+
+
+__all__ = ["CHECKS", "CheckRow", "KernelReport", "PASSED", "FAILED", "SKIPPED",
+           "assert_kernel_ok", "check_kernel"]  # fmt: skip

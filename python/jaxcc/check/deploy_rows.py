@@ -1,0 +1,172 @@
+"""check_kernel's rows that run the kernel somewhere else: on a mesh as its sharding rule
+allows, through a jax.export artefact, from a bundle, and on every registered backend."""
+
+from __future__ import annotations
+
+import itertools
+import tempfile
+
+import numpy as np
+
+from .rows import FAILED, PASSED, SKIPPED
+from .subject import Subject, first_line
+
+_GATHERS = ("all-gather(", "all-gather-start(", "all-to-all(")
+_bundles = itertools.count(1)
+
+
+def _rule(subject: Subject):
+    rule = getattr(subject.fn, "sharding", None)
+    if rule is not None or not subject.is_primitive:
+        return rule
+    return _kernel_function_rule(subject)
+
+
+def _kernel_function_rule(subject: Subject):
+    """For an XLACustomKernel without a rule: the rule of the jaxcc function its calls' kernel
+    generator returns, which splits those calls (decision 162); None for any other kernel."""
+    import jax
+
+    from jaxcc._jax_compat import ShapedArray
+    from jaxcc.custom_kernel.function_rules import function_rule
+
+    platform = "gpu" if jax.default_backend() == "gpu" else jax.default_backend()
+    table = subject.fn.kernel_table
+    outs = tuple(ShapedArray(tuple(t.shape), t.dtype) for t in subject.declared())
+    try:
+        entry = table.select(platform, subject.backend, table.selection(warn=False))
+        return function_rule(entry.kernel_generator(outs=outs, **subject.attrs))
+    except Exception:  # noqa: BLE001  # the other rows report a failing generator
+        return None
+
+
+def _split_cases(subject: Subject, rule, devices: int):
+    """(factor, mesh size, per input the dimension split or None) for every factor the rule lets
+    jaxcc split: each input that names it is split along it, the others stay whole."""
+    shapes_in = [a.shape for a in subject.host_args]
+    shapes_out = [tuple(t.shape) for t in subject.declared()]
+    in_factors, _ = rule.expand(shapes_in, shapes_out)
+    factors = dict.fromkeys(f for fs in in_factors for f in fs if f is not None)
+    for factor in factors:
+        if factor in rule.unsplit:
+            continue
+        dims = [fs.index(factor) if factor in fs else None for fs in in_factors]
+        sizes = {shapes_in[i][d] for i, d in enumerate(dims) if d is not None}
+        size = sizes.pop()
+        mesh = next((m for m in range(devices, 1, -1) if size % m == 0), None)
+        if mesh is not None:
+            yield factor, mesh, dims
+
+
+def sharding_row(subject: Subject, reference) -> tuple[str, str]:
+    import jax
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+    rule = _rule(subject)
+    if rule is None:
+        return SKIPPED, "no sharding rule"
+    devices = jax.devices()
+    if len(devices) < 2:
+        return SKIPPED, ("one device in this process: set XLA_FLAGS="
+                         "--xla_force_host_platform_device_count=8 before JAX starts "
+                         "(`jaxcc check` does)")  # fmt: skip
+    fn = subject.function()
+    done = []
+    for factor, size, dims in _split_cases(subject, rule, len(devices)):
+        mesh = Mesh(np.array(devices[:size]), ("x",))
+        specs = [PartitionSpec(*([None] * d + ["x"])) if d is not None else PartitionSpec()
+                 for d in dims]  # fmt: skip
+        placed = [jax.device_put(a, NamedSharding(mesh, s))
+                  for a, s in zip(subject.fresh(), specs, strict=True)]  # fmt: skip
+        jitted = jax.jit(fn)
+        shown = f"leading dimension {factor[3:]}" if factor.startswith("...") else repr(factor)
+        what = f"factor {shown} split over {size} devices"
+        try:
+            text = jitted.lower(*placed).compile().as_text()
+            got = [np.asarray(o) for o in jitted(*placed)]
+        except Exception as e:  # noqa: BLE001
+            return FAILED, f"{what}: raised {first_line(e)}"
+        diff = subject.difference(reference, got, what)
+        if diff:
+            return FAILED, f'{diff} (rule "{rule.text}")'
+        gathers = {op[:-1]: text.count(op) for op in _GATHERS if text.count(op)}
+        if gathers:
+            return FAILED, f"{what}: the compiled program has {gathers}, which the rule forbids"
+        done.append(f"{shown} over {size}")
+    if not done:
+        return SKIPPED, f'rule "{rule.text}": no factor the sample shapes let jaxcc split'
+    return PASSED, f"equals one device, no gather: {', '.join(done)}"
+
+
+def export_row(subject: Subject, reference) -> tuple[str, str]:
+    import jax
+
+    from jaxcc.deploy.export import deserialize, export
+
+    if subject.is_primitive:
+        return SKIPPED, "XLACustomKernel: checked for loaded C++ kernels only"
+    exported = export(jax.jit(subject.function()), *subject.fresh())
+    try:
+        blob = exported.serialize()
+    except ImportError as e:  # JAX writes artefacts with the flatbuffers package
+        return SKIPPED, f"cannot serialize here ({first_line(e)}; pip install flatbuffers)"
+    restored = deserialize(blob)
+    got = [np.asarray(o) for o in restored.call(*subject.fresh())]
+    diff = subject.difference(reference, got, "jax.export round trip")
+    return (FAILED, diff) if diff else (PASSED, f"serialize/deserialize ({len(blob)} bytes) equal")
+
+
+def bundle_row(subject: Subject, reference) -> tuple[str, str]:
+    from jaxcc import _core
+    from jaxcc.deploy.bundle import load_library
+    from jaxcc.environment import discovery
+
+    if subject.is_primitive:
+        return SKIPPED, "XLACustomKernel: checked for loaded C++ kernels only"
+    fn = subject.fn
+    if fn.platform == "cuda" and not _has_gpu():
+        return SKIPPED, "a CUDA kernel and no GPU in this process"
+    request = fn.load_request  # None: the module came from a bundle
+    if request is None:
+        return SKIPPED, "its module was not loaded by load_* in this process (a bundle already?)"
+    environment = discovery.build_environment(
+        request, verbose=False, force_rebuild=False, ninja_workers=0
+    )
+    with tempfile.TemporaryDirectory(prefix="jaxcc-check-") as out:
+        _core.write_bundle(request, environment, out, lambda *a: None)
+        prefix = f"{request.target_prefix}_check{next(_bundles)}"
+        module = load_library(out, target_prefix=prefix)
+    twin = module[fn.name]
+    got = twin(*subject.fresh(), outs=subject.outs, **subject.attrs)
+    got = [np.asarray(o) for o in (got if isinstance(got, (list, tuple)) else [got])]
+    diff = subject.difference(reference, got, "bundle round trip")
+    return (FAILED, diff) if diff else (PASSED, "jaxcc build + load_library give the same result")
+
+
+def _has_gpu() -> bool:
+    import jax
+
+    return jax.default_backend() == "gpu"
+
+
+def backends_row(subject: Subject, reference) -> tuple[str, str]:
+    import jax
+
+    if not subject.is_primitive:
+        return SKIPPED, "a loaded kernel function has one implementation"
+    platform = "gpu" if jax.default_backend() == "gpu" else jax.default_backend()
+    table = subject.fn.kernel_table
+    backends = table.backends(platform)
+    reference_backend = subject.backend or table.default(platform)
+    others = [b for b in backends if b != reference_backend]
+    if not others:
+        return SKIPPED, f"one backend on {platform} ({reference_backend})"
+    for backend in others:
+        try:
+            got = [np.asarray(o) for o in subject.call(*subject.fresh(), backend=backend)]
+        except Exception as e:  # noqa: BLE001
+            return FAILED, f"backend {backend!r} raised {first_line(e)}"
+        diff = subject.difference(reference, got, f"backend {backend!r} vs {reference_backend!r}")
+        if diff:
+            return FAILED, diff
+    return PASSED, f"{', '.join(others)} equal {reference_backend!r} on {platform}"

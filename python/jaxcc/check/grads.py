@@ -1,0 +1,141 @@
+"""check_kernel's derivative rows, for an XLACustomKernel with a JVP rule.
+
+`jvp`: forward mode against central finite differences of the kernel itself. `transpose`:
+reverse mode against forward mode, <ct, J t> == <J^T ct, t>. Together they cover
+`jax.test_util.check_grads(order=1, modes=("fwd", "rev"))`: reverse mode is right when it is the
+transpose of a right forward mode. Split this way a wrong JVP fails `jvp` alone (its transpose is
+consistent with it) and a wrong transpose rule fails `transpose` alone."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .rows import FAILED, PASSED, SKIPPED
+from .subject import Subject, first_line
+
+# Per dtype: (finite-difference step, rtol, atol), as loose as jax.test_util's defaults.
+_GRAD_TOLERANCES = {"float16": (1e-1, 1e-1, 1e-1), "bfloat16": (1e-1, 1e-1, 1e-1),
+                    "float32": (1e-3, 2e-2, 2e-3), "float64": (1e-6, 1e-5, 1e-7)}  # fmt: skip
+
+
+def _rules(subject: Subject) -> tuple[bool, bool]:
+    from jaxcc._jax_compat import ad
+
+    primitive = getattr(subject.fn, "primitive", None)
+    return primitive in ad.primitive_jvps, primitive in ad.primitive_transposes
+
+
+def _setup(subject: Subject):
+    """(function of the floating inputs to the floating outputs, those inputs, tangents,
+    cotangents, tolerances) or a skip reason."""
+    import jax
+
+    if not subject.is_primitive:
+        return "a loaded kernel function has no derivative rules (make it an XLACustomKernel)"
+    has_jvp, _ = _rules(subject)
+    if not has_jvp:
+        return "no JVP rule (def_jvp_rule / def_jvp_rule2)"
+    args = subject.host_args
+    floating = [i for i, a in enumerate(args) if a.dtype.kind == "f" or a.dtype.name == "bfloat16"]
+    out_kinds = [np.dtype(t.dtype) for t in subject.declared()]
+    out_float = [i for i, d in enumerate(out_kinds) if d.kind == "f" or d.name == "bfloat16"]
+    if not floating or not out_float:
+        return "no floating-point input or output to differentiate"
+
+    def f(*xs):
+        full = list(args)
+        for i, x in zip(floating, xs, strict=True):
+            full[i] = x
+        outs = subject.call(*full)
+        return tuple(outs[i] for i in out_float)
+
+    rng = np.random.default_rng(0)
+    primals = [args[i] for i in floating]
+    tangents = [rng.standard_normal(p.shape).astype(p.dtype) for p in primals]
+    cotangents = [rng.standard_normal(tuple(subject.declared()[i].shape)).astype(out_kinds[i])
+                  for i in out_float]  # fmt: skip
+    step, rtol, atol = _GRAD_TOLERANCES.get(primals[0].dtype.name, (1e-3, 2e-2, 2e-3))
+    if subject.rtol is not None:
+        rtol = subject.rtol
+    if subject.atol is not None:
+        atol = subject.atol
+    f.inputs = floating  # the argument index of each primal
+    return jax, f, primals, tangents, cotangents, (step, rtol, atol)
+
+
+def jvp_row(subject: Subject, reference) -> tuple[str, str]:
+    """Per floating input (the others' tangents zero), so the detail names the input. An input
+    whose JVP is exactly zero everywhere is one its rule declares not differentiable (a None
+    rule in def_jvp_rule2: a connection probability, a structural parameter), where finite
+    differences measure a jump in structure: it is named in the detail, not compared."""
+    setup = _setup(subject)
+    if isinstance(setup, str):
+        return SKIPPED, setup
+    jax, f, primals, tangents, _, (step, rtol, atol) = setup
+    s = np.asarray(step, primals[0].dtype)
+    compared, constant = [], []
+    for k in range(len(tangents)):
+        alone = [t if j == k else np.zeros_like(t) for j, t in enumerate(tangents)]
+        where = f"input {f.inputs[k] + 1}"
+        try:
+            _, forward = jax.jvp(f, tuple(primals), tuple(alone))
+        except Exception as e:  # noqa: BLE001
+            return FAILED, f"jax.jvp ({where}) raised {first_line(e)}"
+        if not any(np.any(np.asarray(t)) for t in forward):
+            constant.append(where)
+            continue
+        plus = f(*[p + s * t for p, t in zip(primals, alone, strict=True)])
+        minus = f(*[p - s * t for p, t in zip(primals, alone, strict=True)])
+        for i, (got, hi, lo) in enumerate(zip(forward, plus, minus, strict=True)):
+            numeric = (np.asarray(hi, np.float64) - np.asarray(lo, np.float64)) / (2 * step)
+            got = np.asarray(got, np.float64)
+            bad = ~np.isclose(got, numeric, rtol=rtol, atol=atol)
+            if bad.any():
+                at = tuple(int(j) for j in np.argwhere(bad)[0])
+                ratio = got[at] / numeric[at] if numeric[at] else float("inf")
+                return FAILED, (
+                    f"{where}: JVP of output {i + 1} at index {at} is {got[at]:.6g}, finite "
+                    f"differences give {numeric[at]:.6g} (ratio {ratio:.4g}; "
+                    f"{int(bad.sum())} of {bad.size} elements)"
+                )
+        compared.append(where)
+    detail = f"forward mode equals finite differences (step {step:g}, rtol {rtol:g})"
+    if constant:
+        detail += f"; zero JVP, not compared: {', '.join(constant)}"
+    if not compared:
+        return SKIPPED, f"every floating input has a zero JVP ({', '.join(constant)})"
+    return PASSED, detail
+
+
+def transpose_row(subject: Subject, reference) -> tuple[str, str]:
+    setup = _setup(subject)
+    if isinstance(setup, str):
+        return SKIPPED, setup
+    jax, f, primals, tangents, cotangents, (_, rtol, atol) = setup
+    _, has_transpose = _rules(subject)
+    try:
+        _, pullback = jax.vjp(f, *primals)
+        backward = pullback(tuple(cotangents))
+    except Exception as e:  # noqa: BLE001
+        if not has_transpose:
+            return SKIPPED, f"no transpose rule: reverse mode unavailable ({first_line(e)})"
+        return FAILED, f"jax.vjp raised {first_line(e)}"
+
+    def inner(xs, ys) -> float:
+        return sum(float(np.sum(np.asarray(x, np.float64) * np.asarray(y, np.float64)))
+                   for x, y in zip(xs, ys, strict=True))  # fmt: skip
+
+    # One input at a time (the others' tangents zero): summed over inputs, a wrong rule for
+    # one input can hide behind the others' terms.
+    shown = []
+    for i, tangent in enumerate(tangents):
+        alone = [t if j == i else np.zeros_like(t) for j, t in enumerate(tangents)]
+        _, forward = jax.jvp(f, tuple(primals), tuple(alone))
+        lhs, rhs = inner(cotangents, forward), inner([backward[i]], [tangent])
+        if not np.isclose(lhs, rhs, rtol=rtol, atol=atol):
+            return FAILED, (
+                f"input {f.inputs[i] + 1}: <ct, J t> = {lhs:.6g} but <J^T ct, t> = {rhs:.6g}: "
+                "the transpose rule is not the transpose of the JVP"
+            )
+        shown.append(f"{lhs:.4g}")
+    return PASSED, f"<ct, J t> == <J^T ct, t> per input ({', '.join(shown)})"

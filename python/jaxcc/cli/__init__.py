@@ -1,0 +1,1 @@
+"""The jaxcc command line: cache, doctor, build, check, tune, benchmark."""

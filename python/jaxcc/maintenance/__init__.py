@@ -1,0 +1,1 @@
+"""Whole-cache operations that touch every stage's state, such as clear_cache."""
