@@ -108,3 +108,30 @@ def test_the_cuda_runtime_check_says_which_runtime_modules_link(tmp_path):
     assert asked.startswith("INFO  CUDA runtime") and "JAXCC_CUDA_RUNTIME=static" in asked
     bad = line(JAXCC_CUDA_RUNTIME="dynamic")
     assert bad.startswith("FAIL  CUDA runtime") and "JAXCC_CUDA_RUNTIME='dynamic'" in bad
+
+
+def test_without_a_compiler_the_linker_line_names_no_unset_variable(tmp_path):
+    # The linker is chosen by linking with the compiler: without one, the report must not print
+    # "Tried, in order:" followed by nothing, nor tell the user to unset a variable never set.
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("JAXCC_LINKER", "CXX", "CC")}
+    env.update(PATH=str(empty), JAXCC_CACHE_DIR=str(tmp_path / "cache"))
+    result = subprocess.run(
+        [sys.executable, "-m", "jaxcc", "doctor"], capture_output=True, text=True, env=env,
+        timeout=300,
+    )  # fmt: skip
+    out = result.stdout
+    assert result.returncode == 1, out
+    assert "JAXCC_LINKER" not in out, out
+    assert not any(line.rstrip().endswith("Tried, in order:") for line in out.splitlines()), out
+    linker = next(x for x in out.splitlines() if x[6:].startswith("linker"))
+    assert linker.startswith("INFO  linker") and "no" in linker and "host compiler" in linker
+
+
+def test_a_bad_jaxcc_linker_is_a_fail_that_names_the_variable(tmp_path):
+    result = doctor(env={"JAXCC_LINKER": "bogus", "JAXCC_CACHE_DIR": str(tmp_path / "cache")})
+    lines = result.stdout.splitlines()
+    at = next(i for i, x in enumerate(lines) if x.startswith("FAIL  linker"))
+    assert "JAXCC_LINKER=bogus" in lines[at], lines
+    assert "unset JAXCC_LINKER" in lines[at + 1] and "gold" in lines[at + 1], lines

@@ -136,8 +136,9 @@ class KernelCheckError(JaxccError, AssertionError):
 class NotDifferentiableError(JaxccError, ValueError, NotImplementedError):
     """`jax.grad`, `jax.jvp`, `jax.vjp` or `jax.linear_transpose` reached a compiled kernel
     function, for which JAX has no derivative rule (an FFI call has none): the message says how to
-    give it one (`jax.custom_vjp`, or an XLACustomKernel with JVP and transpose rules). A
-    `ValueError`, as JAX's own error is, and a `NotImplementedError`, as it was in older JAX."""
+    give it one (`jax.custom_vjp`, or an XLACustomKernel with a JVP rule; a transpose rule only
+    where the JVP's tangents come from a kernel call). A `ValueError`, as JAX's own error is, and
+    a `NotImplementedError`, as it was in older JAX."""
 
     @classmethod
     def from_jax(cls, function: str, target: str, error: Exception):
@@ -152,9 +153,12 @@ class NotDifferentiableError(JaxccError, ValueError, NotImplementedError):
             f"{function}: JAX cannot differentiate the compiled kernel '{target}' (an FFI call "
             f"has no derivative rule; JAX said: {text.splitlines()[0] if text else error!r}). "
             "Give it one: wrap the call in jax.custom_vjp (or jax.custom_jvp) with the backward "
-            "pass as JAX code or another kernel, or make it a jaxcc.XLACustomKernel with "
-            "def_jvp_rule2 and def_transpose_rule (docs/custom_kernel.md, 'Autodiff'). Where no "
-            "gradient need flow through it, pass its inputs through jax.lax.stop_gradient."
+            "pass as JAX code or another kernel, or make it a jaxcc.XLACustomKernel with a JVP "
+            "rule (def_jvp_rule2): one JVP rule whose tangents are JAX code is enough for "
+            "jax.jvp and jax.grad alike; def_transpose_rule is needed only when the tangents "
+            "are computed by a kernel call, which JAX cannot transpose (docs/custom_kernel.md, "
+            "'Autodiff'). Where no gradient need flow through it, pass its inputs through "
+            "jax.lax.stop_gradient."
         )
 
 

@@ -100,6 +100,25 @@ def _headers() -> list[Check]:
     return checks
 
 
+def _linker(compiler_found: bool) -> Check:
+    """The linker line. It is chosen by linking with the host compiler, so without one there is
+    nothing to check (and no variable to unset) unless $JAXCC_LINKER itself is what failed."""
+    chosen = os.environ.get("JAXCC_LINKER", "")
+    try:
+        linker = _core.find_linker()
+    except JaxccError as e:
+        first = str(e).splitlines()[0].split(" Tried, in order:")[0]
+        if chosen and "JAXCC_LINKER" in first:
+            fix = "unset JAXCC_LINKER (the compiler's choice), or set it to gold, lld or mold"
+            return Check(FAIL, "linker", first, fix)
+        if not compiler_found:
+            detail = "not checked: it is chosen by linking with the host compiler; there is none"
+            return Check(INFO, "linker", detail)
+        return Check(FAIL, "linker", first, _fix_of(e))
+    detail = f"{linker.path}" + (f": {linker.version}" if linker.version else "")
+    return Check(PASS, "linker", f"{detail} ({linker.found_by})")
+
+
 def _tools() -> list[Check]:
     checks = []
     try:
@@ -124,12 +143,7 @@ def _tools() -> list[Check]:
                 checks.append(Check(INFO, name, f"{path}: {_core.probe_version(path)} (on PATH)"))
             except JaxccError as e:
                 checks.append(Check(WARN, name, f"{path}: {e}", f"fix or remove {path}"))
-    try:
-        linker = _core.find_linker()
-        detail = f"{linker.path}" + (f": {linker.version}" if linker.version else "")
-        checks.append(Check(PASS, "linker", f"{detail} ({linker.found_by})"))
-    except JaxccError as e:
-        checks.append(Check(FAIL, "linker", str(e).splitlines()[0], "unset JAXCC_LINKER"))
+    checks.append(_linker(compiler_found=checks[0].status == PASS))
     try:
         checks.append(Check(PASS, "ninja", _core.find_ninja(discovery.ninja_search_dirs())))
     except JaxccError as e:
