@@ -1,5 +1,6 @@
 #include "build/build_graph.h"
 
+#include "build/link_trace.h"
 #include "util/subprocess.h"
 
 namespace jaxcc::build {
@@ -36,14 +37,16 @@ std::string RenderNinjaFile(const BuildGraph& graph) {
     std::vector<std::string> command = step.command;
     command.insert(command.end(), step.scheduling_flags.begin(), step.scheduling_flags.end());
     text += "  command = " + EscapeNinjaCommand(ShellJoin(command)) +
-            " -MMD -MF $out.d -c $in -o $out\n";
+            " -MD -MF $out.d -c $in -o $out\n";
     text += "  depfile = $out.d\n";
     text += "  description = compile " + EscapeNinjaCommand(step.source) + "\n\n";
   }
+  // The linker's own trace of the files it read (link_trace.h): GNU ld, gold, lld and mold print
+  // it to stdout, so it goes to a file and stays out of the build's output.
   text += "rule link\n";
   text += "  command = " + EscapeNinjaCommand(ShellJoin(graph.link_command)) + " $in -o $out" +
           (graph.link_flags.empty() ? "" : " " + EscapeNinjaCommand(ShellJoin(graph.link_flags))) +
-          "\n";
+          " -Wl,--trace > " + LinkTraceFile("$out") + "\n";
   text += "  description = link $out\n\n";
 
   std::string objects;

@@ -256,13 +256,14 @@ TEST(NinjaFile, OneRulePerUnitAndEscapedPaths) {
   graph.link_flags = {"-lm"};
   graph.output = "m.so";
   std::string text = RenderNinjaFile(graph);
-  EXPECT_NE(text.find("rule compile_0\n  command = /usr/bin/g++ -I '/a b/c' '-DX=$$Y' -MMD -MF "
+  EXPECT_NE(text.find("rule compile_0\n  command = /usr/bin/g++ -I '/a b/c' '-DX=$$Y' -MD -MF "
                       "$out.d -c $in -o $out\n  depfile = $out.d\n"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("build kernel_0.o: compile_0 kernel_0.cc\n"), std::string::npos);
   EXPECT_NE(text.find("build m.so: link kernel_0.o ffi_wrapper.o\n"), std::string::npos);
-  EXPECT_NE(text.find("command = /usr/bin/g++ -shared $in -o $out -lm\n"), std::string::npos);
+  EXPECT_NE(text.find("command = /usr/bin/g++ -shared $in -o $out -lm -Wl,--trace > $out.inputs\n"),
+            std::string::npos);
 }
 
 TEST(NinjaFile, SchedulingFlagsFollowTheCommandInTheRule) {
@@ -272,7 +273,7 @@ TEST(NinjaFile, SchedulingFlagsFollowTheCommandInTheRule) {
   graph.link_command = {"/usr/bin/g++", "-shared"};
   graph.output = "m.so";
   std::string text = RenderNinjaFile(graph);
-  EXPECT_NE(text.find("command = /cuda/bin/nvcc -O3 --threads 2 -MMD -MF $out.d -c $in -o $out\n"),
+  EXPECT_NE(text.find("command = /cuda/bin/nvcc -O3 --threads 2 -MD -MF $out.d -c $in -o $out\n"),
             std::string::npos)
       << text;
 }

@@ -5,6 +5,7 @@
 
 #include "build/compile_diagnostics.h"
 #include "build/depfile.h"
+#include "build/link_trace.h"
 #include "util/fs.h"
 #include "util/subprocess.h"
 
@@ -28,6 +29,13 @@ std::vector<std::string> CollectDependencies(const std::string& build_dir,
     for (std::string& dep : ParseDepfile(*text)) {
       if (dep.empty() || dep[0] != '/') dep = JoinPath(build_dir, dep);
       unique.insert(AbsolutePath(dep));
+    }
+  }
+  // What the link read: archives and objects named by path or found by -l (decision 175).
+  if (auto trace = ReadFile(JoinPath(build_dir, LinkTraceFile(graph.output))); trace.ok()) {
+    for (std::string& input : ParseLinkTrace(*trace)) {
+      if (input.empty() || input[0] != '/') input = JoinPath(build_dir, input);
+      unique.insert(AbsolutePath(input));
     }
   }
   return {unique.begin(), unique.end()};

@@ -12,6 +12,7 @@
 #include "cache/entry_names.h"
 #include "cache/lock_mode.h"
 #include "cache/ownership.h"
+#include "cache/watched_directory.h"
 #include "util/fs.h"
 #include "util/host_identity.h"
 #include "util/load_trace.h"
@@ -73,7 +74,8 @@ Dependency StampedDependency(const std::string& path, const FileInfo& info,
   // second edit within the same tick: no stamp then, the bytes decide until it settles.
   // On a shared file system stat may answer from attributes cached before another host wrote the
   // file (decision 139): only the bytes are trusted there.
-  if (!TimestampSettled(info.ctime_ns) || !TimestampSettled(info.mtime_ns) ||
+  // A future mtime (a clock ahead elsewhere) is judged by the ctime this host's kernel set.
+  if (!TimestampSettled(info.ctime_ns) || !TimestampSettled(LastModifiedNs(info)) ||
       IsSharedFilesystem(FilesystemKind(path))) {
     dep.ctime_ns = 0;
   }
@@ -86,8 +88,8 @@ LibraryStamp StampOf(const FileInfo& info) {
 }
 
 EntryFacts FactsOf(const Manifest& manifest) {
-  return {
-      manifest.library_file, manifest.library_sha256, manifest.dependencies, manifest.shadows, {}};
+  return {manifest.library_file, manifest.library_sha256, manifest.dependencies,
+          manifest.shadows,      manifest.directories,    {}};
 }
 
 CacheDir::CacheDir(std::string root) : root_(AbsolutePath(root)) {}
@@ -138,6 +140,7 @@ std::optional<Entry> CacheDir::LookupKnown(const std::string& name, const std::s
     entry->manifest.library_sha256 = facts.library_sha256;
     entry->manifest.dependencies = facts.dependencies;
     entry->manifest.shadows = facts.shadows;
+    entry->manifest.directories = facts.directories;
   }
   return entry;
 }
@@ -188,6 +191,14 @@ std::optional<Entry> CacheDir::Verify(const std::string& name, std::string dir,
   // reads now (decision 146b): one stat each, the answer expected is "no such file".
   for (const std::string& shadow : facts.shadows) {
     if (StatPath(shadow).exists) return Miss(LookupMiss::kStaleDependency, miss_reason);
+  }
+  // The directories the tools searched or read from (decision 172): a header that appeared where
+  // the preprocessor looked and found nothing, a package that replaced the compiler's headers.
+  entry.checked_directories.resize(facts.directories.size());
+  for (size_t i = 0; i < facts.directories.size(); ++i) {
+    if (!DirectoryUnchanged(facts.directories[i], &entry.checked_directories[i])) {
+      return Miss(LookupMiss::kStaleDependency, miss_reason);
+    }
   }
   trace::Mark("dependency stats");
   return entry;

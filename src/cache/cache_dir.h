@@ -49,6 +49,9 @@ struct Entry {
   /// right carries its new stamp here when that stamp has settled (decision 146a), so the
   /// caller can keep it and later lookups compare stamps instead of hashing again.
   std::vector<Dependency> checked_dependencies;
+  /// The watched directories as checked: a directory whose stamp moved while what matters in it
+  /// held carries its new stamp here, like checked_dependencies.
+  std::vector<WatchedDirectory> checked_directories;
 };
 
 /// What a lookup checks an entry against. The manifest holds them; the warm index keeps a copy
@@ -59,6 +62,8 @@ struct EntryFacts {
   std::vector<Dependency> dependencies;
   /// Paths that must still not exist (Manifest::shadows): one stat each.
   std::vector<std::string> shadows;
+  /// Directories that must hold what they held (Manifest::directories): one stat each.
+  std::vector<WatchedDirectory> directories;
   /// A stamp under which the library last hashed to library_sha256 (the warm index keeps it);
   /// unknown in a manifest, so the full path always hashes.
   LibraryStamp library_stamp;

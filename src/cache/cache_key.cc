@@ -10,7 +10,7 @@
 namespace jaxcc::cache {
 namespace {
 
-constexpr const char* kKeySchema = "jaxcc-cache-key-v2";
+constexpr const char* kKeySchema = "jaxcc-cache-key-v3";
 
 void AddString(Sha256Builder& hash, std::string_view name, std::string_view value) {
   hash.UpdateField("str");
@@ -54,6 +54,7 @@ std::string ComputeKey(const KeyInputs& inputs) {
   AddString(hash, "header_digest", inputs.header_digest);
   AddList(hash, "toolchain", inputs.toolchain);
   AddList(hash, "codegen_options", inputs.codegen_options);
+  AddList(hash, "world", inputs.world);
   return hash.FinishHex();
 }
 
@@ -77,6 +78,7 @@ std::string DescribeKeyInputs(const KeyInputs& inputs) {
       {"header_digest", inputs.header_digest},
       {"toolchain", inputs.toolchain},
       {"codegen_options", inputs.codegen_options},
+      {"world", inputs.world},
   };
   // Flags and paths are bytes, not necessarily UTF-8: replace bad sequences rather than throw.
   return description.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

@@ -23,6 +23,10 @@ struct KeyInputs {
   std::vector<std::string> toolchain;
   /// Options that change generated code rather than flags ("allow_cuda_graph=1").
   std::vector<std::string> codegen_options;
+  /// What the tools read beyond the request (pipeline/build_world.h, decisions 170-174): the
+  /// environment variables they document, each compiler's content digest, the target
+  /// `-march=native` chose here, and every file the flags name by its SHA-256.
+  std::vector<std::string> world;
 };
 
 /// 64 lowercase hex characters. Changing any field (or the order of list entries) changes it.

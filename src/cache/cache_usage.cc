@@ -40,7 +40,9 @@ std::vector<EntryUsage> ListEntries(const std::string& root) {
     usage.dir = JoinPath(root, dir_name);
     FileInfo info = StatPath(usage.dir);
     if (!info.exists || !info.is_dir) continue;
-    usage.last_used_ns = info.mtime_ns;
+    // An entry with a future mtime (restored from a host whose clock ran ahead) would stay the
+    // most recently used for ever: its ctime, which MarkUsed's utimensat moves too, decides.
+    usage.last_used_ns = LastModifiedNs(info);
     usage.bytes = DirectoryBytes(usage.dir);
     auto text = ReadFile(JoinPath(usage.dir, "manifest.json"));
     if (text.ok()) {
@@ -63,7 +65,9 @@ std::vector<EntryUsage> ListEntries(const std::string& root) {
 
 void MarkUsed(const std::string& entry_dir) {
   FileInfo info = StatPath(entry_dir);
-  if (!info.exists || WallClockNs() - info.mtime_ns < kMarkUsedIntervalNs) return;
+  const std::int64_t age_ns = WallClockNs() - info.mtime_ns;
+  // A future mtime is marked too (set to now): otherwise it would never be refreshed.
+  if (!info.exists || (age_ns >= 0 && age_ns < kMarkUsedIntervalNs)) return;
   // nullptr times = "now"; a read-only cache simply keeps the old time.
   (void)::utimensat(AT_FDCWD, entry_dir.c_str(), nullptr, 0);
 }

@@ -97,6 +97,26 @@ TEST_F(CacheUsageTest, PruneEvictsLeastRecentlyUsedUntilUnderTheCap) {
   EXPECT_TRUE(cache_.Lookup("newest", Sha256Hex("4")));
 }
 
+// Issue 49 item 18: an entry directory whose mtime lies ahead (restored from a host whose clock
+// ran ahead) stayed the most recently used for ever and outlived every entry used after it.
+TEST_F(CacheUsageTest, AnEntryWithAFutureMtimeDoesNotDefeatTheLruOrder) {
+  Publish("from_the_future", "1", 10000, -86400);
+  ::usleep(1'100'000);  // its ctime, set now by the kernel, is older than the next use
+  Publish("used_later", "2", 10000, 0);
+  PruneOptions options;
+  options.max_bytes = 15000;  // room for one entry
+  auto report = Prune(cache_, options);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_FALSE(cache_.Lookup("from_the_future", Sha256Hex("1")));
+  EXPECT_TRUE(cache_.Lookup("used_later", Sha256Hex("2")));
+}
+
+TEST_F(CacheUsageTest, MarkUsedBringsAFutureMtimeBackToNow) {
+  std::string dir = Publish("ahead", "1", 100, -86400);
+  MarkUsed(dir);
+  EXPECT_LE(StatPath(dir).mtime_ns, WallClockNs());
+}
+
 TEST_F(CacheUsageTest, PruneNeverEvictsTheKeptEntry) {
   std::string keep = Publish("just_built", "1", 50000, 9000);
   Publish("other", "2", 100, 10);

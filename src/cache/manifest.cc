@@ -57,6 +57,29 @@ Result<Dependency> DependencyFromJson(const json& object, size_t index) {
   return dep;
 }
 
+Result<WatchedDirectory> DirectoryFromJson(const json& object, size_t index) {
+  if (!object.is_object()) {
+    return Invalid("directories[" + std::to_string(index) + "] must be an object");
+  }
+  WatchedDirectory dir;
+  JAXCC_ASSIGN_FIELD(dir.path, object, "path", IsString, "a string", get<std::string>());
+  JAXCC_ASSIGN_FIELD(dir.mtime_ns, object, "mtime_ns", IsInteger, "an integer",
+                     get<std::int64_t>());
+  JAXCC_ASSIGN_FIELD(dir.ctime_ns, object, "ctime_ns", IsInteger, "an integer",
+                     get<std::int64_t>());
+  JAXCC_ASSIGN_FIELD(dir.inode, object, "inode", IsInteger, "an integer", get<std::uint64_t>());
+  JAXCC_ASSIGN_FIELD(dir.names_sha256, object, "names", IsString, "a string", get<std::string>());
+  JAXCC_ASSIGN_FIELD(dir.files_sha256, object, "files_sha256", IsString, "a string",
+                     get<std::string>());
+  auto files = Field(object, "files", IsArray, "an array of strings");
+  if (!files.ok()) return files.error();
+  for (const json& file : **files) {
+    if (!file.is_string()) return Invalid("directories[].files must be an array of strings");
+    dir.files.push_back(file.get<std::string>());
+  }
+  return dir;
+}
+
 Result<Manifest> FromObject(const json& object) {
   if (!object.is_object()) return Invalid("the top level must be a JSON object");
   Manifest m;
@@ -103,6 +126,16 @@ Result<Manifest> FromObject(const json& object) {
     }
   }
 
+  if (object.contains("directories")) {
+    auto dirs = Field(object, "directories", IsArray, "an array of objects");
+    if (!dirs.ok()) return dirs.error();
+    for (size_t i = 0; i < (*dirs)->size(); ++i) {
+      auto dir = DirectoryFromJson((**dirs)[i], i);
+      if (!dir.ok()) return dir.error();
+      m.directories.push_back(std::move(*dir));
+    }
+  }
+
   // "inputs" is embedded as a JSON value for readability; it reads back as compact text.
   auto inputs = object.find("inputs");
   if (inputs == object.end()) return Invalid("field 'inputs' is missing");
@@ -128,6 +161,16 @@ std::string ManifestToJson(const Manifest& manifest) {
                     {"inode", dep.inode},
                     {"sha256", dep.sha256}});
   }
+  json dirs = json::array();
+  for (const WatchedDirectory& dir : manifest.directories) {
+    dirs.push_back({{"path", dir.path},
+                    {"mtime_ns", dir.mtime_ns},
+                    {"ctime_ns", dir.ctime_ns},
+                    {"inode", dir.inode},
+                    {"names", dir.names_sha256},
+                    {"files", dir.files},
+                    {"files_sha256", dir.files_sha256}});
+  }
   // Valid inputs_json is embedded as an object so `cat manifest.json` is readable; anything else
   // is kept verbatim as a string.
   json inputs = nullptr;
@@ -145,6 +188,7 @@ std::string ManifestToJson(const Manifest& manifest) {
       {"function_names", manifest.function_names},
       {"dependencies", std::move(deps)},
       {"shadows", manifest.shadows},
+      {"directories", std::move(dirs)},
       {"objects", manifest.objects},
       {"inputs", std::move(inputs)},
       {"build_seconds", manifest.build_seconds},

@@ -8,6 +8,7 @@
 #include <tuple>
 #include <utility>
 
+#include "cache/watched_directory.h"
 #include "util/fs.h"
 #include "util/sha256.h"
 
@@ -91,6 +92,12 @@ std::optional<std::vector<ObjectDependency>> ObjectCache::Fetch(
   for (const ObjectDependency& dep : *deps) {
     if (dep.sha256 == kAbsentFile) {
       if (StatPath(dep.path).exists) return std::nullopt;  // a header that shadows one it read
+      continue;
+    }
+    if (!dep.path.empty() && dep.path.back() == '/') {  // a searched directory: its names
+      if (DirectoryNamesDigest(dep.path.substr(0, dep.path.size() - 1)) != dep.sha256) {
+        return std::nullopt;
+      }
       continue;
     }
     auto now = Sha256FileHex(dep.path);

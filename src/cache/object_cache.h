@@ -23,7 +23,10 @@ namespace jaxcc::cache {
 
 /// A header an object was compiled from (besides its source text), with its SHA-256 then; or,
 /// with sha256 == kAbsentFile, a path that did not exist and would shadow one of those headers
-/// if it did (pipeline/build_inputs.h): the object holds only while it is still absent.
+/// if it did (pipeline/build_inputs.h): the object holds only while it is still absent; or, for
+/// a path ending in '/', a directory of the include search with the digest of its names
+/// (cache/watched_directory.h): a header created there that the preprocessor probed and missed
+/// makes the object a miss (decision 172).
 struct ObjectDependency {
   std::string path;
   std::string sha256;

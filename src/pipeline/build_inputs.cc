@@ -3,11 +3,13 @@
 #include <time.h>
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
 
 #include "cache/cache_dir.h"
 #include "cache/lock_mode.h"
+#include "cache/watched_directory.h"
 #include "util/fs.h"
 #include "util/sha256.h"
 
@@ -50,7 +52,11 @@ std::string NameUnder(const std::string& path, const std::string& dir) {
 }
 
 // The newest of a file's two timestamps: any write moves both, a chmod or rename at least ctime.
-std::int64_t LastChange(const FileInfo& info) { return std::max(info.mtime_ns, info.ctime_ns); }
+// An mtime in the future (a checkout from a host whose clock runs ahead) says nothing about when
+// the file changed here: the ctime this host's kernel set does (LastModifiedNs).
+std::int64_t LastChange(const FileInfo& info) {
+  return std::max(LastModifiedNs(info), info.ctime_ns);
+}
 
 std::int64_t ClockSlack(const std::string& path) {
   return cache::IsSharedFilesystem(cache::FilesystemKind(path)) ? kSharedClockSlackNs : 0;
@@ -135,6 +141,13 @@ std::vector<std::string> ShadowCandidates(const std::vector<std::string>& header
   return {candidates.begin(), candidates.end()};
 }
 
+bool IsToolchainFile(const std::string& path, const IncludeSearch& search) {
+  for (const std::string& dir : search.toolchain_dirs) {
+    if (StartsWith(path, dir == "/" ? dir : dir + "/")) return true;
+  }
+  return false;
+}
+
 bool IsUserHeader(const std::string& path, const std::string& build_dir,
                   const BuildEnvironment& env, const std::string& cuda_home,
                   const IncludeSearch& search) {
@@ -151,9 +164,19 @@ BuildInputs StampBuildInputs(const std::vector<std::string>& paths, const std::s
                              const IncludeSearch& search, std::int64_t build_start_ns) {
   BuildInputs inputs;
   std::vector<std::string> headers;
+  // Directory -> the files read from it, for the compiler's own directories (decision 171).
+  std::map<std::string, std::vector<std::string>> toolchain_reads;
   for (const std::string& given : paths) {
     const std::string path = AbsolutePath(given);
     if (!IsUserHeader(path, build_dir, env, cuda_home, search)) continue;
+    if (IsToolchainFile(path, search)) {
+      std::vector<std::string>& names = toolchain_reads[DirName(path)];
+      if (std::find(names.begin(), names.end(), BaseName(path)) == names.end()) {
+        names.push_back(BaseName(path));
+        inputs.toolchain_files.push_back(path);
+      }
+      continue;
+    }
     if (std::find(headers.begin(), headers.end(), path) != headers.end()) continue;
     headers.push_back(path);
     // ccache refuses a result when an included file is newer than the compile's start; this is
@@ -185,6 +208,28 @@ BuildInputs StampBuildInputs(const std::vector<std::string>& paths, const std::s
       // reading of the name); a new one may have been read instead of the header it shadows.
       inputs.changed = candidate + " appeared while the module compiled";
     }
+  }
+  // The directories searched, and those of every file read: a name the preprocessor probed
+  // there and missed, created later, is another build; so is a package's new file among the
+  // compiler's own ones (decision 172).
+  std::vector<std::string> by_names = search.search_dirs;
+  for (const std::string& dir : search.includer_dirs) AppendUnique(by_names, dir);
+  for (const std::string& dir : search.quote_dirs) AppendUnique(by_names, dir);
+  for (const std::string& dir : search.dirs) AppendUnique(by_names, dir);
+  for (const std::string& header : headers) AppendUnique(by_names, DirName(header));
+  for (const std::string& dir : by_names) {
+    auto read = toolchain_reads.find(dir);
+    std::vector<std::string> files;
+    if (read != toolchain_reads.end()) {
+      files = std::move(read->second);
+      toolchain_reads.erase(read);
+    }
+    inputs.directories.push_back(
+        cache::WatchDirectory(dir, /*names_matter=*/true, std::move(files), build_start_ns));
+  }
+  for (auto& [dir, files] : toolchain_reads) {
+    inputs.directories.push_back(
+        cache::WatchDirectory(dir, /*names_matter=*/false, std::move(files), build_start_ns));
   }
   return inputs;
 }

@@ -27,6 +27,12 @@ struct IncludeSearch {
   /// The loaded source files themselves (absolute labels): never headers to track, their text is
   /// in the key, though nvcc's depfiles name them (for the generated unit's #line).
   std::vector<std::string> source_files;
+  /// The compiler's own directories (BuildWorld::toolchain_dirs): a file read from under one is
+  /// watched through its directory (cache::WatchedDirectory), not by a stat of its own.
+  std::vector<std::string> toolchain_dirs;
+  /// Directories watched by their names (BuildWorld::search_dirs); the directory of every file
+  /// the build read is added to them.
+  std::vector<std::string> search_dirs;
 };
 
 IncludeSearch UserIncludeSearch(const LoadRequest& request);
@@ -42,14 +48,20 @@ std::vector<std::string> ShadowCandidates(const std::vector<std::string>& header
 /// What a build read, as an entry records it.
 struct BuildInputs {
   std::vector<cache::Dependency> dependencies;
+  /// The search directories and the compiler's own directories the build read from (decision
+  /// 172): the names in the first, the bytes of the files read from the second.
+  std::vector<cache::WatchedDirectory> directories;
+  /// Files read from the compiler's own directories (absolute), watched through `directories`.
+  std::vector<std::string> toolchain_files;
   std::vector<std::string> shadows;  ///< candidates that did not exist after the build (sorted)
   /// "" when every input held still; else a sentence naming a file that changed (or appeared)
   /// while the build ran: the build must not be published, nor its objects stored.
   std::string changed;
 };
 
-/// Whether `path` (absolute) is a header the key does not cover: not in the build directory, not
-/// jaxcc's or XLA's, not the CUDA toolkit's, not one of the sources.
+/// Whether `path` (absolute) is a file the key does not cover: not in the build directory, not
+/// jaxcc's or XLA's, not the CUDA toolkit's, not one of the sources. The compiler's own headers
+/// and the C library's count (`-MD`, decision 171), and so do the archives the link read.
 bool IsUserHeader(const std::string& path, const std::string& build_dir,
                   const BuildEnvironment& env, const std::string& cuda_home,
                   const IncludeSearch& search);
@@ -64,7 +76,11 @@ std::int64_t BuildStartNs();
 /// file system, whose server sets the timestamps by its own clock: the racy-timestamp window.
 inline constexpr std::int64_t kSharedClockSlackNs = 3'000'000'000;
 
-/// Stamps and hashes every user header of `paths` (the depfiles' prerequisites) after a build
+/// Whether `path` lies under one of `search.toolchain_dirs`.
+bool IsToolchainFile(const std::string& path, const IncludeSearch& search);
+
+/// Stamps and hashes every user header of `paths` (the depfiles' prerequisites and the files the
+/// link read) after a build
 /// that started at `build_start_ns` (BuildStartNs), and records the absent shadow candidates.
 /// A header whose mtime or ctime is not older than the start (on a shared file system, less
 /// kSharedClockSlackNs), that moved

@@ -119,10 +119,18 @@ std::optional<Result<LoadedModule>> LoadFromCache(
     *verified = cache::FactsOf(entry->manifest);
     verified->library_stamp = entry->library_stamp;
     verified->dependencies = entry->checked_dependencies;
+    verified->directories = entry->checked_directories;
   }
   FaultPoint("load");
   auto module = lazy_for ? LoadEntryLazily(*entry, *lazy_for, specs) : LoadEntry(*entry, specs);
   trace::Mark(lazy_for ? "lazy handlers" : "dlopen + dlsym");
+  if (!module.ok() && !(cache::StampOf(StatPath(entry->library_path)) == entry->checked_stamp)) {
+    // The verified library went between the check and dlopen (`cache clear` or the size cap in
+    // another process, a rebuild's publish): what was verified is gone, so this is a miss and
+    // the caller builds, never a LoadError whose fix is about the loader path.
+    if (miss != nullptr) *miss = cache::LookupMiss::kAbsent;
+    return std::nullopt;
+  }
   if (module.ok()) {
     module->cache_hit = true;
     cache::MarkUsed(entry->dir);

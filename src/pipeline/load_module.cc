@@ -15,6 +15,7 @@
 #include "cache/object_cache.h"
 #include "pipeline/build_inputs.h"
 #include "pipeline/build_plan.h"
+#include "pipeline/build_world.h"
 #include "pipeline/cache_access.h"
 #include "pipeline/module_key.h"
 #include "pipeline/run_build.h"
@@ -79,10 +80,14 @@ std::optional<Result<LoadedModule>> LoadWarm(const LoadRequest& request, bool la
   // same text, or a stamp too young to keep at the build): kept, so the next hit only stats it.
   const bool library_restamped =
       verified.library_stamp.known && !(verified.library_stamp == record->entry.library_stamp);
-  const bool headers_restamped = verified.dependencies != record->entry.dependencies;
+  const bool headers_restamped = verified.dependencies != record->entry.dependencies ||
+                                 verified.directories != record->entry.directories;
   if (library_restamped || headers_restamped) {
     if (library_restamped) record->entry.library_stamp = verified.library_stamp;
-    if (headers_restamped) record->entry.dependencies = verified.dependencies;
+    if (headers_restamped) {
+      record->entry.dependencies = verified.dependencies;
+      record->entry.directories = verified.directories;
+    }
     (void)WriteWarmRecord(record_path, *record);
     trace::Mark("warm index: stamp kept");
   }
@@ -189,9 +194,15 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& given, const BuildEnviro
   if (!header_digest.ok()) return header_digest.error();
   trace::Mark("header digest (memo)");
 
+  // What the tools read beyond the request (decisions 170-175): in the key, and watched.
+  auto world = ReadBuildWorld(request, *compiler, cuda, JoinPath(memo_dir, "toolchain.json"));
+  if (!world.ok()) return world.error();
+  trace::Mark("build world");
+
   BuildPlan plan = MakeBuildPlan(request, env, *compiler, cuda ? &*cuda : nullptr);
   cache::KeyInputs key_inputs =
       ModuleKeyInputs(request, *specs, plan, cuda ? &*cuda : nullptr, *compiler, *header_digest);
+  key_inputs.world = WorldKeyLines(*world);
   std::string key = cache::ComputeKey(key_inputs);
   trace::Mark("build plan + key");
 
@@ -236,12 +247,17 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& given, const BuildEnviro
   if (!ninja.ok()) return ninja.error();
   const bool private_build_dir = request.build_directory.empty();
   const std::string cuda_home = cuda ? cuda->nvcc.cuda_home : "";
-  const IncludeSearch search = UserIncludeSearch(request);
+  IncludeSearch search = UserIncludeSearch(request);
+  search.toolchain_dirs = world->toolchain_dirs;
+  search.search_dirs = world->search_dirs;
   // Every unit's object is shared through the object cache, so an edit rebuilds only the unit
   // it touched. A user's build_directory is incremental already (ninja skips unchanged units).
   cache::ObjectCache objects(request.cache_dir, /*max_objects=*/1024, ObjectCacheMaxBytes());
   std::string toolchain_version = compiler->path + " " + compiler->version;
   if (cuda) toolchain_version += "\n" + cuda->nvcc.path + " " + cuda->nvcc.version;
+  // Every unit's object depends on what its compiler read beyond the command (the environment,
+  // the compiler's bytes, a native target, the files the flags name) as much as the entry does.
+  for (const std::string& line : key_inputs.world) toolchain_version += "\n" + line;
 
   // A build whose inputs changed while it ran is built again, once (decision 146c): what the
   // compiler read is then unknown, so neither the entry nor the objects may vouch for it. If they
@@ -285,8 +301,9 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& given, const BuildEnviro
     }
     outcome = std::move(*built);
     trace::Mark("build (ninja)");
-    inputs =
-        StampBuildInputs(outcome->dependencies, build_dir, env, cuda_home, search, build_start_ns);
+    std::vector<std::string> read = outcome->dependencies;
+    read.insert(read.end(), world->flag_files.files.begin(), world->flag_files.files.end());
+    inputs = StampBuildInputs(read, build_dir, env, cuda_home, search, build_start_ns);
     trace::Mark("stamp inputs");
     if (inputs.changed.empty() || attempt == kBuildAttempts) break;
     if (private_build_dir) {
@@ -319,6 +336,9 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& given, const BuildEnviro
   // The CUDA toolkit's headers are covered by nvcc's path and version in the key.
   manifest.dependencies = std::move(inputs.dependencies);
   manifest.shadows = std::move(inputs.shadows);
+  // A file a flag names that did not exist: the entry holds while it stays absent.
+  for (const std::string& absent : world->flag_files.absent) manifest.shadows.push_back(absent);
+  manifest.directories = std::move(inputs.directories);
   for (const UnitObject& unit : units) manifest.objects.push_back(unit.key);
   manifest.inputs_json = cache::DescribeKeyInputs(key_inputs);
   manifest.build_seconds = outcome->seconds;

@@ -3,9 +3,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
 #include <optional>
 
 #include "build/depfile.h"
+#include "cache/watched_directory.h"
 #include "pipeline/build_inputs.h"
 #include "pipeline/cache_access.h"
 #include "pipeline/source_excerpt.h"
@@ -13,6 +15,7 @@
 #include "util/clip_lines.h"
 #include "util/fault_point.h"
 #include "util/fs.h"
+#include "util/sha256.h"
 
 namespace jaxcc::pipeline {
 
@@ -170,7 +173,10 @@ std::vector<UnitObject> ReuseObjects(const cache::ObjectCache& objects, const Bu
     if (deps) {
       std::string depfile = step.object + ":";
       for (const auto& dep : *deps) {
-        if (dep.sha256 != cache::kAbsentFile) depfile += " " + build::EscapeDepfilePath(dep.path);
+        const bool is_directory = !dep.path.empty() && dep.path.back() == '/';
+        if (dep.sha256 != cache::kAbsentFile && !is_directory) {
+          depfile += " " + build::EscapeDepfilePath(dep.path);
+        }
       }
       unit.reused = WriteFile(JoinPath(build_dir, step.object + ".d"), depfile + "\n").ok();
     }
@@ -190,6 +196,15 @@ void StoreObjects(const cache::ObjectCache& objects, const std::vector<UnitObjec
                   const std::string& cuda_home, const BuildInputs& inputs,
                   const IncludeSearch& search) {
   const std::vector<cache::Dependency>& tracked = inputs.dependencies;
+  // The searched directories by their names: a header that appears where the preprocessor
+  // looked and found nothing makes the object a miss (decision 172). A directory that changed
+  // during the build vouches for nothing: no object is stored.
+  std::vector<cache::ObjectDependency> searched;
+  for (const cache::WatchedDirectory& dir : inputs.directories) {
+    if (dir.names_sha256 == cache::kDirectoryUnknown) return;
+    if (dir.names_sha256.size() == 64) searched.push_back({dir.path + "/", dir.names_sha256});
+  }
+  std::map<std::string, std::string> toolchain_sha;  // the compiler's own files, hashed once
   for (const UnitObject& unit : units) {
     if (unit.reused) continue;
     auto text = ReadFile(JoinPath(build_dir, unit.object + ".d"));
@@ -200,6 +215,22 @@ void StoreObjects(const cache::ObjectCache& objects, const std::vector<UnitObjec
       if (dep.empty() || dep[0] != '/') dep = JoinPath(build_dir, dep);
       const std::string path = AbsolutePath(dep);
       if (!IsUserHeader(path, build_dir, env, cuda_home, search)) continue;
+      if (IsToolchainFile(path, search)) {
+        // Watched by its directory in the entry; an object is checked by the bytes it read.
+        auto sha = toolchain_sha.find(path);
+        if (sha == toolchain_sha.end()) {
+          auto hashed = Sha256FileHex(path);
+          sha = toolchain_sha.emplace(path, hashed.ok() ? *hashed : "").first;
+        }
+        if (sha->second.empty()) {
+          complete = false;
+          break;
+        }
+        if (std::none_of(deps.begin(), deps.end(), [&](const auto& d) { return d.path == path; })) {
+          deps.push_back({path, sha->second});
+        }
+        continue;
+      }
       auto known = std::find_if(tracked.begin(), tracked.end(),
                                 [&](const cache::Dependency& d) { return d.path == path; });
       if (known == tracked.end()) {
@@ -213,12 +244,15 @@ void StoreObjects(const cache::ObjectCache& objects, const std::vector<UnitObjec
     if (!complete) continue;
     // Where a new header would shadow one this unit read: checked absent by the build.
     std::vector<std::string> headers;
-    for (const auto& dep : deps) headers.push_back(dep.path);
+    for (const auto& dep : deps) {
+      if (!IsToolchainFile(dep.path, search)) headers.push_back(dep.path);
+    }
     for (const std::string& shadow : ShadowCandidates(headers, search)) {
       if (std::binary_search(inputs.shadows.begin(), inputs.shadows.end(), shadow)) {
         deps.push_back({shadow, cache::kAbsentFile});
       }
     }
+    deps.insert(deps.end(), searched.begin(), searched.end());
     objects.Store(unit.key, JoinPath(build_dir, unit.object), deps);
   }
 }

@@ -7,6 +7,9 @@
 #include <cstdlib>
 #include <utility>
 
+#include "pipeline/build_world.h"
+#include "pipeline/tool_environment.h"
+#include "toolchain/native_target.h"
 #include "util/fields.h"
 #include "util/fs.h"
 #include "util/load_trace.h"
@@ -16,8 +19,9 @@ namespace jaxcc::pipeline {
 namespace {
 
 // A record's first field: a record of another layout is a miss, never misread. (5: each tensor
-// parameter's declared dtype, decision 158.)
-constexpr std::string_view kFormat = "jaxcc-warm-index-5";
+// parameter's declared dtype, decision 158; 6: watched directories and ctime stamps, the tools'
+// environment and a native target's CPU in the fingerprint, decisions 170-173.)
+constexpr std::string_view kFormat = "jaxcc-warm-index-6";
 
 void Field(Sha256Builder& hash, std::string_view name, std::string_view value) {
   hash.UpdateField(name);
@@ -94,6 +98,12 @@ std::string WarmFingerprint(const LoadRequest& request, const BuildEnvironment& 
        {"CXX", "PATH", "JAXCC_NVCC", "CUDA_HOME", "CUDA_PATH", "JAXCC_CUDA_ARCH"}) {
     Field(hash, name, Env(name));
   }
+  // What the tools read from the environment is in the key (decision 170); a record found by a
+  // request alone must not outlive a switch of CPATH, LIBRARY_PATH, NVCC_APPEND_FLAGS, ...
+  Fields(hash, "tool_environment", ToolEnvironment(request.platform));
+  // `-march=native` names another target on another CPU model (decision 173): the record of a
+  // cache shared by hosts holds for this CPU only. /proc/cpuinfo is read once per process.
+  if (AsksForNativeTarget(request)) Field(hash, "cpu", toolchain::HostCpuSignature());
   return hash.FinishHex();
 }
 
@@ -104,7 +114,7 @@ std::string WarmIndexPath(const std::string& cache_dir, const std::string& finge
 FileStamp StampOf(const std::string& path) {
   FileInfo info = StatPath(path);
   if (!info.exists) return {};
-  return {true, info.is_dir ? 0 : info.size, info.mtime_ns, info.inode};
+  return {true, info.is_dir ? 0 : info.size, info.mtime_ns, info.inode, info.ctime_ns};
 }
 
 std::string EncodeWarmRecord(const WarmRecord& record) {
@@ -130,6 +140,16 @@ std::string EncodeWarmRecord(const WarmRecord& record) {
   }
   AppendIntField(out, static_cast<std::int64_t>(record.entry.shadows.size()));
   for (const std::string& shadow : record.entry.shadows) AppendField(out, shadow);
+  AppendIntField(out, static_cast<std::int64_t>(record.entry.directories.size()));
+  for (const cache::WatchedDirectory& dir : record.entry.directories) {
+    AppendField(out, dir.path);
+    AppendIntField(out, dir.mtime_ns);
+    AppendIntField(out, dir.ctime_ns);
+    AppendIntField(out, static_cast<std::int64_t>(dir.inode));
+    AppendField(out, dir.names_sha256);
+    AppendField(out, dir.files_sha256);  // not the names: a moved stamp sends the load down the
+                                         // full path, whose manifest has them
+  }
   AppendIntField(out, static_cast<std::int64_t>(record.watched.size()));
   for (const WatchedPath& watched : record.watched) {
     AppendField(out, watched.path);
@@ -137,6 +157,7 @@ std::string EncodeWarmRecord(const WarmRecord& record) {
     AppendIntField(out, watched.stamp.size);
     AppendIntField(out, watched.stamp.mtime_ns);
     AppendIntField(out, static_cast<std::int64_t>(watched.stamp.inode));
+    AppendIntField(out, watched.stamp.ctime_ns);
   }
   AppendIntField(out, static_cast<std::int64_t>(record.cuda_archs.size()));
   for (const std::string& arch : record.cuda_archs) AppendField(out, arch);
@@ -255,6 +276,25 @@ std::optional<WarmRecord> DecodeWarmRecord(std::string_view text) {
     if (!shadow) return std::nullopt;
     record.entry.shadows.push_back(std::move(*shadow));
   }
+  auto directories = NextCount(reader);
+  if (!directories) return std::nullopt;
+  for (std::int64_t i = 0; i < *directories; ++i) {
+    auto path = reader.NextString();
+    auto mtime_ns = reader.NextInt();
+    auto ctime_ns = reader.NextInt();
+    auto inode = reader.NextInt();
+    auto names = reader.NextString();
+    auto files_sha256 = reader.NextString();
+    if (!path || !mtime_ns || !ctime_ns || !inode || !names || !files_sha256) return std::nullopt;
+    cache::WatchedDirectory dir;
+    dir.path = std::move(*path);
+    dir.mtime_ns = *mtime_ns;
+    dir.ctime_ns = *ctime_ns;
+    dir.inode = static_cast<std::uint64_t>(*inode);
+    dir.names_sha256 = std::move(*names);
+    dir.files_sha256 = std::move(*files_sha256);
+    record.entry.directories.push_back(std::move(dir));
+  }
   auto watched = NextCount(reader);
   if (!watched) return std::nullopt;
   for (std::int64_t i = 0; i < *watched; ++i) {
@@ -263,9 +303,11 @@ std::optional<WarmRecord> DecodeWarmRecord(std::string_view text) {
     auto size = reader.NextInt();
     auto mtime_ns = reader.NextInt();
     auto inode = reader.NextInt();
-    if (!path || !exists || !size || !mtime_ns || !inode) return std::nullopt;
+    auto ctime_ns = reader.NextInt();
+    if (!path || !exists || !size || !mtime_ns || !inode || !ctime_ns) return std::nullopt;
     record.watched.push_back(
-        {std::move(*path), {*exists != 0, *size, *mtime_ns, static_cast<std::uint64_t>(*inode)}});
+        {std::move(*path),
+         {*exists != 0, *size, *mtime_ns, static_cast<std::uint64_t>(*inode), *ctime_ns}});
   }
   auto archs = NextCount(reader);
   if (!archs) return std::nullopt;

@@ -32,9 +32,12 @@ struct FileStamp {
   std::int64_t size = 0;  ///< 0 for directories: their size says nothing portable
   std::int64_t mtime_ns = 0;
   std::uint64_t inode = 0;
+  /// Any write moves it and nobody can set it back: a wrapper script rewritten with its old
+  /// size and mtime put back is still another compiler.
+  std::int64_t ctime_ns = 0;
   bool operator==(const FileStamp& other) const {
     return exists == other.exists && size == other.size && mtime_ns == other.mtime_ns &&
-           inode == other.inode;
+           inode == other.inode && ctime_ns == other.ctime_ns;
   }
   bool operator!=(const FileStamp& other) const { return !(*this == other); }
 };

@@ -48,6 +48,14 @@ void RememberWarm(const LoadRequest& request, const BuildEnvironment& env,
   for (const WatchedPath& watched : record.watched) {
     if (!TimestampSettled(watched.stamp.mtime_ns)) return;
   }
+  // The entry's manifest as it was when these facts were copied from it: a later build of the
+  // same key (force_rebuild, or a rebuild after a stale dependency) publishes a new manifest,
+  // and this record, which names the old library, must then be refused rather than serve it.
+  // A manifest is only ever replaced by rename, never written in place, so its inode and stat
+  // identify it even while its mtime is young (exempt from the settled rule above).
+  const std::string manifest =
+      JoinPath(cache::CacheDir(request.cache_dir).EntryDir(request.name, key), "manifest.json");
+  record.watched.push_back({manifest, StampOf(manifest)});
   for (const std::string& fingerprint : fingerprints) {
     (void)WriteWarmRecord(WarmIndexPath(request.cache_dir, fingerprint), record);
   }

@@ -5,6 +5,7 @@
 #include <optional>
 #include <sstream>
 
+#include "toolchain/compiler_identity.h"
 #include "toolchain/version_memo.h"
 #include "util/subprocess.h"
 
@@ -13,7 +14,8 @@ namespace {
 
 std::mutex g_memo_mutex;
 std::optional<HostCompiler> g_memo;
-std::string g_memo_env;  // CXX and PATH the memo was computed under
+std::string g_memo_env;   // CXX and PATH the memo was computed under
+std::string g_memo_stat;  // ExecutableIdentity of the compiler when the memo was computed
 
 std::vector<std::string> SplitWords(const std::string& text) {
   std::istringstream in(text);
@@ -40,7 +42,9 @@ Result<HostCompiler> FindCompiler(const std::string& memo_path) {
   std::string env_cxx = EnvOr("CXX", "");
   std::string env_key = env_cxx + '\n' + EnvOr("PATH", "");
   std::lock_guard<std::mutex> lock(g_memo_mutex);
-  if (g_memo && g_memo_env == env_key) return *g_memo;
+  if (g_memo && g_memo_env == env_key && ExecutableIdentity(g_memo->path) == g_memo_stat) {
+    return *g_memo;
+  }
 
   std::vector<std::vector<std::string>> candidates;
   std::vector<std::string> tried;
@@ -66,8 +70,15 @@ Result<HostCompiler> FindCompiler(const std::string& memo_path) {
       tried.push_back("  x " + label + ": " + version.error().message);
       continue;
     }
-    g_memo = HostCompiler{command, compiler, *version, from_env ? label : label + " on PATH", {}};
+    auto identity = ExecutableDigest(compiler, memo_path);
+    if (!identity.ok()) {
+      tried.push_back("  x " + label + ": " + identity.error().message);
+      continue;
+    }
+    g_memo = HostCompiler{
+        command, compiler, *version, *identity, from_env ? label : label + " on PATH", {}};
     g_memo_env = env_key;
+    g_memo_stat = ExecutableIdentity(compiler);
     return *g_memo;
   }
   std::string message = "no usable host C++ compiler found. Tried, in order:\n";

@@ -12,8 +12,11 @@ namespace jaxcc::toolchain {
 struct HostCompiler {
   /// Command prefix: a launcher such as ccache (from CXX="ccache g++") followed by the compiler.
   std::vector<std::string> command;
-  std::string path;      ///< absolute path of the compiler itself (part of the cache key)
-  std::string version;   ///< first line of `<compiler> --version` (part of the cache key)
+  std::string path;     ///< absolute path of the compiler itself (part of the cache key)
+  std::string version;  ///< first line of `<compiler> --version` (part of the cache key)
+  /// The driver's content digest, "sha256:<hex>" (compiler_identity.h; part of the cache key): a
+  /// wrapper script or a reinstalled compiler behind the same path is another compiler.
+  std::string identity;
   std::string found_by;  ///< how it was found: "$CXX=...", "g++ on PATH", ...
   /// The linker the driver is asked for on a CPU module's link (linker.h; part of the key
   /// through the link command).
@@ -31,6 +34,8 @@ bool IsClangVersion(const std::string& version);
 /// ChooseLinker's error for a $JAXCC_LINKER it cannot honour.
 Result<HostCompiler> FindHostCompiler(const std::string& memo_path);
 
+/// The per-process result is reused while $CXX, PATH and the compiler's stat stamp hold (one
+/// stat), so a compiler rewritten while the process runs is found again.
 /// Forgets the per-process result (tests change CXX/PATH between calls).
 void ResetHostCompilerMemo();
 

@@ -11,7 +11,7 @@ std::string ExecutableIdentity(const std::string& path) {
   FileInfo info = StatPath(path);
   if (!info.exists) return "";
   return path + "|" + std::to_string(info.size) + "|" + std::to_string(info.mtime_ns) + "|" +
-         std::to_string(info.inode);
+         std::to_string(info.ctime_ns) + "|" + std::to_string(info.inode);
 }
 
 namespace {

@@ -9,8 +9,9 @@
 
 namespace jaxcc::toolchain {
 
-/// The memo key of an executable: "<path>|<size>|<mtime_ns>|<inode>", or "" when it cannot be
-/// stat'ed.
+/// The memo key of an executable: "<path>|<size>|<mtime_ns>|<ctime_ns>|<inode>", or "" when it
+/// cannot be stat'ed. ctime moves on every write, so a script rewritten with its old mtime put
+/// back is another executable.
 std::string ExecutableIdentity(const std::string& path);
 
 /// Reads a remembered version; a missing or corrupt memo file is simply a miss.

@@ -83,6 +83,10 @@ std::int64_t WallClockNs() {
       .count();
 }
 
+std::int64_t LastModifiedNs(const FileInfo& info) {
+  return info.mtime_ns > WallClockNs() ? info.ctime_ns : info.mtime_ns;
+}
+
 bool TimestampSettled(std::int64_t stamp_ns) {
   // Whole seconds (std::time) would read up to a second early and refuse stamps that settled.
   return WallClockNs() - stamp_ns >= 3'000'000'000LL;

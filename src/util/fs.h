@@ -39,6 +39,12 @@ bool TimestampSettled(std::int64_t stamp_ns);
 /// The wall clock now, in nanoseconds since the epoch: the clock file timestamps are compared with.
 std::int64_t WallClockNs();
 
+/// When a file's content last changed as far as its timestamps can tell: its mtime, unless that
+/// lies in the future (a tarball or checkout from a host whose clock runs ahead, an NFS server
+/// ahead of this client), where its ctime decides: the kernel sets it at every write and nobody
+/// can set it back or ahead. A future mtime never reads as "changed just now" for ever.
+std::int64_t LastModifiedNs(const FileInfo& info);
+
 /// Removes the files of `dir` whose names `is_temporary` accepts and whose mtime is more than
 /// `max_age_ns` in the past: what writers that died between creating and renaming them left
 /// (a live writer's file lives for microseconds). Returns how many it removed.

@@ -1,0 +1,71 @@
+#include "cache/watched_directory.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "cache/test_scratch_dir.h"
+#include "util/fs.h"
+
+namespace jaxcc::cache {
+namespace {
+
+using testing_util::Age;
+using testing_util::ScratchDir;
+
+constexpr std::int64_t kFarFuture = INT64_MAX;
+
+TEST(WatchedDirectory, ANewNameInASearchDirectoryIsAChangeAnEditorSwapFileIsNot) {
+  ScratchDir scratch;
+  const std::string dir = scratch / "inc";
+  ASSERT_TRUE(MakeDirs(dir).ok());
+  ASSERT_TRUE(WriteFile(JoinPath(dir, "a.h"), "a").ok());
+  Age(dir, 100);
+  WatchedDirectory watched = WatchDirectory(dir, /*names_matter=*/true, {}, kFarFuture);
+  EXPECT_TRUE(DirectoryUnchanged(watched));
+  ASSERT_TRUE(WriteFile(JoinPath(dir, ".a.h.swp"), "x").ok());  // moves the stamp only
+  EXPECT_TRUE(DirectoryUnchanged(watched));
+  ASSERT_TRUE(WriteFile(JoinPath(dir, "tuning.h"), "#define X 1").ok());  // __has_include's
+  EXPECT_FALSE(DirectoryUnchanged(watched));
+}
+
+TEST(WatchedDirectory, AReplacedFileAmongTheCompilersOwnIsSeenByItsBytes) {
+  ScratchDir scratch;
+  const std::string dir = scratch / "sys";
+  ASSERT_TRUE(MakeDirs(dir).ok());
+  ASSERT_TRUE(WriteFile(JoinPath(dir, "stdio.h"), "one").ok());
+  ASSERT_TRUE(WriteFile(JoinPath(dir, "unread.h"), "u").ok());
+  Age(dir, 100);
+  WatchedDirectory watched = WatchDirectory(dir, /*names_matter=*/false, {"stdio.h"}, kFarFuture);
+  EXPECT_FALSE(watched.files_sha256.empty());
+  EXPECT_TRUE(DirectoryUnchanged(watched));
+  // A package manager writes a new file and renames it over the old one: the stamp moves.
+  ASSERT_TRUE(WriteFile(JoinPath(dir, "stdio.h.new"), "two").ok());
+  ASSERT_EQ(::rename(JoinPath(dir, "stdio.h.new").c_str(), JoinPath(dir, "stdio.h").c_str()), 0);
+  EXPECT_FALSE(DirectoryUnchanged(watched));
+  // The same bytes under a moved stamp still hold, and the new stamp is handed back.
+  WatchedDirectory again = WatchDirectory(dir, false, {"stdio.h"}, kFarFuture);
+  ASSERT_TRUE(WriteFile(JoinPath(dir, "other.h"), "o").ok());
+  WatchedDirectory checked;
+  EXPECT_TRUE(DirectoryUnchanged(again, &checked));
+  // The warm index keeps no file list: a moved stamp sends the load to the full path.
+  WatchedDirectory copy = again;
+  copy.files.clear();
+  EXPECT_FALSE(DirectoryUnchanged(copy));
+}
+
+TEST(WatchedDirectory, ChangedDuringTheBuildNeverMatchesAndAMissingOneMustStayMissing) {
+  ScratchDir scratch;
+  const std::string dir = scratch / "young";
+  ASSERT_TRUE(MakeDirs(dir).ok());
+  WatchedDirectory young = WatchDirectory(dir, true, {}, /*build_start_ns=*/0);
+  EXPECT_EQ(young.names_sha256, kDirectoryUnknown);
+  EXPECT_FALSE(DirectoryUnchanged(young));
+  const std::string missing = scratch / "later";
+  WatchedDirectory absent = WatchDirectory(missing, true, {}, kFarFuture);
+  EXPECT_TRUE(DirectoryUnchanged(absent));
+  ASSERT_TRUE(MakeDirs(missing).ok());
+  EXPECT_FALSE(DirectoryUnchanged(absent));
+}
+
+}  // namespace
+}  // namespace jaxcc::cache
