@@ -94,7 +94,9 @@ def test_build_writes_library_and_manifest(built):
     data = (built / library["path"]).read_bytes()
     assert library["size"] == len(data)
     assert library["sha256"] == hashlib.sha256(data).hexdigest()
-    assert sorted(os.listdir(built)) == sorted(["jaxcc-bundle.json", library["path"]])
+    # and the functions' stub for editors (decision 210), which loading ignores
+    expected = ["jaxcc-bundle.json", library["path"], "bundled_scaler.pyi"]
+    assert sorted(os.listdir(built)) == sorted(expected)
 
 
 def read_only_mount_works(tmp_path) -> bool:

@@ -35,7 +35,7 @@ PUBLIC_NAMES = {
     "set_sharding_check", "vectorized_batching_rule",
 }  # fmt: skip
 
-COMMANDS = ("cache", "doctor", "benchmark", "build", "check", "tune")
+COMMANDS = ("cache", "doctor", "benchmark", "build", "check", "tune", "stubs")
 CACHE_COMMANDS = ("dir", "ls", "clear", "prune")
 
 

@@ -8,10 +8,13 @@ from collections.abc import Sequence
 from jaxcc import _core
 
 from .kernel_function import KernelFunction
+from .kernel_signature import LazyInstanceValue, module_doc
 
 
 class CompiledModule:
     """A loaded module: one callable attribute per function, plus its targets and library path."""
+
+    __doc__ = LazyInstanceValue(__doc__, module_doc)  # help(mod): its functions and comments
 
     def __init__(self, request: _core.LoadRequest, loaded: _core.LoadedModule):
         self.name = request.name

@@ -14,6 +14,7 @@ from jaxcc.sharding.rule import BATCH_PATH, ShardingRule, partitioned, report_fo
 
 from .attributes import convert_attribute
 from .declared_dtypes import DeclaredDtypes
+from .kernel_signature import LazyInstanceValue, kernel_doc, python_signature
 from .scratch import scratch_request, scratch_type
 
 MAX_RANK = _core.MAX_RANK  # jaxcc::kMaxDim, the rank limit of jaxcc::Tensor
@@ -28,6 +29,11 @@ class KernelFunction:
     once per batch element (`vmap_method="sequential"`) unless the module was loaded with another
     `vmap_method`, because only the kernel's author knows whether it handles a batch axis.
     """
+
+    # Its Python face, made on first read (docs/reference.md, "A kernel function"): the spec and
+    # the comment above the C++ function; the inputs by name, outs and typed attributes.
+    __doc__ = LazyInstanceValue(__doc__, kernel_doc)
+    __signature__ = LazyInstanceValue(None, lambda fn: python_signature(fn.spec))
 
     load_request = None  # the LoadRequest that built it in this process; None from a bundle
     module_key = ""  # its module's cache key
@@ -72,7 +78,6 @@ class KernelFunction:
         )
         self.__name__ = self.name
         self.__qualname__ = f"{module_name}.{self.name}"
-        self.__doc__ = f"jaxcc kernel {module_name}.{self.name}({self._signature})"
 
     def signature(self) -> str:
         return self._signature

@@ -294,6 +294,7 @@ def _write(request, out_dir: str, quiet: bool = False):
         else ""
     )
     functions = ", ".join(spec.name for spec in manifest.functions)
+    _write_stub(request, manifest, out_dir)
     if quiet:
         return manifest
     print(
@@ -331,6 +332,16 @@ def _write_compile_commands(manifests, out_dir: str) -> None:
         json.dump(database, f, indent=2)
     os.replace(target + ".tmp", target)
     print(f"jaxcc build: compile database for {len(database)} file(s) -> {target}")
+
+
+def _write_stub(request, manifest, out_dir: str) -> None:
+    """`<name>.pyi` beside the bundle: its functions for editors and type checkers, with the
+    comments above the C++ functions (read from the sources now; the bundle has none)."""
+    from jaxcc.call.stubs import functions_of, write_stub
+
+    name = manifest.module_name
+    write_stub(os.path.join(out_dir, f"{name}.pyi"), name,
+               functions_of(name, manifest.functions, request))  # fmt: skip
 
 
 def run_build_command(args: argparse.Namespace) -> int:

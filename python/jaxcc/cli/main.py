@@ -1,4 +1,5 @@
-"""`jaxcc` command line: version, cache maintenance, doctor, bundles, checks, tuning, benchmarks."""
+"""`jaxcc` command line: version, cache maintenance, doctor, bundles, checks, tuning, benchmarks,
+stubs."""
 
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ def main(argv: list[str] | None = None) -> int:
     from .build import add_build_command, join_flag_list_values, run_build_command
     from .cache import add_cache_command, run_cache_command
     from .check import add_check_command, run_check_command
+    from .stubs import add_stubs_command, run_stubs_command
     from .tune import add_tune_command, run_tune_command
 
     parser = argparse.ArgumentParser(prog="jaxcc", description=__doc__)
@@ -43,6 +45,7 @@ def main(argv: list[str] | None = None) -> int:
     add_build_command(commands)
     add_check_command(commands)
     add_tune_command(commands)
+    add_stubs_command(commands)
     args = parser.parse_args(join_flag_list_values(sys.argv[1:] if argv is None else argv))
     if args.command == "build":
         return run_build_command(args)
@@ -52,6 +55,8 @@ def main(argv: list[str] | None = None) -> int:
         return run_benchmark_command(args)
     if args.command == "check":
         return run_check_command(args)
+    if args.command == "stubs":
+        return run_stubs_command(args)
     if args.command == "doctor":
         return _doctor(args.json)
     if args.command != "cache":
