@@ -3,7 +3,7 @@ against an older generated wrapper (e.g. the ffi.h-typed one before decision 70)
 sizes, every side in one process with rounds interleaved.
 
 Run:  python benchmarks/bench_per_call.py [--rounds N] [--old-bridge PATH] [--old-wrapper PATH]
-                                          [--peers]
+                                          [--peers] [--declared]
   e.g. git show <commit>:include/jaxcc/detail/ffi_bridge.h > /tmp/old_ffi_bridge.h
        python benchmarks/bench_per_call.py --old-bridge /tmp/old_ffi_bridge.h
   --old-wrapper: the ffi_wrapper.cc an older jaxcc generated for this script's add_one (load it
@@ -16,6 +16,10 @@ of nanoseconds is far below the noise of a whole XLA call. With --peers it adds 
 built by brainevent (`load_cpp_inline`, with -O3) and by TVM-FFI (`tvm_ffi.cpp.load_inline`,
 -O3, registered through jax-tvm-ffi), where those packages are installed (brainevent 0.3 needs
 Python >= 3.12: run this script from a virtual environment that has them and jaxcc).
+With --declared it adds the same kernel loaded with declared dtypes (`arg:float32 ret:float32`),
+whose handler checks each buffer's dtype when the call arrives (decision 180): "jaxcc declared /
+jaxcc" is that check's cost per call (run it with an older jaxcc too: there the two handlers are
+the same code, and the ratio is the noise).
 """
 
 from __future__ import annotations
@@ -127,7 +131,7 @@ def compile_shared(sources: list[str], flags: list[str], output: str) -> ctypes.
     return ctypes.CDLL(output)
 
 
-def build_sides(workdir: str, old_wrapper: str | None) -> dict:
+def build_sides(workdir: str, old_wrapper: str | None, declared: bool = False) -> dict:
     """name -> jitted add_one. "jaxcc" is the module as jaxcc builds it; "old wrapper" and "this
     wrapper" link jaxcc's kernel object with an older generated ffi_wrapper.cc and this one."""
     build = os.path.join(workdir, "build")
@@ -135,6 +139,15 @@ def build_sides(workdir: str, old_wrapper: str | None) -> dict:
         "bench_per_call", SOURCE, ["add_one"], build_directory=build, force_rebuild=True
     )
     sides = {"jaxcc": jax.jit(mod.add_one)}
+    if declared:
+        typed = jaxcc.load_cpp_inline(
+            "bench_per_call_declared",
+            SOURCE,
+            {"add_one": ["arg:float32", "ret:float32"]},
+            build_directory=os.path.join(workdir, "build_declared"),
+            force_rebuild=True,
+        )
+        sides["jaxcc declared"] = jax.jit(typed.add_one)
     includes = ["-isystem", jax.ffi.include_dir(), "-isystem", jaxcc.include_dir()]
 
     def register(name: str, lib: ctypes.CDLL, symbol: str) -> None:
@@ -206,16 +219,21 @@ def main() -> None:
         "--old-wrapper", help="a generated ffi_wrapper.cc of add_one from an older jaxcc"
     )
     parser.add_argument("--peers", action="store_true", help="add brainevent and TVM-FFI")
+    parser.add_argument(
+        "--declared", action="store_true", help="add add_one with declared dtypes (decision 180)"
+    )
     args = parser.parse_args()
     print(f"jax {jax.__version__}, jaxcc {jaxcc.__version__}, {os.cpu_count()} cores")
     workdir = tempfile.mkdtemp(prefix="jaxcc-per-call-")
-    sides = build_sides(workdir, args.old_wrapper)
+    sides = build_sides(workdir, args.old_wrapper, args.declared)
     if args.peers:
         add_peers(sides)
     others = [name for name in sides if name != "hand-written"]
     header = ["floats", *[f"{name} µs" for name in sides], *[f"{n} / hand" for n in others]]
     if args.old_wrapper:
         header.append("this wrapper / old wrapper")
+    if args.declared:
+        header.append("declared / jaxcc")
     rows = []
     for size, calls in ((16, 2000), (4096, 1000), (65536, 300)):
         x = jnp.arange(size, dtype=jnp.float32)
@@ -236,6 +254,8 @@ def main() -> None:
         row += [f"{med[n] / med['hand-written']:.3f}" for n in others]
         if args.old_wrapper:
             row.append(f"{med['this wrapper'] / med['old wrapper']:.3f}")
+        if args.declared:
+            row.append(f"{med['jaxcc declared'] / med['jaxcc']:.3f}")
         rows.append(row)
     widths = [max(len(str(c)) for c in col) for col in zip(header, *rows, strict=True)]
     for row in [header, *rows]:

@@ -35,6 +35,8 @@ FunctionSpec Mixed() {
                  {ParamKind::kArg, "b", {}},
                  {ParamKind::kRet, "second", {}},
                  {ParamKind::kAttr, "count", AttrType::kUInt64}};
+  spec.params[2].dtype = argspec::ElementType::kFloat32;  // `arg:float32`: checked at the call
+  spec.params[5].dtype = argspec::ElementType::kInt32;    // `ret:int32`
   return spec;
 }
 

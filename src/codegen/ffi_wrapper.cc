@@ -45,6 +45,75 @@ const char* FrameDataType(argspec::AttrType type) {
   return "::jaxcc::detail::FrameScalar::kInvalid";
 }
 
+// The FrameElement (frame_entry.h) of a declared buffer dtype; kAny for an undeclared one.
+std::string FrameElementOf(const Param& param) {
+  using argspec::ElementType;
+  const char* name = "kAny";
+  if (param.dtype) {
+    switch (*param.dtype) {
+      case ElementType::kBool:
+        name = "kPred";
+        break;
+      case ElementType::kInt8:
+        name = "kS8";
+        break;
+      case ElementType::kInt16:
+        name = "kS16";
+        break;
+      case ElementType::kInt32:
+        name = "kS32";
+        break;
+      case ElementType::kInt64:
+        name = "kS64";
+        break;
+      case ElementType::kUInt8:
+        name = "kU8";
+        break;
+      case ElementType::kUInt16:
+        name = "kU16";
+        break;
+      case ElementType::kUInt32:
+        name = "kU32";
+        break;
+      case ElementType::kUInt64:
+        name = "kU64";
+        break;
+      case ElementType::kFloat16:
+        name = "kF16";
+        break;
+      case ElementType::kBFloat16:
+        name = "kBF16";
+        break;
+      case ElementType::kFloat32:
+        name = "kF32";
+        break;
+      case ElementType::kFloat64:
+        name = "kF64";
+        break;
+      case ElementType::kComplex64:
+        name = "kC64";
+        break;
+      case ElementType::kComplex128:
+        name = "kC128";
+        break;
+    }
+  }
+  return std::string("::jaxcc::detail::FrameElement::") + name;
+}
+
+// `constexpr FrameElement <array>[] = {...};` over the buffers (arguments, then results), or
+// nothing when no buffer declares a dtype (the spec then holds nullptr: no check at the call).
+std::string DTypeArray(const std::vector<const Param*>& buffers, const std::string& array) {
+  bool declared = false;
+  for (const Param* p : buffers) declared = declared || p->dtype.has_value();
+  if (!declared) return "";
+  std::string text = "constexpr ::jaxcc::detail::FrameElement " + array + "[] = {";
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    text += (i ? ", " : "") + FrameElementOf(*buffers[i]);
+  }
+  return text + "};\n";
+}
+
 std::vector<const Param*> ParamsOf(const FunctionSpec& spec, ParamKind kind) {
   std::vector<const Param*> params;
   for (const Param& p : spec.params) {
@@ -112,9 +181,12 @@ std::string GenerateHandler(const FunctionSpec& spec, const WrapperOptions& opti
   for (const Param* scratch : ParamsOf(spec, ParamKind::kScratch)) rets.push_back(scratch);
   auto attrs = ParamsOf(spec, ParamKind::kAttr);
   const std::string& f = spec.name;
+  std::vector<const Param*> buffers = args;
+  buffers.insert(buffers.end(), rets.begin(), rets.end());
+  const std::string dtypes = DTypeArray(buffers, "kDTypes_" + f);
   std::string text = "// " + f + "\nnamespace {\n";
   text += NameArray(args, "kArgs_" + f) + NameArray(rets, "kRets_" + f) +
-          AttrArray(attrs, "kAttrs_" + f);
+          AttrArray(attrs, "kAttrs_" + f) + dtypes;
   // State: XLA's type id for it (registered on first need) and the kernel unit's deleter.
   if (spec.has_state()) {
     text += "::jaxcc::detail::FrameTypeId jaxcc_state_type_" + f + " = {0};\n";
@@ -133,15 +205,19 @@ std::string GenerateHandler(const FunctionSpec& spec, const WrapperOptions& opti
       ", " +
       (HandlerTraits(spec, options) != 0 ? "::jaxcc::detail::kFrameCommandBufferCompatible" : "0");
   // Only a function that takes them asks XLA for its pool, state, Future or allocator
-  // (decisions 94, 105).
-  if (spec.has_pool() || spec.has_state() || spec.is_async() || spec.has_scratch_alloc()) {
+  // (decisions 94, 105); only one that declares a dtype has it checked (decision 180).
+  if (spec.has_pool() || spec.has_state() || spec.is_async() || spec.has_scratch_alloc() ||
+      !dtypes.empty()) {
     text += std::string(", ") + (spec.has_pool() ? "true" : "false") + ", " +
             (spec.has_state() ? "&kState_" + f : std::string("nullptr")) + ", " +
             (spec.is_async() ? "true" : "false");
   }
-  if (spec.has_scratch_alloc()) {
-    text += std::string(", ::jaxcc::detail::FrameScratch::") + (cuda ? "kDevice" : "kHost");
+  if (spec.has_scratch_alloc() || !dtypes.empty()) {
+    text += std::string(", ::jaxcc::detail::FrameScratch::") + (!spec.has_scratch_alloc() ? "kNone"
+                                                                : cuda ? "kDevice"
+                                                                       : "kHost");
   }
+  if (!dtypes.empty()) text += ", kDTypes_" + f;
   std::string bridge_args = "call.args, call.rets, ";
   bridge_args += bind_stream ? "reinterpret_cast<std::int64_t>(call.stream)" : "0";
   if (spec.has_context()) bridge_args += ", *call.context";

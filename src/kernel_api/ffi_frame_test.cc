@@ -205,6 +205,57 @@ TEST(FfiFrameTest, BufferErrorsMatchTensorFromBuffer) {
       << error->message;
 }
 
+TEST(FfiFrameTest, DeclaredDTypesAreCheckedBeforeTheFunctionRuns) {
+  // issue 49 item 12: `arg:float32` given int32 through a raw ffi_call reinterpreted the bits.
+  constexpr FrameElement kDeclared[] = {FrameElement::kF32, FrameElement::kAny};
+  FrameSpec spec = kSpec;
+  spec.dtypes = kDeclared;
+  FakeCall call;
+  bool ran = false;
+  ASSERT_EQ(Decode(call, spec, &ran), nullptr);  // float32 as declared; the result is any dtype
+  EXPECT_TRUE(ran);
+  call.out_buffer.dtype = XLA_FFI_DataType_S8;
+  ASSERT_EQ(Decode(call, spec), nullptr);
+
+  call.in_buffer.dtype = XLA_FFI_DataType_S32;
+  ran = false;
+  auto error = Decode(call, spec, &ran);
+  ASSERT_NE(error, nullptr);
+  EXPECT_FALSE(ran);
+  EXPECT_EQ(error->code, XLA_FFI_Error_Code_INVALID_ARGUMENT);
+  EXPECT_EQ(error->message,
+            "scale: parameter 'x' is int32, but the arg_spec declares `arg:float32`; cast it "
+            "before the call (x.astype(jnp.float32)), or change the spec (`arg:int32`, or a "
+            "bare `arg` for any dtype)");
+  // A type Tensor cannot describe is named too, before the decoder's own refusal of it.
+  call.in_buffer.dtype = XLA_FFI_DataType_F8E4M3FN;
+  error = Decode(call, spec);
+  ASSERT_NE(error, nullptr);
+  EXPECT_NE(error->message.find("'x' is float8_e4m3fn, but the arg_spec declares `arg:float32`"),
+            std::string::npos)
+      << error->message;
+}
+
+TEST(FfiFrameTest, DeclaredResultDTypesAreCheckedAndWideTypesNameX64) {
+  constexpr FrameElement kDeclared[] = {FrameElement::kAny, FrameElement::kF64};
+  FrameSpec spec = kSpec;
+  spec.dtypes = kDeclared;
+  FakeCall call;
+  bool ran = false;
+  auto error = Decode(call, spec, &ran);
+  ASSERT_NE(error, nullptr);
+  EXPECT_FALSE(ran);
+  EXPECT_EQ(error->code, XLA_FFI_Error_Code_INVALID_ARGUMENT);
+  EXPECT_EQ(error->message,
+            "scale: result 'y' is float32, but the arg_spec declares `ret:float64`; ask for a "
+            "result of dtype float64 (outs=, or the result type of jax.ffi.ffi_call), or change "
+            "the spec (`ret:float32`, or a bare `ret` for any dtype). JAX makes every float64 "
+            "array 32-bit unless 64-bit types are on: jax.config.update('jax_enable_x64', "
+            "True) (or JAX_ENABLE_X64=1)");
+  call.out_buffer.dtype = XLA_FFI_DataType_F64;
+  EXPECT_EQ(Decode(call, spec), nullptr);
+}
+
 TEST(FfiFrameTest, KernelExceptionsAreClassifiedLikeTheTypedBridge) {
   FakeCall call;
   auto error = Decode(call, kSpec, nullptr, [](const FrameView&) { throw CheckError("n < 0"); });

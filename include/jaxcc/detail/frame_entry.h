@@ -42,6 +42,27 @@ enum class FrameScalar : int {
   kF64 = 12,
 };
 
+/// A buffer's element type as XLA passes it (the values of `XLA_FFI_DataType`), for the dtypes an
+/// arg_spec declares (`arg:float32`); kAny where it declares none (a bare `arg`/`ret`).
+enum class FrameElement : unsigned char {
+  kAny = 0,
+  kPred = 1,
+  kS8 = 2,
+  kS16 = 3,
+  kS32 = 4,
+  kS64 = 5,
+  kU8 = 6,
+  kU16 = 7,
+  kU32 = 8,
+  kU64 = 9,
+  kF16 = 10,
+  kF32 = 11,
+  kF64 = 12,
+  kC64 = 15,
+  kBF16 = 16,
+  kC128 = 18,
+};
+
 /// XLA's `XLA_FFI_HANDLER_TRAITS_COMMAND_BUFFER_COMPATIBLE`.
 inline constexpr std::uint32_t kFrameCommandBufferCompatible = 1u;
 
@@ -93,6 +114,10 @@ struct FrameSpec {
   const FrameStateType* state = nullptr;             ///< per-call-site state, built at instantiate
   bool async = false;                                ///< run on the pool, return an FFI Future
   FrameScratch scratch_alloc = FrameScratch::kNone;  ///< run-time scratch (ScratchAllocator&)
+  /// The declared element type of each argument, then each result (num_args + num_rets), which
+  /// the decoder checks before the function runs (decision 180); nullptr when the spec declares
+  /// none, which costs the call one test.
+  const FrameElement* dtypes = nullptr;
 };
 
 /// Room for one Tensor, which the decoder builds in place: the handler's arrays of these are

@@ -37,7 +37,8 @@ constexpr ::jaxcc::detail::FrameAttr kAttrs_mixed[] = {
     {"flag", ::jaxcc::detail::FrameScalar::kPred, 1},
     {"half", ::jaxcc::detail::FrameScalar::kU16, 2},
     {"count", ::jaxcc::detail::FrameScalar::kU64, 0}};
-constexpr ::jaxcc::detail::FrameSpec kSpec_mixed = {"mixed", 2, 2, 3, kArgs_mixed, kRets_mixed, kAttrs_mixed, false, 0};
+constexpr ::jaxcc::detail::FrameElement kDTypes_mixed[] = {::jaxcc::detail::FrameElement::kF32, ::jaxcc::detail::FrameElement::kAny, ::jaxcc::detail::FrameElement::kAny, ::jaxcc::detail::FrameElement::kS32};
+constexpr ::jaxcc::detail::FrameSpec kSpec_mixed = {"mixed", 2, 2, 3, kArgs_mixed, kRets_mixed, kAttrs_mixed, false, 0, false, nullptr, false, ::jaxcc::detail::FrameScratch::kNone, kDTypes_mixed};
 constexpr ::jaxcc::detail::FrameCrashSite kSite_mixed = {"golden", "mixed", ""};
 void Body_mixed(const ::jaxcc::detail::FrameView& call) {
   ::jaxcc::detail::FrameSiteScope site(&kSite_mixed);
