@@ -93,3 +93,85 @@ def test_console_script_runs_the_same_main():
     result = run([script, "--version"])
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == f"jaxcc {jaxcc.__version__}"
+
+
+# docs/reference.md answers every lookup (issue 52 item 1): each public name, loader keyword,
+# environment variable the code reads and command-line option is documented there.
+REFERENCE = (ROOT / "docs" / "reference.md").read_text()
+LOADERS = ("load_cpp_inline", "load_cpp_file", "load_cpp_dir", "load_cuda_inline",
+           "load_cuda_file", "load_cuda_dir", "load_library")  # fmt: skip
+# Names the code reads that are not environment variables.
+NOT_VARIABLES = {"JAXCC_CHECKS": "the dict `jaxcc check` reads from a module"}
+# How the code reads a variable: C++ getenv and its wrappers, Python's os.environ and getenv.
+_READS = (
+    r'(?:getenv|EnvOr|Env|PathList|OnOffSetting)\(\s*"([A-Z][A-Z0-9_]*)"',
+    r"""environ(?:\.get|\.pop|\.setdefault)?[\[(]\s*["']([A-Z][A-Z0-9_]*)["']""",
+    r"""["']([A-Z][A-Z0-9_]*)["']\s+(?:not\s+)?in\s+os\.environ""",
+    r"""["'](JAXCC_[A-Z0-9_]+)["']""",
+)
+
+
+def reference_section(title: str) -> str:
+    match = re.search(rf"^## {re.escape(title)}\n(.*?)(?=^## |\Z)", REFERENCE, re.M | re.S)
+    assert match, f"docs/reference.md has no section '## {title}'"
+    return match.group(1)
+
+
+def variables_the_code_reads() -> set[str]:
+    """Every environment variable python/jaxcc and src/ (tests left out) read, found afresh."""
+    files = list((ROOT / "python" / "jaxcc").rglob("*.py"))
+    files += [p for p in (ROOT / "src").rglob("*") if p.suffix in (".cc", ".h")
+              and not p.stem.endswith("_test") and "testing" not in p.parts]  # fmt: skip
+    names = set()
+    for path in files:
+        text = path.read_text()
+        for pattern in _READS:
+            names.update(re.findall(pattern, text))
+        # The tools' own variables, keyed by the cache (src/pipeline/tool_environment.cc).
+        for block in re.findall(r"k\w+Variables\[\] = \{(.*?)\};", text, re.S):
+            names.update(re.findall(r'"([A-Z][A-Z0-9_]*)"', block))
+    return names - set(NOT_VARIABLES)
+
+
+def test_the_reference_documents_every_public_name():
+    section = reference_section("Public names")
+    missing = [n for n in jaxcc.__all__ if f"`jaxcc.{n}`" not in section]
+    assert not missing, f"add to docs/reference.md's 'Public names': {missing}"
+
+
+def test_the_reference_documents_every_loader_keyword():
+    import inspect
+
+    section = reference_section("Loader options")
+    missing = []
+    for loader in LOADERS:
+        for p in inspect.signature(getattr(jaxcc, loader)).parameters.values():
+            if p.kind is not p.VAR_KEYWORD and f"`{p.name}`" not in section:
+                missing.append(f"{loader}({p.name})")
+    assert not missing, f"add to docs/reference.md's 'Loader options': {missing}"
+
+
+def test_the_reference_documents_every_variable_the_code_reads_and_no_other():
+    read = variables_the_code_reads()
+    # The scan itself must work: a few it has to find, one from each way of reading.
+    assert {"JAXCC_CACHE_DIR", "JAXCC_LINKER", "CXX", "TMPDIR", "CPATH", "XLA_FLAGS"} <= read
+    section = reference_section("Environment variables")
+    documented = set(re.findall(r"`([A-Z][A-Z0-9_]{2,})`", section))
+    assert not read - documented, f"add to 'Environment variables': {sorted(read - documented)}"
+    stale = {n for n in documented - read if n.startswith("JAXCC_")}
+    assert not stale, f"docs/reference.md documents variables nothing reads: {sorted(stale)}"
+
+
+def test_the_reference_documents_every_command_and_option():
+    section = reference_section("Command line")
+    top = run([sys.executable, "-m", "jaxcc", "--help"]).stdout
+    commands = re.search(r"\{([\w,-]+)\}", top).group(1).split(",")
+    assert set(commands) == set(COMMANDS)
+    missing = [f"jaxcc {c}" for c in commands if f"`jaxcc {c}" not in section]
+    missing += [f"jaxcc cache {c}" for c in CACHE_COMMANDS if f"`jaxcc cache {c}" not in section]
+    for command in [*[[c] for c in commands if c != "cache"], ["cache", "prune"]]:
+        usage = run([sys.executable, "-m", "jaxcc", *command, "--help"]).stdout.split("\n\n")[0]
+        for option in set(re.findall(r"(?<![\w-])(--?[A-Za-z][\w-]*)", usage)) - {"-h"}:
+            if f"`{option}`" not in section:
+                missing.append(f"jaxcc {' '.join(command)} {option}")
+    assert not missing, f"add to docs/reference.md's 'Command line': {missing}"
