@@ -19,24 +19,15 @@
 #include <cstring>
 #include <mutex>
 
+#include "loader/process_end_report.h"
+#include "loader/report_text.h"
+#include "loader/running_kernels.h"
 #include "util/env_setting.h"
 
 extern char** environ;
 
 namespace jaxcc::loader {
 namespace {
-
-// Mirrors jaxcc::detail::FrameCrashSite (include/jaxcc/detail/crash_site.h): _core does not
-// include the kernel headers; the layout is three C strings.
-struct Site {
-  const char* module;
-  const char* function;
-  const char* source;
-};
-
-__attribute__((tls_model("initial-exec"))) thread_local const Site* t_site = nullptr;
-
-const Site** SiteSlot() { return &t_site; }
 
 // ---- What the handler may touch: fixed-size, filled before any handler of a library runs ----
 
@@ -49,37 +40,9 @@ constexpr int kMaxLibraries = 4096;
 MappedLibrary g_libraries[kMaxLibraries];
 std::atomic<int> g_num_libraries{0};
 
-constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
-struct sigaction g_previous[4];
-std::atomic<bool> g_reporting{false};
-
-// ---- Async-signal-safe output: write(2) on fd 2, numbers formatted by hand ----
-
-void Put(const char* text) {
-  std::size_t n = 0;
-  while (text[n] != '\0') ++n;
-  while (n > 0) {
-    ssize_t w = ::write(2, text, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return;
-    text += w;
-    n -= static_cast<std::size_t>(w);
-  }
-}
-
-void PutHex(std::uintptr_t value) {
-  char buffer[2 + 2 * sizeof(value) + 1];
-  char* end = buffer + sizeof(buffer) - 1;
-  *end = '\0';
-  char* p = end;
-  do {
-    *--p = "0123456789abcdef"[value & 15];
-    value >>= 4;
-  } while (value != 0);
-  *--p = 'x';
-  *--p = '0';
-  Put(p);
-}
+constexpr int kSignals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+constexpr int kNumSignals = sizeof(kSignals) / sizeof(kSignals[0]);
+struct sigaction g_previous[kNumSignals];
 
 const char* SignalName(int sig) {
   switch (sig) {
@@ -91,6 +54,8 @@ const char* SignalName(int sig) {
       return "SIGFPE";
     case SIGILL:
       return "SIGILL";
+    case SIGABRT:
+      return "SIGABRT";
   }
   return "a fatal signal";
 }
@@ -102,6 +67,7 @@ const char* SignalMeaning(int sig, int code) {
   if (sig == SIGSEGV) return "invalid memory access";
   if (sig == SIGBUS) return "bus error (misaligned or unmapped access)";
   if (sig == SIGILL) return "illegal instruction";
+  if (sig == SIGABRT) return "abort: abort(), a failed assert() or std::terminate";
   return "fatal signal";
 }
 
@@ -231,7 +197,7 @@ void PutSourceLine(const MappedLibrary& library, std::uintptr_t pc) {
   Put("\n");
 }
 
-void Report(int sig, const siginfo_t* info, void* context, const Site& site) {
+void Report(int sig, const siginfo_t* info, void* context, const KernelsNow& kernels) {
   Put("\njaxcc: fatal signal ");
   Put(SignalName(sig));
   Put(" (");
@@ -240,18 +206,10 @@ void Report(int sig, const siginfo_t* info, void* context, const Site& site) {
     Put(" at address ");
     PutHex(reinterpret_cast<std::uintptr_t>(info->si_addr));
   }
-  Put(") in jaxcc kernel '");
-  Put(site.function);
-  Put("' of module '");
-  Put(site.module);
-  Put("' (XLA FFI target '");
-  Put(site.module);
-  Put(".");
-  Put(site.function);
-  Put("')\njaxcc:   defined in ");
-  Put(site.source[0] != '\0' ? site.source : "(source unknown)");
-  Put("\n");
-  const std::uintptr_t pc = FaultingPc(context);
+  Put(")");
+  PutWhere(kernels);
+  // A sent signal (abort's raise, kill: si_code <= 0) has no faulting instruction of the kernel.
+  const std::uintptr_t pc = info->si_code > 0 ? FaultingPc(context) : 0;
   if (const MappedLibrary* library = pc != 0 ? LibraryAt(pc) : nullptr) {
     Put("jaxcc:   faulting instruction ");
     PutHex(pc - library->bias);
@@ -263,22 +221,21 @@ void Report(int sig, const siginfo_t* info, void* context, const Site& site) {
     Put("jaxcc:   the faulting instruction is outside the module's library (a function it "
         "called, e.g. memcpy)\n");
   }
-  Put("jaxcc:   rerun under the debug profile for bounds checks, guard zones and source lines: "
-      "JAXCC_DEBUG=1 python <your script> (or debug=True on the loader); see docs/usage.md, "
-      "\"Debugging a kernel\"\n");
+  PutRerunHint();
 }
 
 void OnFatalSignal(int sig, siginfo_t* info, void* context) {
   const int saved_errno = errno;
-  const Site* site = t_site;
-  if (site != nullptr && !g_reporting.exchange(true)) Report(sig, info, context, *site);
+  KernelsNow kernels;
+  if (kernels.Find() && ClaimTheReport()) Report(sig, info, context, kernels);
   // The previous action back in place, for good: no attempt to continue.
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < kNumSignals; ++i) {
     if (kSignals[i] == sig) ::sigaction(sig, &g_previous[i], nullptr);
   }
   errno = saved_errno;
   // A fault re-runs its instruction when this returns and so reaches the previous action with
-  // the kernel's own siginfo; a signal that was sent (kill, raise: si_code <= 0) is sent again.
+  // the kernel's own siginfo; a signal that was sent (kill, raise, abort: si_code <= 0) is sent
+  // again, and arrives once this handler returns (it is blocked until then).
   if (info == nullptr || info->si_code <= 0) ::raise(sig);
 }
 
@@ -292,13 +249,14 @@ void InstallHandler() {
     stack.ss_sp = std::malloc(stack.ss_size);  // never freed: the thread may outlive any owner
     if (stack.ss_sp != nullptr) ::sigaltstack(&stack, nullptr);
   }
-  for (int i = 0; i < 4; ++i) {
+  for (int i = 0; i < kNumSignals; ++i) {
     struct sigaction action {};
     action.sa_sigaction = &OnFatalSignal;
     action.sa_flags = SA_SIGINFO | SA_ONSTACK;
     sigemptyset(&action.sa_mask);
     ::sigaction(kSignals[i], &action, &g_previous[i]);
   }
+  InstallProcessEndReport();
 }
 
 struct SegmentSearch {
@@ -329,7 +287,7 @@ int FindSegments(dl_phdr_info* info, std::size_t, void* data) {
 }  // namespace
 
 Status AttachCrashReport(void* handle) {
-  using Attach = int (*)(const Site** (*)());
+  using Attach = int (*)(const KernelSite** (*)());
   auto attach = reinterpret_cast<Attach>(::dlsym(handle, "jaxcc_crash_attach"));
   if (attach == nullptr) return OkStatus();
   static Result<bool> enabled = OnOffSetting(
@@ -351,10 +309,10 @@ Status AttachCrashReport(void* handle) {
       if (search.found && !known) g_num_libraries.store(n + 1, std::memory_order_release);
     }
   }
-  attach(&SiteSlot);
+  attach(&KernelSiteSlot);
   return OkStatus();
 }
 
-const void* CurrentCrashSite() { return t_site; }
+const void* CurrentCrashSite() { return ThisThreadKernel(); }
 
 }  // namespace jaxcc::loader

@@ -1,15 +1,14 @@
-// The crash report (decision 150b): a fatal signal (SIGSEGV, SIGBUS, SIGFPE, SIGILL) raised
-// while a jaxcc function runs names the function, its module and source, the source line where
-// the library has debug information, and how to rerun under the debug profile; then the
-// process dies as it would have (the previous action, Python's faulthandler included, runs
-// next). Outside a function it prints nothing.
+// The crash report (decisions 150b, 181-183): a fatal signal (SIGSEGV, SIGBUS, SIGFPE, SIGILL,
+// SIGABRT), std::terminate, exit() or quick_exit() while a jaxcc function runs names the
+// function, its module and source, the source line where the library has debug information, and
+// how to rerun under the debug profile; then the process ends as it would have (the previous
+// action, Python's faulthandler included, runs next; exit statuses are kept). With no function
+// running it prints nothing.
 //
 // Which function runs: every generated handler marks its thread around the user's call
-// (include/jaxcc/detail/crash_site.h) in a thread-local slot of this file, whose accessor the
-// library receives when LoadLibrary maps it. The slot is initial-exec TLS: it sits in the
-// thread's static block, so the signal handler reads it without the dynamic loader (a
-// dlopen'ed library's own thread-locals can make __tls_get_addr allocate on first touch, which
-// a handler must never do).
+// (include/jaxcc/detail/crash_site.h) in a slot of running_kernels.h's process-wide table, whose
+// accessor the library receives when LoadLibrary maps it. A thread without a mark (an OpenMP
+// worker, a thread the kernel started) is reported against the functions running in the process.
 #pragma once
 
 #include <string>
@@ -18,7 +17,7 @@
 
 namespace jaxcc::loader {
 
-/// Installs the handler (once per process, unless JAXCC_CRASH_REPORT=0) and hands the library
+/// Installs the handlers (once per process, unless JAXCC_CRASH_REPORT=0) and hands the library
 /// `handle` (mapped from `path`) the slot's accessor, if it has the hook (libraries built
 /// before decision 150b have not: they are left as they are). kSpec error for a
 /// JAXCC_CRASH_REPORT that is neither 0 nor 1.

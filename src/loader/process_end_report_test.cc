@@ -1,0 +1,139 @@
+// The crash report at every way a process can end inside a kernel (issue 49 items 14-16,
+// decisions 181-184): abort (SIGABRT), std::terminate, exit and quick_exit, and faults on threads
+// that carry no mark while a kernel runs. Each case runs in a child (a death test): it attaches
+// the report the way LoadLibrary does (this binary exports the libraries' hook), marks the
+// thread as a generated handler does, and ends; the child must die as it would have without
+// jaxcc (same signal, same status) with the kernel named on stderr.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <cstdlib>
+#include <stdexcept>
+#include <thread>
+
+#include "loader/crash_report.h"
+
+namespace {
+
+// The layout of jaxcc::detail::FrameCrashSite (include/jaxcc/detail/crash_site.h).
+struct Site {
+  const char* module;
+  const char* function;
+  const char* source;
+};
+using SlotAccessor = const Site** (*)();
+SlotAccessor g_slot = nullptr;
+
+}  // namespace
+
+// What a module's frame runtime unit defines: the loader hands it the slot's accessor.
+extern "C" __attribute__((visibility("default"))) int jaxcc_crash_attach(SlotAccessor slot) {
+  g_slot = slot;
+  return 1;
+}
+
+namespace jaxcc::loader {
+namespace {
+
+constexpr Site kKernel = {"mod", "kern", "<inline source of mod>"};
+
+// Attaches the report to this binary (as LoadLibrary does to a module) and marks this thread
+// with kKernel, as a generated handler does around the user's call.
+void AttachAndMark() {
+  void* self = ::dlopen(nullptr, RTLD_NOW);
+  if (self == nullptr || !AttachCrashReport(self).ok() || g_slot == nullptr) std::_Exit(99);
+  *g_slot() = &kKernel;
+}
+
+#pragma GCC diagnostic ignored "-Wterminate"  // the point of the function
+[[noreturn]] void ThrowOutOfNoexcept() noexcept {
+  throw std::runtime_error("parameter 'x' is int32, but the kernel reads it as float");
+}
+
+void Fault() { *static_cast<volatile int*>(nullptr) = 1; }
+
+class ProcessEndReportDeathTest : public ::testing::Test {
+ protected:
+  void SetUp() override { GTEST_FLAG_SET(death_test_style, "threadsafe"); }
+};
+
+TEST_F(ProcessEndReportDeathTest, AbortInAKernelNamesIt) {
+  EXPECT_EXIT(
+      {
+        AttachAndMark();
+        std::abort();
+      },
+      ::testing::KilledBySignal(SIGABRT),
+      "jaxcc: fatal signal SIGABRT .*in jaxcc kernel 'kern' of module 'mod'.*"
+      "defined in <inline source of mod>");
+}
+
+TEST_F(ProcessEndReportDeathTest, TerminateNamesTheKernelAndTheException) {
+  EXPECT_EXIT(
+      {
+        AttachAndMark();
+        ThrowOutOfNoexcept();
+      },
+      ::testing::KilledBySignal(SIGABRT),
+      "jaxcc: std::terminate .*in jaxcc kernel 'kern' of module 'mod'.*"
+      "std::runtime_error: parameter 'x' is int32, but the kernel reads it as float");
+}
+
+TEST_F(ProcessEndReportDeathTest, ExitInAKernelNamesItAndKeepsTheStatus) {
+  EXPECT_EXIT(
+      {
+        AttachAndMark();
+        std::exit(3);
+      },
+      ::testing::ExitedWithCode(3),
+      "jaxcc: exit\\(\\) called in jaxcc kernel 'kern' of module 'mod'");
+}
+
+TEST_F(ProcessEndReportDeathTest, QuickExitInAKernelNamesItAndKeepsTheStatus) {
+  EXPECT_EXIT(
+      {
+        AttachAndMark();
+        std::quick_exit(4);
+      },
+      ::testing::ExitedWithCode(4),
+      "jaxcc: quick_exit\\(\\) called in jaxcc kernel 'kern' of module 'mod'");
+}
+
+TEST_F(ProcessEndReportDeathTest, FaultOnAThreadWithoutAMarkNamesTheRunningKernel) {
+  // An OpenMP worker or a std::thread the kernel started: no mark of its own.
+  EXPECT_EXIT(
+      {
+        AttachAndMark();
+        std::thread(Fault).join();
+      },
+      ::testing::KilledBySignal(SIGSEGV),
+      "jaxcc: fatal signal SIGSEGV .*on a thread without a jaxcc mark.*"
+      "jaxcc kernel 'kern' of module 'mod'");
+}
+
+TEST_F(ProcessEndReportDeathTest, TerminateOnAThreadWithoutAMarkNamesTheRunningKernel) {
+  // An exception that escapes an OpenMP region ends in std::terminate on the worker.
+  EXPECT_EXIT(
+      {
+        AttachAndMark();
+        std::thread(ThrowOutOfNoexcept).join();
+      },
+      ::testing::KilledBySignal(SIGABRT),
+      "jaxcc: std::terminate .*on a thread without a jaxcc mark.*"
+      "jaxcc kernel 'kern' of module 'mod'.*std::runtime_error: parameter 'x' is int32");
+}
+
+TEST_F(ProcessEndReportDeathTest, AbortOutsideAnyKernelSaysNothing) {
+  EXPECT_EXIT(
+      {
+        AttachAndMark();
+        *g_slot() = nullptr;  // the kernel returned
+        std::fputs("plain abort\n", stderr);
+        std::abort();
+      },
+      ::testing::KilledBySignal(SIGABRT), "^plain abort\n$");
+}
+
+}  // namespace
+}  // namespace jaxcc::loader
