@@ -159,3 +159,117 @@ JAXCC_CHECKS = {
         {"outs": jax.ShapeDtypeStruct(M.shape, M.dtype)},
     ),
 }
+
+# Defects a reviewer finds by trying other shapes or by comparing with what the kernel should
+# compute (tests/test_check_kernel_review.py): each right at the sample, or right against itself.
+REVIEW_SOURCE = r"""
+#include "jaxcc/jaxcc.h"
+#include <cmath>
+
+// Defect: blocks of 8 with no clipping of the last block (right when 8 divides n).
+void blocks_of_8(const jaxcc::Tensor x, jaxcc::Tensor out) {
+  const float* a = x.data_ptr<float>();
+  float* o = out.data_ptr<float>();
+  for (int64_t b = 0; b < x.numel(); b += 8)
+    for (int64_t j = 0; j < 8; ++j) o[b + j] = 2 * a[b + j];
+}
+
+// Right: the same with the last block clipped.
+void blocks_of_8_clipped(const jaxcc::Tensor x, jaxcc::Tensor out) {
+  const float* a = x.data_ptr<float>();
+  float* o = out.data_ptr<float>();
+  for (int64_t b = 0; b < x.numel(); b += 8)
+    for (int64_t j = 0; j < 8 && b + j < x.numel(); ++j) o[b + j] = 2 * a[b + j];
+}
+
+// Defect: accumulates into its output without zeroing it first.
+void accumulate(const jaxcc::Tensor x, jaxcc::Tensor out) {
+  for (int64_t i = 0; i < x.numel(); ++i) out.data_ptr<float>()[i] += x.data_ptr<float>()[i];
+}
+
+// Row softmax; `last` columns are normalised (defect: cols - 1).
+static void softmax_rows(const jaxcc::Tensor& x, jaxcc::Tensor& out, int64_t skip) {
+  const int64_t rows = x.size(0), cols = x.size(1);
+  const float* a = x.data_ptr<float>();
+  float* o = out.data_ptr<float>();
+  for (int64_t r = 0; r < rows; ++r) {
+    float m = -INFINITY, s = 0;
+    for (int64_t c = 0; c < cols; ++c) m = std::fmax(m, a[r * cols + c]);
+    for (int64_t c = 0; c < cols; ++c) s += (o[r * cols + c] = std::exp(a[r * cols + c] - m));
+    for (int64_t c = 0; c < cols - skip; ++c) o[r * cols + c] /= s;
+  }
+}
+void softmax(const jaxcc::Tensor x, jaxcc::Tensor out) { softmax_rows(x, out, 0); }
+void softmax_last_unnormalised(const jaxcc::Tensor x, jaxcc::Tensor out) {
+  softmax_rows(x, out, 1);
+}
+
+// Right: row sums of a matrix into a vector (outs depend on the input's first dimension).
+void row_sums(const jaxcc::Tensor x, jaxcc::Tensor out) {
+  const int64_t rows = x.size(0), cols = x.size(1);
+  for (int64_t r = 0; r < rows; ++r) {
+    float s = 0;
+    for (int64_t c = 0; c < cols; ++c) s += x.data_ptr<float>()[r * cols + c];
+    out.data_ptr<float>()[r] = s;
+  }
+}
+"""
+
+REVIEW_FUNCTIONS = ["blocks_of_8", "blocks_of_8_clipped", "accumulate", "softmax",
+                    "softmax_last_unnormalised", "row_sums"]  # fmt: skip
+
+
+@functools.cache
+def review_module():
+    return jaxcc.load_cpp_inline("check_review", REVIEW_SOURCE, REVIEW_FUNCTIONS)
+
+
+X64 = np.linspace(-1.0, 2.0, 64, dtype=np.float32)
+S = np.random.default_rng(0).standard_normal((6, 10)).astype(np.float32)
+
+# Defects and right kernels about state between calls and false alarms
+# (tests/test_check_kernel_state.py).
+STATE_SOURCE = r"""
+#include "jaxcc/jaxcc.h"
+#include <cstring>
+
+// Defect: a static scratch array shared by every call (not reentrant).
+void static_scratch(const jaxcc::Tensor x, jaxcc::Tensor out) {
+  static float scratch[1 << 14];
+  const int64_t n = x.numel();
+  for (int64_t i = 0; i < n; ++i) scratch[i] = 2 * x.data_ptr<float>()[i];
+  volatile float sink = 0;
+  for (int k = 0; k < 1000000; ++k) sink = sink + 1.0f;  // widens the window another call hits
+  for (int64_t i = 0; i < n; ++i) out.data_ptr<float>()[i] = scratch[i];
+}
+
+// Defect: the result memoised by the input buffer's address.
+void memo_by_address(const jaxcc::Tensor x, jaxcc::Tensor out) {
+  static const void* last = nullptr;
+  static float cache[1 << 14];
+  const int64_t n = x.numel();
+  if (x.data_ptr() != last) {
+    for (int64_t i = 0; i < n; ++i) cache[i] = 2 * x.data_ptr<float>()[i];
+    last = x.data_ptr();
+  }
+  std::memcpy(out.data_ptr<float>(), cache, n * sizeof(float));
+}
+
+// Right, but its last bits vary from call to call (as a parallel sum whose partials are added
+// as chunks finish): within float32's tolerance, never bitwise the same twice running.
+void wobbly_sum(const jaxcc::Tensor x, jaxcc::Tensor out) {
+  static int calls = 0;
+  float total = 0;
+  for (int64_t i = 0; i < x.numel(); ++i) total += x.data_ptr<float>()[i];
+  out.data_ptr<float>()[0] = total * (1.0f + 2e-7f * static_cast<float>(calls++ % 2));
+}
+"""
+
+
+@functools.cache
+def state_module():
+    return jaxcc.load_cpp_inline("check_state", STATE_SOURCE,
+                                 ["static_scratch", "memo_by_address", "wobbly_sum"])  # fmt: skip
+
+
+X512 = np.linspace(-1.0, 2.0, 512, dtype=np.float32)

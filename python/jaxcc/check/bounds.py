@@ -102,37 +102,51 @@ def _kernel_functions(subject: Subject):
         yield backend, kernel, attributes
 
 
+def _kernels(subject: Subject, skipped: list) -> list:
+    """(label, kernel function, its attributes, outs of a subject) per kernel to guard."""
+    if not subject.is_primitive:
+        return [("", subject.fn, subject.attrs, lambda at: at.outs)]
+    kernels = []
+    for backend, kernel, attributes in _kernel_functions(subject):
+        if kernel is None:
+            skipped.append(f"backend {backend!r}: not a jaxcc C++/CUDA kernel function")
+        else:
+            kernels.append((f"backend {backend!r}: ", kernel, attributes, Subject.declared))
+    return kernels
+
+
 def bounds_row(subject: Subject, reference=None) -> tuple[str, str]:
-    """Runs before the sample call (check_kernel). A write outside an output sets
-    `subject.writes_outside`, and the kernel's own build is then never run: there the write lands
-    in XLA's neighbouring buffers or the allocator's bookkeeping."""
-    skipped = []
-    if subject.is_primitive:
-        cases = []
-        for backend, kernel, attributes in _kernel_functions(subject):
-            if kernel is None:
-                skipped.append(f"backend {backend!r}: not a jaxcc C++/CUDA kernel function")
-            else:
-                cases.append((f"backend {backend!r}: ", kernel, attributes, subject.declared()))
-    else:
-        cases = [("", subject.fn, subject.attrs, subject.outs)]
-    done = []
-    for label, fn, attributes, outs in cases:
+    """Runs before the sample call (check_kernel), at the sample and every extra shape. A write
+    outside an output sets `subject.writes_outside`, and the kernel's own build is then never
+    run: there the write lands in XLA's neighbouring buffers or the allocator's bookkeeping."""
+    skipped, done, notes = [], [], []
+    shapes = [(None, subject)] + [(case, subject.at(case)) for case in subject.cases]
+    for label, fn, attributes, outs_of in _kernels(subject, skipped):
         reason = _cannot_check(fn)
-        if reason is None:
-            status, reason = _guarded_run(fn, subject.fresh(), outs, attributes)
-            if status == _OUTSIDE:
-                subject.writes_outside = True  # check_kernel then runs nothing else
-                return FAILED, label + reason
-            if status == FAILED:
-                return FAILED, label + reason
         if reason:
             skipped.append(label + reason)
+            continue
+        for case, at in shapes:
+            where = "" if case is None else f"at {case.label}: "
+            status, reason = _guarded_run(fn, at.fresh(), outs_of(at), attributes)
+            if status == _OUTSIDE:
+                subject.writes_outside = True  # check_kernel then runs nothing else
+                return FAILED, label + where + reason
+            if status == FAILED and case is None:
+                return FAILED, label + reason
+            if status == FAILED:  # refusing a shape is the kernel's right; not a bounds finding
+                notes.append(label + where + reason)
+            elif status == SKIPPED:
+                skipped.append(label + reason)
+                break
         else:
             done.append(label.rstrip(": "))
     if not done:
-        return SKIPPED, "; ".join(skipped) or "no kernel on this platform"
+        return SKIPPED, "; ".join(dict.fromkeys(skipped)) or "no kernel on this platform"
     where = f" ({', '.join(done)})" if any(done) else ""
+    more = f" at the sample and {len(subject.cases)} more shape(s)" if subject.cases else ""
     note = f"; not checked: {'; '.join(skipped)}" if skipped else ""
+    if notes:
+        note += f"; raised: {'; '.join(notes)}"
     return PASSED, (f"the debug build (-O0 -g, {_GUARD_BYTES} guard bytes each side) writes "
-                    f"nothing outside its outputs{where}{note}")  # fmt: skip
+                    f"nothing outside its outputs{more}{where}{note}")  # fmt: skip

@@ -1,9 +1,11 @@
 """jaxcc.check_kernel: one kernel checked against everything JAX does to it, one row per check
 (docs/usage.md, "Checking a kernel: check_kernel"; decision 154).
 
-The rows live in row_checks.py (one process, one device), grads.py (derivatives),
-bounds.py (the debug build's guard zones) and deploy_rows.py (meshes, export, bundles,
-backends); this file runs them in order and keeps the report."""
+The rows live in rows.py (one process, one device), outputs_row.py (outputs written),
+reference_row.py (against reference=), grads.py (derivatives), bounds.py (the debug build's
+guard zones) and deploy_rows.py (meshes, export, bundles, backends); cases.py finds the extra
+shapes the outputs, bounds and reference rows run at. This file runs the rows in order and keeps
+the report."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ import numpy as np
 
 from jaxcc.errors import CallError, KernelCheckError
 
-from . import bounds, deploy_rows, grads
+from . import bounds, cases, deploy_rows, grads, outputs_row, reference_row
 from . import rows as row_checks
 from .rows import FAILED, PASSED, SKIPPED
 from .subject import Subject, first_line
@@ -23,10 +25,11 @@ from .subject import Subject, first_line
 # kernel, which means nothing when one way does not repeat: they are skipped then. `bounds`
 # rebuilds the module under the debug profile (one -O0 compile per version of a module, cached).
 CHECKS = {
-    "outputs": row_checks.outputs_row,
+    "outputs": outputs_row.outputs_row,
     "inputs": row_checks.inputs_row,
     "bounds": bounds.bounds_row,
     "determinism": row_checks.determinism_row,
+    "reference": reference_row.reference_row,
     "jit": row_checks.jit_row,
     "vmap": row_checks.vmap_row,
     "jvp": grads.jvp_row,
@@ -110,6 +113,9 @@ def check_kernel(
     atol: float | None = None,
     rtol: float | None = None,
     backend: str | None = None,
+    reference=None,
+    samples=None,
+    extra_shapes: bool = True,
     **attrs,
 ) -> KernelReport:
     """Runs `fn(*args, outs=outs, **attrs)` and checks it as JAX uses it; returns the report.
@@ -118,13 +124,28 @@ def check_kernel(
     `checks=` picks rows (default: all of CHECKS), `skip=` drops some; `rtol=`/`atol=` replace the
     per-dtype tolerances of the comparisons (exact for integers; `determinism` is always
     bitwise); `backend=` is the XLACustomKernel backend calls use and `backends` compares with
-    (default: the platform's default). Rows that cannot apply are `skipped` with the reason."""
+    (default: the platform's default). `reference=` is what the kernel must compute: a JAX
+    function called like the kernel (its arrays and attributes, no outs), or an XLACustomKernel
+    backend's name. `outs` may be a function of the input arrays; the outputs, bounds and
+    reference rows also run at smaller shapes along the dimensions known to be free
+    (`extra_shapes=False`: only the sample) and at each of `samples=[args, ...]`. Rows that
+    cannot apply are `skipped` with the reason."""
     is_primitive = _kind(fn)
     if is_primitive and outs is None:
         raise CallError("check_kernel: an XLACustomKernel needs outs=... (as its call does)")
+    if reference is not None and not (callable(reference) or isinstance(reference, str)):
+        raise CallError(
+            "check_kernel: reference= must be a function called like the kernel (its arrays and "
+            f"attributes) or an XLACustomKernel backend's name, got {type(reference).__name__}"
+        )
     selected = _selected(checks, skip)
     host = [np.array(a, copy=True) for a in args]
-    subject = Subject(fn, host, outs, attrs, is_primitive, rtol, atol, backend)
+    outs_fn = outs if callable(outs) and not hasattr(outs, "shape") else None
+    if outs_fn is not None:
+        outs = outs_fn(*host)
+    subject = Subject(fn, host, outs, attrs, is_primitive, rtol, atol, backend,
+                      outs_fn=outs_fn, reference=reference)  # fmt: skip
+    _add_cases(subject, extra_shapes, samples)
     report = KernelReport(subject.name, [])
     # `bounds` first, on the debug build: a kernel that writes outside its outputs must not run
     # its own build, whose write would land in memory XLA or the allocator owns.
@@ -150,6 +171,18 @@ def check_kernel(
             deterministic = False
         report.rows.append(row)
     return report
+
+
+def _add_cases(subject: Subject, extra_shapes: bool, samples) -> None:
+    """The extra shapes of the outputs, bounds and reference rows (cases.py)."""
+    found, note = [], "extra_shapes=False"
+    if extra_shapes:
+        try:
+            found, note = cases.derived_cases(subject)
+        except Exception as e:  # noqa: BLE001  # e.g. an outs function refusing a size
+            note = f"no extra shapes: deriving them raised {first_line(e)}"
+    subject.cases = found + cases.user_cases(subject, samples)
+    subject.cases_note = note
 
 
 def _run_row(name: str, subject: Subject, reference) -> CheckRow:

@@ -32,10 +32,21 @@ class Subject:
     backend: str | None = None  # the XLACustomKernel backend calls use (None: its default)
     masks: list | None = None  # per output: True where the kernel writes (from `outputs`)
     writes_outside: bool = False  # the debug build's guard zones caught a write (from `bounds`)
+    outs_fn: object = None  # outs= given as a function of the inputs (outs is its sample value)
+    reference: object = None  # reference=: a function like the kernel's call, or a backend name
+    # More shapes than the sample's (cases.Case), for the outputs, bounds and reference rows.
+    cases: list = dataclasses.field(default_factory=list)
+    cases_note: str = ""  # how the extra shapes were found, or why there are none
+    case_masks: dict = dataclasses.field(default_factory=dict)  # case label -> masks (`outputs`)
 
     @property
     def name(self) -> str:
         return getattr(self.fn, "__qualname__", None) or getattr(self.fn, "name", "kernel")
+
+    def at(self, case) -> Subject:
+        """This subject with `case`'s arguments and outs in place of the sample's."""
+        masks = self.case_masks.get(case.label)
+        return dataclasses.replace(self, host_args=list(case.args), outs=case.outs, masks=masks)
 
     def fresh(self):
         import jax.numpy as jnp
@@ -71,9 +82,27 @@ class Subject:
         rtol, atol = DEFAULT_TOLERANCES.get(np.dtype(dtype).name, (0.0, 0.0))
         return (rtol if self.rtol is None else self.rtol, atol if self.atol is None else self.atol)
 
-    def difference(self, expected, actual, what: str, exact: bool = False) -> str | None:
+    def scaled_tolerance(self, expected: np.ndarray, table: dict) -> tuple[float, float]:
+        """(rtol, atol) from `table` by dtype (check_kernel's rtol=/atol= win), atol times the
+        largest finite magnitude of `expected` (at least 1)."""
+        rtol, atol = table.get(np.dtype(expected.dtype).name, (0.0, 0.0))
+        rtol = rtol if self.rtol is None else self.rtol
+        atol = atol if self.atol is None else self.atol
+        if expected.dtype.kind in "fc" or expected.dtype.name == "bfloat16":
+            with np.errstate(all="ignore"):
+                finite = np.abs(expected.astype(np.complex128 if expected.dtype.kind == "c"
+                                                else np.float64))  # fmt: skip
+                finite = finite[np.isfinite(finite)]
+            atol *= max(1.0, float(finite.max())) if finite.size else 1.0
+        return rtol, atol
+
+    def difference(
+        self, expected, actual, what: str, exact: bool = False, scaled=None
+    ) -> str | None:
         """None where every output agrees (within the dtype's tolerance unless `exact`; only
-        where the kernel writes), else where the first one differs."""
+        where the kernel writes), else where the first one differs. `scaled`: a table of
+        (rtol, atol) by dtype whose atol is relative to the expected output's largest magnitude
+        (the reference row's)."""
         if len(expected) != len(actual):
             return f"{what}: {len(actual)} outputs, expected {len(expected)}"
         for i, (e, a) in enumerate(zip(expected, actual, strict=True)):
@@ -83,7 +112,10 @@ class Subject:
                     f"{what}: output {i + 1} is {a.dtype}{list(a.shape)}, expected "
                     f"{e.dtype}{list(e.shape)}"
                 )
-            bad = differing(e, a, (0.0, 0.0) if exact else self.tolerance(e.dtype))
+            tolerance = (0.0, 0.0) if exact else self.tolerance(e.dtype)
+            if scaled is not None:
+                tolerance = self.scaled_tolerance(e, scaled)
+            bad = differing(e, a, tolerance)
             mask = self.masks[i] if self.masks else None
             if mask is not None:
                 bad &= np.broadcast_to(mask, bad.shape)
