@@ -10,6 +10,7 @@ import os
 import shutil
 import stat
 import subprocess
+import sys
 import textwrap
 import time
 
@@ -41,6 +42,13 @@ PROBE = textwrap.dedent(
                       "warnings": [str(w.message) for w in caught]}))
     """
 )
+
+
+@pytest.fixture(scope="module")
+def shared_cache(tmp_path_factory):
+    """One cache for the module's tests (each its own sources, so its own entries): the frame
+    runtime and wrapper objects compile once, and each test pays for its kernel unit only."""
+    return tmp_path_factory.mktemp("world-cache")
 
 
 def write_source(directory, includes="", extra="", value="VALUE"):
@@ -76,12 +84,12 @@ def write_executable(path, text):
     path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
 
 
-def test_wrapper_script_cxx_rewritten_rebuilds(tmp_path):
+def test_wrapper_script_cxx_rewritten_rebuilds(tmp_path, shared_cache):
     """Item 1: CXX names a wrapper script whose content changes while its path does not."""
     source = write_source(tmp_path)
     wrapper = tmp_path / "cxx-wrapper"
     write_executable(wrapper, '#!/bin/sh\nexec g++ "$@" -DVALUE=1\n')
-    cache = tmp_path / "cache"
+    cache = shared_cache
     env = {"CXX": str(wrapper)}
     assert probe(source, cache, env)["value"] == 1.0
     write_executable(wrapper, '#!/bin/sh\nexec g++ "$@" -DVALUE=2\n')
@@ -90,25 +98,25 @@ def test_wrapper_script_cxx_rewritten_rebuilds(tmp_path):
 
 
 @pytest.mark.parametrize("variable", ["CPATH", "CPLUS_INCLUDE_PATH"])
-def test_include_path_variable_switch_rebuilds(tmp_path, variable):
+def test_include_path_variable_switch_rebuilds(tmp_path, shared_cache, variable):
     """Item 2: the environment variables the preprocessor reads are in the key; switched between
     processes, the other header's build runs, with the warm index removed too."""
     for value in (1, 2):
         (tmp_path / f"dir{value}").mkdir()
         (tmp_path / f"dir{value}" / "tuning.h").write_text(f"#define VALUE {value}\n")
     source = write_source(tmp_path, includes="#include <tuning.h>")
-    cache = tmp_path / "cache"
+    cache = shared_cache
     assert probe(source, cache, {variable: str(tmp_path / "dir1")})["value"] == 1.0
     assert probe(source, cache, {variable: str(tmp_path / "dir2")})["value"] == 2.0
     shutil.rmtree(cache / ".index", ignore_errors=True)
     assert probe(source, cache, {variable: str(tmp_path / "dir1")})["value"] == 1.0
 
 
-def test_nvcc_and_linker_variables_are_in_the_key(tmp_path):
+def test_nvcc_and_linker_variables_are_in_the_key(tmp_path, shared_cache):
     """Item 2, the rest of the documented list: LIBRARY_PATH and SOURCE_DATE_EPOCH change the
     key (recorded in the manifest's key inputs) even where this build does not read them."""
     source = write_source(tmp_path)
-    cache = tmp_path / "cache"
+    cache = shared_cache
     first = probe(source, cache, {"SOURCE_DATE_EPOCH": "1000"})
     second = probe(source, cache, {"SOURCE_DATE_EPOCH": "2000"})
     assert not second["hit"] and first["path"] != second["path"]
@@ -117,7 +125,7 @@ def test_nvcc_and_linker_variables_are_in_the_key(tmp_path):
 
 
 @pytest.mark.parametrize("how", ["isystem", "pragma_system_header"])
-def test_system_header_edit_rebuilds_and_no_stale_object_spreads(tmp_path, how):
+def test_system_header_edit_rebuilds_and_no_stale_object_spreads(tmp_path, shared_cache, how):
     """Item 3: a header under -isystem, or one included from a `#pragma GCC system_header` file,
     edited in place; then a new module name over the same file must not reuse the old object."""
     inc = tmp_path / "inc"
@@ -132,7 +140,7 @@ def test_system_header_edit_rebuilds_and_no_stale_object_spreads(tmp_path, how):
         kwargs = {"extra_include_paths": [str(inc)]}
         edited = inc / "inner.h"
     source = write_source(tmp_path, includes="#include <tuning.h>")
-    cache = tmp_path / "cache"
+    cache = shared_cache
     settle(edited, source)
     assert probe(source, cache, **kwargs)["value"] == 1.0
     edited.write_text("#define VALUE 2\n")
@@ -142,15 +150,14 @@ def test_system_header_edit_rebuilds_and_no_stale_object_spreads(tmp_path, how):
     assert probe(source, cache, name="renamed_world_module", **kwargs)["value"] == 3.0
 
 
-def test_has_include_header_created_later_rebuilds(tmp_path):
+def test_has_include_header_created_later_rebuilds(tmp_path, shared_cache):
     """Item 4: a name the preprocessor probed and missed (`__has_include`) created later."""
     inc = tmp_path / "inc"
     inc.mkdir()
     includes = '#if __has_include("tuning.h")\n#include "tuning.h"\n#else\n#define VALUE 1\n#endif'
-    source = write_source(tmp_path, includes=includes)
-    cache = tmp_path / "cache"
+    source = write_source(tmp_path, shared_cache, includes=includes)
+    cache = shared_cache
     kwargs = {"extra_include_paths": [str(inc)]}
-    settle(source, inc)
     assert probe(source, cache, **kwargs)["value"] == 1.0
     assert probe(source, cache, **kwargs)["hit"]
     (inc / "tuning.h").write_text("#define VALUE 2\n")
@@ -162,7 +169,7 @@ def test_has_include_header_created_later_rebuilds(tmp_path):
 
 
 @pytest.mark.parametrize("nested", [False, True])
-def test_response_file_edit_rebuilds(tmp_path, nested):
+def test_response_file_edit_rebuilds(tmp_path, shared_cache, nested):
     """Item 5: `@flags.rsp` (and a response file it names) is read, not keyed as text."""
     rsp = tmp_path / "flags.rsp"
     inner = tmp_path / "inner.rsp"
@@ -170,25 +177,25 @@ def test_response_file_edit_rebuilds(tmp_path, nested):
     if nested:
         rsp.write_text(f"-O2 @{inner}\n")
     target.write_text("-DVALUE=1\n")
-    source = write_source(tmp_path)
-    cache = tmp_path / "cache"
+    source = write_source(tmp_path, shared_cache)
+    cache = shared_cache
     kwargs = {"extra_cflags": [f"@{rsp}"]}
-    settle(source, target)
     assert probe(source, cache, **kwargs)["value"] == 1.0
     target.write_text("-DVALUE=2\n")
     after = probe(source, cache, **kwargs)
     assert after["value"] == 2.0 and not after["hit"]
 
 
-def test_specs_style_flag_file_edit_rebuilds(tmp_path):
+def test_specs_style_flag_file_edit_rebuilds(tmp_path, shared_cache):
     """Item 5, a file a flag names by `=`: a linker version script edited keeps the text of the
     flag; the key follows its bytes (the library's exports change)."""
     script = tmp_path / "exports.map"
     script.write_text("{ global: probe_value; jaxcc_*; local: *; };\n")
-    source = write_source(tmp_path, extra='extern "C" double other_value() { return 7; }')
-    cache = tmp_path / "cache"
+    source = write_source(
+        tmp_path, shared_cache, extra='extern "C" double other_value() { return 7; }'
+    )
+    cache = shared_cache
     kwargs = {"extra_ldflags": [f"-Wl,--version-script={script}"]}
-    settle(source, script)
     first = probe(source, cache, **kwargs)
     script.write_text("{ global: probe_value; other_value; jaxcc_*; local: *; };\n")
     second = probe(source, cache, **kwargs)
@@ -206,34 +213,36 @@ def build_archive(directory, value):
 
 
 @pytest.mark.parametrize("by", ["dash_l", "path"])
-def test_rebuilt_static_library_relinks(tmp_path, by):
+def test_rebuilt_static_library_relinks(tmp_path, shared_cache, by):
     """Item 6: a static library the link read, rebuilt with other code."""
     lib = tmp_path / "lib"
     lib.mkdir()
     archive = build_archive(lib, 1)
     source = write_source(tmp_path, extra='extern "C" double k_value();', value="k_value()")
-    cache = tmp_path / "cache"
+    cache = shared_cache
     flags = ["-L", str(lib), "-lk"] if by == "dash_l" else [str(archive)]
     kwargs = {"extra_ldflags": flags}
-    settle(source, archive)
     assert probe(source, cache, **kwargs)["value"] == 1.0
     build_archive(lib, 2)
     after = probe(source, cache, **kwargs)
     assert after["value"] == 2.0 and not after["hit"]
 
 
-def test_march_native_is_resolved_in_the_key(tmp_path):
+def test_march_native_is_resolved_in_the_key(tmp_path, shared_cache):
     """Item 7: `-march=native` is keyed by the target the compiler chose on this CPU, not by its
     text (a cache shared by two CPU models would otherwise hand one's build to the other)."""
     source = write_source(tmp_path)
-    cache = tmp_path / "cache"
+    cache = shared_cache
     loaded = probe(source, cache, extra_cflags=["-march=native"])
-    native = [line for line in manifest_of(loaded)["inputs"].get("world", [])
-              if line.startswith("native\t")]
+    native = [
+        line
+        for line in manifest_of(loaded)["inputs"].get("world", [])
+        if line.startswith("native\t")
+    ]
     assert native and "-march=native" not in native[0] and "-march=" in native[0]
 
 
-def test_force_rebuild_is_not_undone_by_the_next_plain_load(tmp_path):
+def test_force_rebuild_is_not_undone_by_the_next_plain_load(tmp_path, shared_cache):
     """Item 8: after force_rebuild=True gave the new result, the next process is served it too,
     not the old library the warm index record still names."""
     value_file = tmp_path / "value"
@@ -242,9 +251,8 @@ def test_force_rebuild_is_not_undone_by_the_next_plain_load(tmp_path):
     # What the compiler reads that no key can know: the escape hatch's own case.
     write_executable(wrapper, f'#!/bin/sh\nexec g++ "$@" -DVALUE=$(cat {value_file})\n')
     source = write_source(tmp_path)
-    cache = tmp_path / "cache"
+    cache = shared_cache
     env = {"CXX": str(wrapper)}
-    settle(source, wrapper)
     assert probe(source, cache, env)["value"] == 1.0
     assert probe(source, cache, env)["hit"]
     value_file.write_text("2")
@@ -262,26 +270,25 @@ def test_entry_cleared_between_verification_and_dlopen_is_a_miss(tmp_path):
     shutil.rmtree(cache / ".index")  # the full path, whose dlopen is not lazy
     code = PROBE.replace("ARGS", repr(json.dumps({"file": str(source), "kwargs": {}})))
     env = dict(os.environ, JAXCC_CACHE_DIR=str(cache), JAXCC_FAULT_STALL="load:4")
-    import sys
-
     loading = subprocess.Popen(
-        [sys.executable, "-c", code], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        [sys.executable, "-c", code],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
     )
     deadline = time.time() + 60
     line = ""
     while "jaxcc-fault-stall:load" not in line and time.time() < deadline:
         line = loading.stderr.readline()
-    cleared = run_python(
-        "import jaxcc; jaxcc.clear_cache()", env={"JAXCC_CACHE_DIR": str(cache)}
-    )
+    cleared = run_python("import jaxcc; jaxcc.clear_cache()", env={"JAXCC_CACHE_DIR": str(cache)})
     assert cleared.returncode == 0, cleared.stderr
     out, err = loading.communicate(timeout=120)
     assert loading.returncode == 0, err[-3000:]
     assert json.loads(out.strip().splitlines()[-1])["value"] == 0.0
 
 
-def test_header_with_future_mtime_is_cached(tmp_path):
+def test_header_with_future_mtime_is_cached(tmp_path, shared_cache):
     """Item 18: a header whose mtime lies a day ahead (a checkout from a host whose clock runs
     ahead) is cached like any other: no "changed while the module compiled" warning, and the
     next process hits."""
@@ -289,9 +296,8 @@ def test_header_with_future_mtime_is_cached(tmp_path):
     header.write_text("#define VALUE 5\n")
     ahead = time.time_ns() + 86_400 * 10**9
     os.utime(header, ns=(ahead, ahead))
-    source = write_source(tmp_path, includes='#include "tuning.h"')
-    cache = tmp_path / "cache"
-    settle(source, header)
+    source = write_source(tmp_path, shared_cache, includes='#include "tuning.h"')
+    cache = shared_cache
     first = probe(source, cache)
     assert first["value"] == 5.0
     assert not any("changed while" in w for w in first["warnings"]), first["warnings"]
@@ -300,3 +306,44 @@ def test_header_with_future_mtime_is_cached(tmp_path):
     header.write_text("#define VALUE 6\n")  # an edit is still seen
     os.utime(header, ns=(ahead, ahead))
     assert probe(source, cache)["value"] == 6.0
+
+
+def test_native_bundle_is_refused_on_a_cpu_without_its_features(tmp_path):
+    """Item 7, bundles: a bundle built with -march=native records the features its target
+    enabled; a CPU without one of them is refused with a typed error naming the feature and
+    the target (it died with SIGILL before). Here the recorded list gets one this CPU lacks."""
+    source = write_source(tmp_path)
+    out = tmp_path / "bundle"
+    built = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "jaxcc",
+            "build",
+            str(source),
+            "--functions",
+            "noop",
+            "--cflags=-march=native",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        env=dict(os.environ, JAXCC_CACHE_DIR=str(tmp_path / "c")),
+    )
+    assert built.returncode == 0, built.stderr[-3000:]
+    manifest_path = next(out.rglob("jaxcc-bundle.json"))
+    manifest = json.loads(manifest_path.read_text())
+    assert manifest["cpu_target"].startswith("-march=") and manifest["cpu_features"]
+    manifest["cpu_features"].append("avx9000_fake")
+    manifest_path.write_text(json.dumps(manifest))
+    loaded = run_python(
+        "import jaxcc\n"
+        "try:\n"
+        f"    jaxcc.load_library({str(manifest_path.parent)!r})\n"
+        "except jaxcc.errors.JaxccError as e:\n"
+        "    print(type(e).__name__, e)\n"
+    )
+    assert "avx9000_fake" in loaded.stdout and "-march=" in loaded.stdout, (
+        loaded.stdout + loaded.stderr
+    )

@@ -133,13 +133,18 @@ def test_a_replaced_compiler_sends_the_load_down_the_full_path(tmp_path):
     env = {"CXX": str(wrapper)}
     probe(source, cache, env)
     assert took_warm_path(probe(source, cache, env))
-    # Same path, new file (new inode): the record no longer holds, the full path decides (the
-    # compiler's version line is unchanged, so the entry is still the right one).
+    # Same path, new file (new inode), same bytes: the record no longer holds, the full path
+    # decides, and the compiler's content (decision 170) and version line are unchanged, so the
+    # entry is still the right one.
     wrapper.unlink()
-    wrapper.write_text('#!/bin/sh\n# replaced\nexec g++ "$@"\n')
+    wrapper.write_text('#!/bin/sh\nexec g++ "$@"\n')
     wrapper.chmod(0o755)
     after = probe(source, cache, env)
     assert after["hit"] and not took_warm_path(after) and after["value"] == 2.0
+    # Other bytes under the same path are another compiler (decision 170): built again.
+    wrapper.write_text('#!/bin/sh\n# replaced\nexec g++ "$@"\n')
+    after = probe(source, cache, env)
+    assert not after["hit"] and after["value"] == 2.0
     # A different CXX is a different request to the index: never served from the old record.
     other = tmp_path / "cxx2"
     other.write_text('#!/bin/sh\nexec g++ "$@"\n')
@@ -147,7 +152,7 @@ def test_a_replaced_compiler_sends_the_load_down_the_full_path(tmp_path):
     assert not took_warm_path(probe(source, cache, {"CXX": str(other)}))
 
 
-FORMAT_FIELD = b"18:jaxcc-warm-index-5,"
+FORMAT_FIELD = b"18:jaxcc-warm-index-6,"
 
 
 def test_a_warm_hit_reads_no_manifest(tmp_path):

@@ -164,6 +164,19 @@ TEST(FixHint, NamesTheHeaderOfAPoolOrStateNameAUnitLeftOut) {
   }
 }
 
+// Issue 49 item 19: on a full disk the assembler's "can't create ...: No such file or directory"
+// was read as a missing header and told the user to pass extra_include_paths.
+TEST(FixHint, AFullDiskIsNeverReadAsAMissingHeader) {
+  for (const char* line :
+       {"Assembler messages:\nFatal error: can't create kernel_0.o: No such file or directory",
+        "<m>:1:1: fatal error: error writing to /tmp/ccX.s: No space left on device",
+        "/usr/bin/ld: final link failed: No space left on device"}) {
+    EXPECT_EQ(FixHint(line).find("extra_include_paths"), std::string::npos) << line;
+  }
+  EXPECT_NE(FixHint("/usr/bin/ld: final link failed: No space left on device").find("disk is full"),
+            std::string::npos);
+}
+
 TEST(FixHint, NamesTheOptionThatFixesTheFailure) {
   EXPECT_NE(
       FixHint("<m>:1:10: fatal error: x.h: No such file or directory").find("extra_include_paths"),

@@ -186,8 +186,20 @@ std::string FixHint(const std::string& first_error) {
     }
   }
   if (std::string hint = UnitOptionalNameHint(first_error); !hint.empty()) return hint;
+  // A full disk fails the compiler, the assembler and the linker with texts that would read as
+  // a missing header ("can't create kernel_0.o: No such file or directory", issue 49 item 19).
+  if (first_error.find("No space left on device") != std::string::npos ||
+      first_error.find("Disk quota exceeded") != std::string::npos) {
+    return "How to fix: the disk is full: free space there, or point $JAXCC_CACHE_DIR (and "
+           "$TMPDIR) at a disk with room.";
+  }
+  // Only the preprocessor's "fatal error: <header>: No such file or directory" is a missing
+  // header; the assembler's "Fatal error: can't create ...: No such file" is not.
+  const bool missing_header = first_error.find("fatal error: ") != std::string::npos;
   for (const Hint& hint : kHints) {
-    if (first_error.find(hint.needle) != std::string::npos) return hint.advice;
+    if (first_error.find(hint.needle) == std::string::npos) continue;
+    if (std::string(hint.needle) == "No such file or directory" && !missing_header) continue;
+    return hint.advice;
   }
   return "";
 }

@@ -207,6 +207,12 @@ Result<BundleManifest> FromObject(const Reader& r, const json& object) {
     }
     m.files.push_back(std::move(file));
   }
+  if (object.contains("cpu_features")) {
+    JAXCC_READ(m.cpu_features, r.Strings(object, "cpu_features"));
+  }
+  if (object.contains("cpu_target")) {
+    JAXCC_READ(m.cpu_target, r.String(object, "cpu_target"));
+  }
   if (object.contains("needed_libraries")) {
     JAXCC_READ(m.needed_libraries, r.Strings(object, "needed_libraries"));
   }
@@ -243,6 +249,8 @@ std::string BundleManifestToJson(const BundleManifest& m) {
       {"functions", std::move(functions)},
       {"files", std::move(files)},
       {"needed_libraries", m.needed_libraries},
+      {"cpu_target", m.cpu_target},
+      {"cpu_features", m.cpu_features},
       {"created_unix", m.created_unix},
   };
   return object.dump(2, ' ', false, json::error_handler_t::replace) + "\n";

@@ -52,6 +52,11 @@ struct BundleManifest {
   /// bundle/needed_libraries.h filters them): named when the target machine lacks one. Absent in
   /// bundles of earlier jaxcc versions (read as empty).
   std::vector<std::string> needed_libraries;
+  /// For a build with `-march=native` and kin (decision 177): the target the compiler chose
+  /// ("-march=znver3 ...") and the CPU features it enabled, in /proc/cpuinfo's spelling; a CPU
+  /// without one of them is refused at load. Empty otherwise, and in earlier bundles.
+  std::string cpu_target;
+  std::vector<std::string> cpu_features;
   std::int64_t created_unix = 0;
 };
 

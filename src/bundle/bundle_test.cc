@@ -182,6 +182,28 @@ TEST(Compat, HostMismatchNamesBothSides) {
   EXPECT_NE(status.error().message.find(HostPlatform()), std::string::npos);
 }
 
+// Issue 49 item 7: a bundle built with -march=native on an AVX-512 machine died with SIGILL on
+// an older CPU; it records the features its target enabled and is refused naming both sides.
+TEST(Compat, ANativeTargetsFeatureThisCpuLacksIsRefusedNamingBoth) {
+  BundleManifest m = Sample();
+  m.cpu_target = "-march=sapphirerapids -mavx512f";
+  m.cpu_features = {"sse4_2", "avx512f", "amx_tile"};
+  Runtime runtime = Here();
+  runtime.cpu_features = {"sse4_2", "avx2"};
+  auto status = CheckCompatible(m, runtime);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.error().kind, ErrorKind::kBundle);
+  EXPECT_NE(status.error().message.find("avx512f, amx_tile"), std::string::npos);
+  EXPECT_NE(status.error().message.find("-march=sapphirerapids"), std::string::npos);
+  EXPECT_NE(status.error().message.find("-march=x86-64-v2"), std::string::npos);
+  runtime.cpu_features = {"sse4_2", "avx512f", "amx_tile", "avx2"};
+  EXPECT_TRUE(CheckCompatible(m, runtime).ok());
+  auto back = BundleManifestFromJson(BundleManifestToJson(m), "t");
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->cpu_target, m.cpu_target);
+  EXPECT_EQ(back->cpu_features, m.cpu_features);
+}
+
 TEST(Compat, FfiApiMajorMustMatchAndMinorMayNotBeNewer) {
   BundleManifest m = Sample();
   EXPECT_TRUE(CheckCompatible(m, Here()).ok());

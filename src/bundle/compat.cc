@@ -2,11 +2,13 @@
 
 #include <sys/utsname.h>
 
+#include <algorithm>
 #include <cctype>
 #include <optional>
 #include <string>
 
 #include "toolchain/cuda_arch.h"
+#include "toolchain/native_target.h"
 #include "util/fs.h"
 
 namespace jaxcc::bundle {
@@ -132,6 +134,26 @@ Status CheckCompatible(const BundleManifest& m, const Runtime& runtime) {
                                              ", and this machine is " + runtime.host +
                                              ". Build the bundle on (or for) " + runtime.host +
                                              " with `jaxcc build`, or ship one per platform.");
+  }
+  if (!m.cpu_features.empty()) {
+    // Built with -march=native (or -mcpu=native): code for the builder's CPU, which dies with
+    // SIGILL on a CPU without one of its features. Refused here, naming both sides.
+    const std::vector<std::string>& here =
+        runtime.cpu_features.empty() ? toolchain::HostCpuFeatures() : runtime.cpu_features;
+    std::vector<std::string> lacking;
+    for (const std::string& feature : m.cpu_features) {
+      if (std::find(here.begin(), here.end(), feature) == here.end()) lacking.push_back(feature);
+    }
+    if (!lacking.empty()) {
+      std::string names;
+      for (const std::string& feature : lacking) names += (names.empty() ? "" : ", ") + feature;
+      return MakeError(ErrorKind::kBundle,
+                       bundle + " was built with a native CPU target (" + m.cpu_target +
+                           ") for a CPU with " + names +
+                           ", which this CPU lacks. Rebuild it "
+                           "with a target every machine it goes to has (e.g. -march=x86-64-v2 "
+                           "instead of -march=native), or on this machine.");
+    }
   }
   bool same_major = m.ffi_api.major == runtime.ffi_api.major;
   if (!same_major || m.ffi_api.minor > runtime.ffi_api.minor) {

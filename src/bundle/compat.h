@@ -22,6 +22,8 @@ struct Runtime {
   std::string host;
   FfiApiVersion ffi_api;
   std::vector<std::string> gpu_archs;  ///< compute capabilities of the GPUs JAX sees ("9.0")
+  /// This CPU's feature flags (/proc/cpuinfo); empty reads them (toolchain::HostCpuFeatures).
+  std::vector<std::string> cpu_features;
 };
 
 /// The GPUs of `gpu_archs` that neither a SASS architecture (same major, minor not above the
@@ -32,7 +34,8 @@ std::vector<std::string> UncoveredGpus(const std::vector<std::string>& sass_arch
                                        const std::vector<std::string>& gpu_archs);
 
 /// ErrorKind::kBundle naming the bundle's side and this machine's side, and the fix, when the
-/// host differs, the FFI major version differs or the bundle's minor is newer than the runtime's,
+/// host differs, the bundle was built for a CPU feature this CPU lacks (`-march=native`, decision
+/// 177), the FFI major version differs or the bundle's minor is newer than the runtime's,
 /// or a GPU JAX sees is not covered. Rules: docs/deploy.md, "Load".
 Status CheckCompatible(const BundleManifest& manifest, const Runtime& runtime);
 

@@ -1,13 +1,17 @@
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <ctime>
 
 #include "bundle/bundle.h"
 #include "bundle/needed_libraries.h"
+#include "pipeline/build_world.h"
+#include "pipeline/flag_files.h"
 #include "pipeline/load_module.h"
 #include "toolchain/host_compiler.h"
+#include "toolchain/native_target.h"
 #include "toolchain/nvcc.h"
 #include "util/fs.h"
 #include "util/sha256.h"
@@ -78,6 +82,26 @@ Result<BundleManifest> WriteBundle(const pipeline::LoadRequest& request,
     m.ptx_arch = PtxArch(loaded->cuda_archs);
     auto nvcc = toolchain::FindNvcc(env.nvcc_search_dirs, JoinPath(memo_dir, "nvcc.json"));
     if (nvcc.ok()) m.nvcc = nvcc->path + " (" + nvcc->version + ")";
+  }
+  // A native CPU target (decision 177): what the compiler chose here, and the features it
+  // enabled that this CPU reports (so the builder never refuses its own bundle), recorded for
+  // the loader to check. Memoised by the build that just ran: no subprocess here.
+  if (compiler.ok() && pipeline::AsksForNativeTarget(request)) {
+    auto flags = pipeline::FilesNamedByFlags(pipeline::RequestFlags(request));
+    std::vector<std::string> native = flags.ok()
+                                          ? toolchain::NativeTargetFlags(flags->compiler_words)
+                                          : std::vector<std::string>{};
+    if (!native.empty()) {
+      auto target = toolchain::ResolveNativeTarget(compiler->path, native);
+      if (!target.ok()) return target.error();
+      m.cpu_target = *target;
+      const std::vector<std::string>& here = toolchain::HostCpuFeatures();
+      for (const std::string& feature : toolchain::EnabledFeatures(*target)) {
+        if (std::find(here.begin(), here.end(), feature) != here.end()) {
+          m.cpu_features.push_back(feature);
+        }
+      }
+    }
   }
   m.optimization_level = request.optimization_level;
   m.target_prefix = pipeline::TargetPrefix(request);

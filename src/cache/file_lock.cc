@@ -89,11 +89,25 @@ std::string TimeoutMessage(const std::string& path, double timeout_seconds,
 }
 
 Error LockfileError(const std::string& path, int err) {
+  // The fix depends on the errno: hard links are to blame only when link(2) is refused as such
+  // (issue 49 item 19: a full disk was told to switch lock modes).
+  std::string fix;
+  if (err == EPERM || err == ENOTSUP || err == EOPNOTSUPP || err == EMLINK || err == ENOSYS) {
+    fix =
+        " (lock files need hard links, link(2); on a filesystem without them set "
+        "JAXCC_CACHE_LOCK=flock, or set a cache directory on a local disk with "
+        "jaxcc.set_cache_dir or $JAXCC_CACHE_DIR)";
+  } else if (err == ENOSPC || err == EDQUOT) {
+    fix =
+        " (ENOSPC: the disk holding the cache is full; free space there or point "
+        "$JAXCC_CACHE_DIR at a disk with room)";
+  } else if (err == EACCES || err == EROFS) {
+    fix =
+        " (the cache directory cannot be written; point jaxcc.set_cache_dir or "
+        "$JAXCC_CACHE_DIR at a directory you can write)";
+  }
   return MakeError(ErrorKind::kCache,
-                   "cannot create the lock file " + path + ": " + std::strerror(err) +
-                       " (lock files need hard links, link(2); on a filesystem without them set "
-                       "JAXCC_CACHE_LOCK=flock, or set a cache directory on a local disk with "
-                       "jaxcc.set_cache_dir or $JAXCC_CACHE_DIR)");
+                   "cannot create the lock file " + path + ": " + std::strerror(err) + fix);
 }
 
 // Sleeps for the next poll; the backoff caps at 50 ms so a released lock is noticed quickly.

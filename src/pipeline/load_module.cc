@@ -232,7 +232,8 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& given, const BuildEnviro
       cache::FileLock::Acquire(cache.LockPath(request.name, key), env.build_timeout_seconds + 60);
   if (!lock.ok()) {
     if (!IsCacheWriteFailure(lock.error())) return lock.error();
-    return BuildUncached(request, env, plan, *specs, key, lock.error());
+    return BuildUncached(request, env, plan, *specs, key,
+                         CacheFailureLine(lock.error(), request.cache_dir, "lock"));
   }
   if (!env.force_rebuild) {
     // Another process may have published while this one waited for the lock.
@@ -271,7 +272,10 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& given, const BuildEnviro
     build_dir = AbsolutePath(request.build_directory);
     if (private_build_dir) {
       auto made = cache.MakeBuildDir(request.name);
-      if (!made.ok()) return BuildUncached(request, env, plan, *specs, key, made.error());
+      if (!made.ok()) {
+        return BuildUncached(request, env, plan, *specs, key,
+                             CacheFailureLine(made.error(), request.cache_dir, "build directory"));
+      }
       build_dir = *made;
     }
     GeneratedFiles files = GenerateSources(request, *specs);
@@ -291,7 +295,8 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& given, const BuildEnviro
       Error error = built.error();
       if (private_build_dir && MentionsFullDisk(error)) {
         (void)RemoveTree(build_dir);
-        return BuildUncached(request, env, plan, *specs, key, error);
+        return BuildUncached(request, env, plan, *specs, key,
+                             CacheFailureLine(error, request.cache_dir, "compile"));
       }
       if (private_build_dir) {
         std::string kept = KeepFailedBuild(cache, build_dir, request.name, key);
@@ -349,7 +354,8 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& given, const BuildEnviro
     auto module = LoadPrivateLibrary(outcome->library_path, *specs, key);
     if (private_build_dir) (void)RemoveTree(build_dir);
     if (!module.ok()) return module.error();
-    module->warning = "not cached: " + entry.error().message;
+    module->warning =
+        "not cached: " + CacheFailureLine(entry.error(), request.cache_dir, "publish").message;
     FillBuildDetails(*module, *outcome, "uncached");
     return module;
   }

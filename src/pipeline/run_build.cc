@@ -107,6 +107,12 @@ bool MentionsFullDisk(const Error& error) {
          error.message.find("Disk quota exceeded") != std::string::npos;
 }
 
+Error CacheFailureLine(const Error& error, const std::string& cache_dir, const std::string& step) {
+  if (!MentionsFullDisk(error)) return error;
+  return MakeError(ErrorKind::kCache, "the cache directory " + cache_dir +
+                                          " has no space left (ENOSPC) at the " + step + " step");
+}
+
 // The fallback when the cache cannot take a build: compile in a fresh directory under $TMPDIR,
 // load from there, remove it. Nothing is published, so nothing half-written can be left behind.
 Result<LoadedModule> BuildUncached(const LoadRequest& request, const BuildEnvironment& env,

@@ -37,6 +37,12 @@ void FillBuildDetails(LoadedModule& module, const build::BuildOutcome& outcome,
 bool IsCacheWriteFailure(const Error& error);
 bool MentionsFullDisk(const Error& error);
 
+/// A cache failure as the one line a user reads (issue 49 item 19): for a full disk, "the cache
+/// directory <dir> has no space left (ENOSPC) at the <step> step", whatever the tools said
+/// (a compile on a full disk fails every unit, the assembler's words read as a missing file);
+/// any other failure unchanged.
+Error CacheFailureLine(const Error& error, const std::string& cache_dir, const std::string& step);
+
 /// The fallback when the cache cannot take a build: compile under $TMPDIR, load, remove.
 Result<LoadedModule> BuildUncached(const LoadRequest& request, const BuildEnvironment& env,
                                    const BuildPlan& plan,
