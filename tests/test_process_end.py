@@ -1,6 +1,6 @@
 """No process ends inside a kernel without naming it (issue 49 items 14-16, decisions 181-184):
 abort() and a failed assert (SIGABRT), std::terminate (an exception out of a noexcept function,
-out of an OpenMP region), exit() and quick_exit(), and faults on threads that carry no mark (an
+out of an OpenMP region), exit(), quick_exit(), _exit() and _Exit(), and faults on threads that carry no mark (an
 OpenMP worker, a std::thread the kernel started). Each case runs in a child process with real
 JAX and g++; the child must end exactly as it would without jaxcc (same signal, same status),
 with Python's faulthandler still chained after jaxcc's lines."""
@@ -24,6 +24,8 @@ SOURCE = textwrap.dedent(
     #include <thread>
 
     #include <omp.h>
+    #include <sys/wait.h>
+    #include <unistd.h>
 
     #include "jaxcc/jaxcc.h"
 
@@ -36,6 +38,14 @@ SOURCE = textwrap.dedent(
     void noexcept_throw(const jaxcc::Tensor x, jaxcc::Tensor out) { cannot_throw(); }
     void calls_exit(const jaxcc::Tensor x, jaxcc::Tensor out) { std::exit(3); }
     void calls_quick_exit(const jaxcc::Tensor x, jaxcc::Tensor out) { std::quick_exit(4); }
+    void calls_underscore_exit(const jaxcc::Tensor x, jaxcc::Tensor out) { _exit(5); }
+    void calls_Exit(const jaxcc::Tensor x, jaxcc::Tensor out) { std::_Exit(6); }
+    // A child forked inside a kernel (a fork/exec that failed) ends only itself: no report.
+    void forks_a_child(const jaxcc::Tensor x, jaxcc::Tensor out) {
+      const pid_t child = fork();
+      if (child == 0) _exit(0);
+      waitpid(child, nullptr, 0);
+    }
     void fault_on_omp_worker(const jaxcc::Tensor x, jaxcc::Tensor out) {
       #pragma omp parallel num_threads(2)
       {
@@ -65,7 +75,8 @@ SOURCE = textwrap.dedent(
 
 FUNCTIONS = [
     "fine", "calls_abort", "failed_assert", "noexcept_throw", "calls_exit", "calls_quick_exit",
-    "fault_on_omp_worker", "fault_on_own_thread", "add_one", "add_one_checked",
+    "calls_underscore_exit", "calls_Exit", "forks_a_child", "fault_on_omp_worker",
+    "fault_on_own_thread", "add_one", "add_one_checked",
 ]  # fmt: skip
 
 CALLER = textwrap.dedent(
@@ -148,13 +159,27 @@ def test_an_exception_out_of_a_noexcept_function_names_the_kernel_and_the_except
     assert "terminate called after throwing an instance of 'std::runtime_error'" in err
 
 
-@pytest.mark.parametrize(("what", "status"), [("calls_exit", 3), ("calls_quick_exit", 4)])
-def test_exit_and_quick_exit_in_a_kernel_name_it_and_keep_the_status(source, what, status):
+EXITS = [
+    ("calls_exit", 3, "exit()"),
+    ("calls_quick_exit", 4, "quick_exit()"),
+    ("calls_underscore_exit", 5, "_exit()"),
+    ("calls_Exit", 6, "_Exit()"),
+]
+
+
+@pytest.mark.parametrize(("what", "status", "how"), EXITS, ids=[e[0] for e in EXITS])
+def test_every_exit_in_a_kernel_names_it_and_keeps_the_status(source, what, status, how):
     done = run(source, what, faulthandler=False)
     assert done.returncode == status, (done.returncode, done.stderr[-3000:])
     assert "survived" not in done.stdout
-    how = "exit()" if what == "calls_exit" else "quick_exit()"
     assert f"jaxcc: {how} called in {kernel(what)}" in done.stderr, done.stderr
+
+
+def test_a_child_forked_in_a_kernel_exits_without_a_report(source):
+    done = run(source, "forks_a_child")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "survived" in done.stdout
+    assert "jaxcc:" not in done.stderr, done.stderr
 
 
 @pytest.mark.parametrize("what", ["fault_on_omp_worker", "fault_on_own_thread"])

@@ -328,6 +328,26 @@ std::string FrameRuntimeSource(const std::string& platform, const FrameFeatures&
       "extern \"C\" __attribute__((visibility(\"default\"))) int jaxcc_crash_attach(\n"
       "    jaxcc::detail::FrameSiteSlot slot) noexcept {\n"
       "  jaxcc::detail::frame_site_slot = slot;\n  return 1;\n}\n";
+  // _exit and _Exit end the process with no hook to run: the module's own calls bind to these
+  // hidden definitions instead (assembler names, which leave the C library's declarations
+  // alone), which have jaxcc's loader name the running kernel before the same system call
+  // (decision 184).
+  text +=
+      "\n#include <sys/syscall.h>\n#include <unistd.h>\n"
+      "namespace {\nvoid (*jaxcc_exit_report)(const char* how) = nullptr;\n}  // namespace\n"
+      "extern \"C\" __attribute__((visibility(\"default\"))) int jaxcc_exit_attach(\n"
+      "    void (*report)(const char* how)) noexcept {\n"
+      "  jaxcc_exit_report = report;\n  return 1;\n}\n"
+      "[[noreturn]] __attribute__((visibility(\"hidden\"), used)) void jaxcc_exit(int status) "
+      "noexcept __asm__(\"_exit\");\n"
+      "[[noreturn]] __attribute__((visibility(\"hidden\"), used)) void jaxcc_Exit(int status) "
+      "noexcept __asm__(\"_Exit\");\n"
+      "void jaxcc_exit(int status) noexcept {\n"
+      "  if (jaxcc_exit_report != nullptr) jaxcc_exit_report(\"_exit()\");\n"
+      "  for (;;) ::syscall(SYS_exit_group, status);\n}\n"
+      "void jaxcc_Exit(int status) noexcept {\n"
+      "  if (jaxcc_exit_report != nullptr) jaxcc_exit_report(\"_Exit()\");\n"
+      "  for (;;) ::syscall(SYS_exit_group, status);\n}\n";
   return text;
 }
 

@@ -310,6 +310,11 @@ Status AttachCrashReport(void* handle) {
     }
   }
   attach(&KernelSiteSlot);
+  // The module's own _exit/_Exit report through this (decision 184); older modules lack it.
+  using ExitAttach = int (*)(void (*)(const char*));
+  if (auto exit_attach = reinterpret_cast<ExitAttach>(::dlsym(handle, "jaxcc_exit_attach"))) {
+    exit_attach(&ReportExitCall);
+  }
   return OkStatus();
 }
 

@@ -1,6 +1,7 @@
 #include "loader/process_end_report.h"
 
 #include <cxxabi.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
@@ -13,6 +14,7 @@ namespace jaxcc::loader {
 namespace {
 
 std::atomic<bool> g_reported{false};
+pid_t g_pid = 0;  // the process the hooks were installed in
 std::terminate_handler g_previous_terminate = nullptr;
 
 // "jaxcc:   uncaught exception <type>: <what()>", or that none is active.
@@ -57,6 +59,8 @@ void PutCurrentException() {
 }
 
 void ReportExit(const char* how) {
+  // A child forked inside a kernel carries the kernel's mark; its exit ends only itself.
+  if (::getpid() != g_pid) return;
   KernelsNow kernels;
   if (!kernels.Find() || !ClaimTheReport()) return;
   Put("\njaxcc: ");
@@ -75,7 +79,10 @@ void OnQuickExit() { ReportExit("quick_exit()"); }
 
 bool ClaimTheReport() { return !g_reported.exchange(true); }
 
+void ReportExitCall(const char* how) { ReportExit(how); }
+
 void InstallProcessEndReport() {
+  g_pid = ::getpid();
   g_previous_terminate = std::set_terminate(&OnTerminate);
   std::atexit(&OnExit);
   std::at_quick_exit(&OnQuickExit);

@@ -7,6 +7,8 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <stdexcept>
@@ -27,9 +29,18 @@ SlotAccessor g_slot = nullptr;
 
 }  // namespace
 
-// What a module's frame runtime unit defines: the loader hands it the slot's accessor.
+// What a module's frame runtime unit defines: the loader hands it the slot's accessor, and the
+// report its own _exit and _Exit make before they end the process.
 extern "C" __attribute__((visibility("default"))) int jaxcc_crash_attach(SlotAccessor slot) {
   g_slot = slot;
+  return 1;
+}
+namespace {
+void (*g_exit_report)(const char*) = nullptr;
+}  // namespace
+extern "C" __attribute__((visibility("default"))) int jaxcc_exit_attach(
+    void (*report)(const char*)) {
+  g_exit_report = report;
   return 1;
 }
 
@@ -98,6 +109,39 @@ TEST_F(ProcessEndReportDeathTest, QuickExitInAKernelNamesItAndKeepsTheStatus) {
       },
       ::testing::ExitedWithCode(4),
       "jaxcc: quick_exit\\(\\) called in jaxcc kernel 'kern' of module 'mod'");
+}
+
+TEST_F(ProcessEndReportDeathTest, UnderscoreExitOfAModuleNamesTheKernelAndKeepsTheStatus) {
+  // A module's frame runtime defines _exit as this report, then the exit_group system call.
+  EXPECT_EXIT(
+      {
+        AttachAndMark();
+        if (g_exit_report == nullptr) std::_Exit(99);
+        g_exit_report("_exit()");
+        ::_exit(5);
+      },
+      ::testing::ExitedWithCode(5),
+      "jaxcc: _exit\\(\\) called in jaxcc kernel 'kern' of module 'mod'");
+}
+
+TEST_F(ProcessEndReportDeathTest, AChildForkedInAKernelExitsSilently) {
+  // The child carries the kernel's mark, but its exit ends only itself.
+  EXPECT_EXIT(
+      {
+        AttachAndMark();
+        const pid_t child = ::fork();
+        if (child == 0) {
+          g_exit_report("_exit()");
+          ::_exit(0);
+        }
+        ::waitpid(child, nullptr, 0);
+        if (::fork() == 0) std::exit(0);  // the atexit hook in a child
+        ::wait(nullptr);
+        std::fputs("children done\n", stderr);
+        *g_slot() = nullptr;
+        std::_Exit(7);
+      },
+      ::testing::ExitedWithCode(7), "^children done\n$");
 }
 
 TEST_F(ProcessEndReportDeathTest, FaultOnAThreadWithoutAMarkNamesTheRunningKernel) {

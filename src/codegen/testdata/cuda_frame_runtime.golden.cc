@@ -17,3 +17,24 @@ extern "C" __attribute__((visibility("default"))) int jaxcc_crash_attach(
   jaxcc::detail::frame_site_slot = slot;
   return 1;
 }
+
+#include <sys/syscall.h>
+#include <unistd.h>
+namespace {
+void (*jaxcc_exit_report)(const char* how) = nullptr;
+}  // namespace
+extern "C" __attribute__((visibility("default"))) int jaxcc_exit_attach(
+    void (*report)(const char* how)) noexcept {
+  jaxcc_exit_report = report;
+  return 1;
+}
+[[noreturn]] __attribute__((visibility("hidden"), used)) void jaxcc_exit(int status) noexcept __asm__("_exit");
+[[noreturn]] __attribute__((visibility("hidden"), used)) void jaxcc_Exit(int status) noexcept __asm__("_Exit");
+void jaxcc_exit(int status) noexcept {
+  if (jaxcc_exit_report != nullptr) jaxcc_exit_report("_exit()");
+  for (;;) ::syscall(SYS_exit_group, status);
+}
+void jaxcc_Exit(int status) noexcept {
+  if (jaxcc_exit_report != nullptr) jaxcc_exit_report("_Exit()");
+  for (;;) ::syscall(SYS_exit_group, status);
+}
