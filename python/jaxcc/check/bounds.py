@@ -119,6 +119,9 @@ def bounds_row(subject: Subject, reference=None) -> tuple[str, str]:
     """Runs before the sample call (check_kernel), at the sample and every extra shape. A write
     outside an output sets `subject.writes_outside`, and the kernel's own build is then never
     run: there the write lands in XLA's neighbouring buffers or the allocator's bookkeeping."""
+    if subject.is_callable:
+        return SKIPPED, ("a JAX function: the kernels it calls are not known here (check each "
+                         "with check_kernel(mod.fn, ...))")  # fmt: skip
     skipped, done, notes = [], [], []
     shapes = [(None, subject)] + [(case, subject.at(case)) for case in subject.cases]
     for label, fn, attributes, outs_of in _kernels(subject, skipped):

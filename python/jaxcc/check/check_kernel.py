@@ -80,17 +80,21 @@ class KernelReport:
         return "\n".join(lines)
 
 
-def _kind(fn) -> bool:
-    """True for an XLACustomKernel, False for a loaded kernel function; CallError otherwise."""
+def _kind(fn) -> str:
+    """The kind of `fn`: "kernel" (a loaded kernel function), "primitive" (an XLACustomKernel)
+    or "callable" (any other JAX function: a jax.custom_vjp / custom_jvp around kernels, a
+    function calling them); CallError for anything else."""
     from jaxcc.call.kernel_function import KernelFunction
 
     if isinstance(fn, KernelFunction):
-        return False
+        return "kernel"
     if hasattr(fn, "kernel_table") and hasattr(fn, "primitive"):
-        return True
+        return "primitive"
+    if callable(fn):
+        return "callable"
     raise CallError(
-        f"check_kernel: fn must be a loaded kernel function (jaxcc.load_cpp_inline(...).name) or "
-        f"a jaxcc.XLACustomKernel, got {type(fn).__name__}"
+        f"check_kernel: fn must be a loaded kernel function (jaxcc.load_cpp_inline(...).name), "
+        f"a jaxcc.XLACustomKernel or a JAX function calling kernels, got {type(fn).__name__}"
     )
 
 
@@ -120,7 +124,9 @@ def check_kernel(
 ) -> KernelReport:
     """Runs `fn(*args, outs=outs, **attrs)` and checks it as JAX uses it; returns the report.
 
-    `fn` is a loaded kernel function or a `jaxcc.XLACustomKernel` (which needs `outs`).
+    `fn` is a loaded kernel function, a `jaxcc.XLACustomKernel` (which needs `outs`) or any
+    JAX function of arrays (a `jax.custom_vjp`/`custom_jvp` around kernels, a function calling
+    them; no `outs`), whose derivatives are checked in the modes it supports.
     `checks=` picks rows (default: all of CHECKS), `skip=` drops some; `rtol=`/`atol=` replace the
     per-dtype tolerances of the comparisons (exact for integers; `determinism` is always
     bitwise); `backend=` is the XLACustomKernel backend calls use and `backends` compares with
@@ -130,9 +136,15 @@ def check_kernel(
     reference rows also run at smaller shapes along the dimensions known to be free
     (`extra_shapes=False`: only the sample) and at each of `samples=[args, ...]`. Rows that
     cannot apply are `skipped` with the reason."""
-    is_primitive = _kind(fn)
+    kind = _kind(fn)
+    is_primitive = kind == "primitive"
     if is_primitive and outs is None:
         raise CallError("check_kernel: an XLACustomKernel needs outs=... (as its call does)")
+    if kind == "callable" and outs is not None:
+        raise CallError(
+            "check_kernel: outs= is for kernels; a JAX function's outputs are what it returns "
+            "(leave outs out)"
+        )
     if reference is not None and not (callable(reference) or isinstance(reference, str)):
         raise CallError(
             "check_kernel: reference= must be a function called like the kernel (its arrays and "
@@ -144,7 +156,8 @@ def check_kernel(
     if outs_fn is not None:
         outs = outs_fn(*host)
     subject = Subject(fn, host, outs, attrs, is_primitive, rtol, atol, backend,
-                      outs_fn=outs_fn, reference=reference)  # fmt: skip
+                      outs_fn=outs_fn, reference=reference,
+                      is_callable=kind == "callable")  # fmt: skip
     _add_cases(subject, extra_shapes, samples)
     report = KernelReport(subject.name, [])
     # `bounds` first, on the debug build: a kernel that writes outside its outputs must not run

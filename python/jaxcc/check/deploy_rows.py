@@ -121,8 +121,8 @@ def bundle_row(subject: Subject, reference) -> tuple[str, str]:
     from jaxcc.deploy.bundle import load_library
     from jaxcc.environment import discovery
 
-    if subject.is_primitive:
-        return SKIPPED, "XLACustomKernel: checked for loaded C++ kernels only"
+    if subject.is_primitive or subject.is_callable:
+        return SKIPPED, "checked for loaded C++ kernels only (their modules make the bundle)"
     fn = subject.fn
     if fn.platform == "cuda" and not _has_gpu():
         return SKIPPED, "a CUDA kernel and no GPU in this process"
@@ -153,7 +153,7 @@ def backends_row(subject: Subject, reference) -> tuple[str, str]:
     import jax
 
     if not subject.is_primitive:
-        return SKIPPED, "a loaded kernel function has one implementation"
+        return SKIPPED, "one implementation (backends are an XLACustomKernel's)"
     platform = "gpu" if jax.default_backend() == "gpu" else jax.default_backend()
     table = subject.fn.kernel_table
     backends = table.backends(platform)

@@ -1,10 +1,13 @@
-"""check_kernel's derivative rows, for an XLACustomKernel with a JVP rule.
+"""check_kernel's derivative rows, for an XLACustomKernel with a JVP rule or any JAX function
+(a jax.custom_vjp / custom_jvp around kernels: decision 205).
 
 `jvp`: forward mode against central finite differences of the kernel itself. `transpose`:
 reverse mode against forward mode, <ct, J t> == <J^T ct, t>. Together they cover
 `jax.test_util.check_grads(order=1, modes=("fwd", "rev"))`: reverse mode is right when it is the
 transpose of a right forward mode. Split this way a wrong JVP fails `jvp` alone (its transpose is
-consistent with it) and a wrong transpose rule fails `transpose` alone."""
+consistent with it) and a wrong transpose rule fails `transpose` alone. A function with no
+forward mode (a custom_vjp) has `transpose` check reverse mode against finite differences:
+<ct, (f(x + h t) - f(x - h t)) / 2h> == <J^T ct, t>."""
 
 from __future__ import annotations
 
@@ -30,10 +33,10 @@ def _setup(subject: Subject):
     cotangents, tolerances) or a skip reason."""
     import jax
 
-    if not subject.is_primitive:
-        return "a loaded kernel function has no derivative rules (make it an XLACustomKernel)"
-    has_jvp, _ = _rules(subject)
-    if not has_jvp:
+    if not subject.is_primitive and not subject.is_callable:
+        return ("a loaded kernel function has no derivative rules (make it an XLACustomKernel, "
+                "or check the jax.custom_vjp / custom_jvp function around it)")  # fmt: skip
+    if subject.is_primitive and not _rules(subject)[0]:
         return "no JVP rule (def_jvp_rule / def_jvp_rule2)"
     args = subject.host_args
     floating = [i for i, a in enumerate(args) if a.dtype.kind == "f" or a.dtype.name == "bfloat16"]
@@ -92,6 +95,9 @@ def jvp_row(subject: Subject, reference) -> tuple[str, str]:
         try:
             _, forward = jax.jvp(f, tuple(primals), tuple(alone))
         except Exception as e:  # noqa: BLE001
+            if subject.is_callable:  # a custom_vjp has no forward mode, by design
+                return SKIPPED, (f"no forward mode ({first_line(e)}); reverse mode is checked "
+                                 "against finite differences in `transpose`")  # fmt: skip
             return FAILED, f"jax.jvp ({where}) raised {first_line(e)}"
         if not any(np.any(np.asarray(t)) for t in forward):
             constant.append(where)
@@ -128,8 +134,11 @@ def transpose_row(subject: Subject, reference) -> tuple[str, str]:
     setup = _setup(subject)
     if isinstance(setup, str):
         return SKIPPED, setup
-    jax, f, primals, tangents, cotangents, (_, rtol, atol) = setup
-    _, has_transpose = _rules(subject)
+    jax, f, primals, tangents, cotangents, (step, rtol, atol) = setup
+    has_transpose = subject.is_callable or _rules(subject)[1]
+    if subject.is_callable and not _has_forward_mode(jax, f, primals, tangents):
+        return _reverse_against_differences(jax, f, primals, tangents, cotangents,
+                                            (step, rtol, atol))  # fmt: skip
     try:
         _, pullback = jax.vjp(f, *primals)
         backward = pullback(tuple(cotangents))
@@ -150,9 +159,61 @@ def transpose_row(subject: Subject, reference) -> tuple[str, str]:
         _, forward = jax.jvp(f, tuple(primals), tuple(alone))
         lhs, rhs = inner(cotangents, forward), inner([backward[i]], [tangent])
         if not np.isclose(lhs, rhs, rtol=rtol, atol=atol):
+            what = "reverse mode" if subject.is_callable else "the transpose rule"
             return FAILED, (
                 f"input {f.inputs[i] + 1}: <ct, J t> = {lhs:.6g} but <J^T ct, t> = {rhs:.6g}: "
-                "the transpose rule is not the transpose of the JVP"
+                f"{what} is not the transpose of the JVP"
             )
         shown.append(f"{lhs:.4g}")
     return PASSED, f"<ct, J t> == <J^T ct, t> per input ({', '.join(shown)})"
+
+
+def _inner(xs, ys) -> float:
+    return sum(float(np.sum(np.asarray(x, np.float64) * np.asarray(y, np.float64)))
+               for x, y in zip(xs, ys, strict=True))  # fmt: skip
+
+
+def _has_forward_mode(jax, f, primals, tangents) -> bool:
+    try:
+        jax.jvp(f, tuple(primals), tuple(tangents))
+    except Exception:  # noqa: BLE001  # a custom_vjp: "can't apply forward-mode autodiff"
+        return False
+    return True
+
+
+def _reverse_against_differences(jax, f, primals, tangents, cotangents, tolerances):
+    """Reverse mode of a function without forward mode, per input: <J^T ct, t> against
+    <ct, central differences along t>, output elements at a kink (decision 203) left out of
+    ct."""
+    step, rtol, atol = tolerances
+    try:
+        _, pullback = jax.vjp(f, *primals)
+    except Exception as e:  # noqa: BLE001
+        return SKIPPED, f"neither forward nor reverse mode ({first_line(e)})"
+    shown, kinked = [], 0
+    for i, tangent in enumerate(tangents):
+        alone = [t if j == i else np.zeros_like(t) for j, t in enumerate(tangents)]
+        s = np.asarray(step, primals[i].dtype)
+        plus = f(*[p + s * t for p, t in zip(primals, alone, strict=True)])
+        minus = f(*[p - s * t for p, t in zip(primals, alone, strict=True)])
+        center = f(*primals)
+        numeric, cts = [], []
+        for hi, lo, mid, ct in zip(plus, minus, center, cotangents, strict=True):
+            differences, kinks = _differences(hi, lo, mid, step, atol)
+            numeric.append(differences)
+            cts.append(np.where(kinks, 0, ct).astype(ct.dtype))
+            kinked += int(kinks.sum())
+        backward = pullback(tuple(cts))
+        lhs, rhs = _inner(cts, numeric), _inner([backward[i]], [tangent])
+        if not np.isclose(lhs, rhs, rtol=rtol, atol=atol):
+            return FAILED, (
+                f"input {f.inputs[i] + 1}: <J^T ct, t> = {rhs:.6g} but finite differences give "
+                f"<ct, J t> = {lhs:.6g} (ratio {rhs / lhs if lhs else float('inf'):.4g}): "
+                "reverse mode (the custom_vjp's backward rule?) is wrong"
+            )
+        shown.append(f"{lhs:.4g}")
+    detail = (f"no forward mode: reverse mode equals finite differences, <J^T ct, t> == "
+              f"<ct, J t> per input ({', '.join(shown)})")  # fmt: skip
+    if kinked:
+        detail += f"; {kinked} output element(s) at a kink left out"
+    return PASSED, detail

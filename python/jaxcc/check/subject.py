@@ -38,10 +38,12 @@ class Subject:
     cases: list = dataclasses.field(default_factory=list)
     cases_note: str = ""  # how the extra shapes were found, or why there are none
     case_masks: dict = dataclasses.field(default_factory=dict)  # case label -> masks (`outputs`)
+    is_callable: bool = False  # any JAX function (custom_vjp, ...): fn(*arrays, **attrs)
 
     @property
     def name(self) -> str:
-        return getattr(self.fn, "__qualname__", None) or getattr(self.fn, "name", "kernel")
+        fn = getattr(self.fn, "fun", self.fn)  # a jax.custom_vjp / custom_jvp wraps `fun`
+        return getattr(fn, "__qualname__", None) or getattr(fn, "name", "kernel")
 
     def at(self, case) -> Subject:
         """This subject with `case`'s arguments and outs in place of the sample's."""
@@ -58,6 +60,8 @@ class Subject:
         import jax
 
         outs = self.outs if outs is None else outs
+        if self.is_callable:
+            return list(jax.tree.leaves(self.fn(*arrays, **self.attrs)))
         if self.is_primitive:
             result = self.fn(*arrays, outs=outs, backend=backend or self.backend, **self.attrs)
             return list(jax.tree.leaves(result))
@@ -73,6 +77,9 @@ class Subject:
         from its first input)."""
         import jax
 
+        if self.is_callable:
+            shapes = jax.eval_shape(lambda *xs: self.fn(*xs, **self.attrs), *self.host_args)
+            return [jax.ShapeDtypeStruct(o.shape, o.dtype) for o in jax.tree.leaves(shapes)]
         if self.outs is None:
             first = self.host_args[0]
             return [jax.ShapeDtypeStruct(first.shape, first.dtype)]
