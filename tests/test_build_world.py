@@ -155,7 +155,7 @@ def test_has_include_header_created_later_rebuilds(tmp_path, shared_cache):
     inc = tmp_path / "inc"
     inc.mkdir()
     includes = '#if __has_include("tuning.h")\n#include "tuning.h"\n#else\n#define VALUE 1\n#endif'
-    source = write_source(tmp_path, shared_cache, includes=includes)
+    source = write_source(tmp_path, includes=includes)
     cache = shared_cache
     kwargs = {"extra_include_paths": [str(inc)]}
     assert probe(source, cache, **kwargs)["value"] == 1.0
@@ -177,7 +177,7 @@ def test_response_file_edit_rebuilds(tmp_path, shared_cache, nested):
     if nested:
         rsp.write_text(f"-O2 @{inner}\n")
     target.write_text("-DVALUE=1\n")
-    source = write_source(tmp_path, shared_cache)
+    source = write_source(tmp_path)
     cache = shared_cache
     kwargs = {"extra_cflags": [f"@{rsp}"]}
     assert probe(source, cache, **kwargs)["value"] == 1.0
@@ -191,9 +191,7 @@ def test_specs_style_flag_file_edit_rebuilds(tmp_path, shared_cache):
     flag; the key follows its bytes (the library's exports change)."""
     script = tmp_path / "exports.map"
     script.write_text("{ global: probe_value; jaxcc_*; local: *; };\n")
-    source = write_source(
-        tmp_path, shared_cache, extra='extern "C" double other_value() { return 7; }'
-    )
+    source = write_source(tmp_path, extra='extern "C" double other_value() { return 7; }')
     cache = shared_cache
     kwargs = {"extra_ldflags": [f"-Wl,--version-script={script}"]}
     first = probe(source, cache, **kwargs)
@@ -296,7 +294,7 @@ def test_header_with_future_mtime_is_cached(tmp_path, shared_cache):
     header.write_text("#define VALUE 5\n")
     ahead = time.time_ns() + 86_400 * 10**9
     os.utime(header, ns=(ahead, ahead))
-    source = write_source(tmp_path, shared_cache, includes='#include "tuning.h"')
+    source = write_source(tmp_path, includes='#include "tuning.h"')
     cache = shared_cache
     first = probe(source, cache)
     assert first["value"] == 5.0
