@@ -56,7 +56,7 @@ def test_brainevent_import_alias_reaches_the_same_objects():
 
 
 def test_every_jaxcc_name_the_docs_use_exists():
-    documents = [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md"))
+    documents = [ROOT / "README.md"] + sorted((ROOT / "docs").rglob("*.md"))  # the guide too
     missing = []
     for document in documents:
         if document.name == "decisions.md":  # the decision log quotes names as they were
