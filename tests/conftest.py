@@ -92,6 +92,8 @@ VERSION_INDEPENDENT_MODULES = {
     "test_macro_differential.py": "jaxcc's reading of macros against g++ -E; no JAX call",
     "test_build_steps.py": "the build's ninja log",
     "test_linker.py": "which linker links a CPU module; JAX only runs what it linked",
+    "test_build_world.py": "what the compiler and linker read, in the key; no JAX call",
+    "test_build_world_property.py": "loads against fresh builds of a drawn world; no JAX call",
 }
 
 
