@@ -19,6 +19,7 @@ SOURCE = textwrap.dedent(
     """\
     #undef NDEBUG
     #include <cassert>
+    #include <chrono>
     #include <cstdlib>
     #include <stdexcept>
     #include <thread>
@@ -55,6 +56,13 @@ SOURCE = textwrap.dedent(
     void fault_on_own_thread(const jaxcc::Tensor x, jaxcc::Tensor out) {
       std::thread([] { *static_cast<volatile int*>(nullptr) = 1; }).join();
     }
+    // A thread that outlives the call and faults once the kernel has returned.
+    void fault_after_return(const jaxcc::Tensor x, jaxcc::Tensor out) {
+      std::thread([] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        *static_cast<volatile int*>(nullptr) = 1;
+      }).detach();
+    }
     // The README quickstart's loop under OpenMP: given int32, data_ptr<float>() throws a
     // DTypeError inside the parallel region.
     void add_one(const jaxcc::Tensor x, jaxcc::Tensor out) {
@@ -76,7 +84,7 @@ SOURCE = textwrap.dedent(
 FUNCTIONS = [
     "fine", "calls_abort", "failed_assert", "noexcept_throw", "calls_exit", "calls_quick_exit",
     "calls_underscore_exit", "calls_Exit", "forks_a_child", "fault_on_omp_worker",
-    "fault_on_own_thread", "add_one", "add_one_checked",
+    "fault_on_own_thread", "fault_after_return", "add_one", "add_one_checked",
 ]  # fmt: skip
 
 CALLER = textwrap.dedent(
@@ -91,6 +99,9 @@ CALLER = textwrap.dedent(
         getattr(mod, what)(x).block_until_ready()
     except jaxcc.KernelError as e:
         print("KernelError:", e)
+    if what == "fault_after_return":
+        import time
+        time.sleep(5)
     print("survived")
     """
 )
@@ -191,6 +202,15 @@ def test_a_fault_on_a_thread_without_a_mark_names_the_running_kernel(source, wha
     assert f"while this kernel runs: {kernel(what)}" in err
     assert "kernels.cc:" in err  # the faulting line, from the library's debug information
     assert "Fatal Python error: Segmentation fault" in err
+
+
+def test_a_fault_in_a_module_after_its_kernel_returned_names_the_library(source):
+    done = run(source, "fault_after_return")
+    assert_died_of(done, signal.SIGSEGV)
+    err = done.stderr
+    assert "in the library of a jaxcc module while none of its kernels runs" in err, err
+    assert "process_end." in err and ".so" in err  # the library's path
+    assert "fault_after_return" in err  # the function, from the library's debug information
 
 
 def test_a_dtype_error_inside_an_openmp_region_is_reported_as_itself(source):

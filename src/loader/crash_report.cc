@@ -197,7 +197,9 @@ void PutSourceLine(const MappedLibrary& library, std::uintptr_t pc) {
   Put("\n");
 }
 
-void Report(int sig, const siginfo_t* info, void* context, const KernelsNow& kernels) {
+// `kernels` null: none runs, but the fault is in a jaxcc module's library (a thread a kernel
+// started that outlived its call).
+void Report(int sig, const siginfo_t* info, void* context, const KernelsNow* kernels) {
   Put("\njaxcc: fatal signal ");
   Put(SignalName(sig));
   Put(" (");
@@ -207,7 +209,12 @@ void Report(int sig, const siginfo_t* info, void* context, const KernelsNow& ker
     PutHex(reinterpret_cast<std::uintptr_t>(info->si_addr));
   }
   Put(")");
-  PutWhere(kernels);
+  if (kernels != nullptr) {
+    PutWhere(*kernels);
+  } else {
+    Put(" in the library of a jaxcc module while none of its kernels runs (a thread a kernel "
+        "started that outlived the call?)\n");
+  }
   // A sent signal (abort's raise, kill: si_code <= 0) has no faulting instruction of the kernel.
   const std::uintptr_t pc = info->si_code > 0 ? FaultingPc(context) : 0;
   if (const MappedLibrary* library = pc != 0 ? LibraryAt(pc) : nullptr) {
@@ -227,7 +234,13 @@ void Report(int sig, const siginfo_t* info, void* context, const KernelsNow& ker
 void OnFatalSignal(int sig, siginfo_t* info, void* context) {
   const int saved_errno = errno;
   KernelsNow kernels;
-  if (kernels.Find() && ClaimTheReport()) Report(sig, info, context, kernels);
+  const bool running = kernels.Find();
+  // With no kernel running, a fault inside a module's library is still its code's.
+  const std::uintptr_t pc = info != nullptr && info->si_code > 0 ? FaultingPc(context) : 0;
+  const bool in_a_module = !running && pc != 0 && LibraryAt(pc) != nullptr;
+  if ((running || in_a_module) && ClaimTheReport()) {
+    Report(sig, info, context, running ? &kernels : nullptr);
+  }
   // The previous action back in place, for good: no attempt to continue.
   for (int i = 0; i < kNumSignals; ++i) {
     if (kSignals[i] == sig) ::sigaction(sig, &g_previous[i], nullptr);

@@ -173,6 +173,19 @@ TEST_F(ProcessEndReportDeathTest, FaultOnAThreadWithoutAMarkNamesTheRunningKerne
       "jaxcc kernel 'kern' of module 'mod'");
 }
 
+TEST_F(ProcessEndReportDeathTest, FaultInAModuleWhileNoKernelRunsNamesTheLibrary) {
+  // A thread a kernel started that outlived the call: no mark anywhere, the code is a module's.
+  EXPECT_EXIT(
+      {
+        AttachAndMark();
+        *g_slot() = nullptr;
+        std::thread(Fault).join();
+      },
+      DiedOfTheFault,
+      "jaxcc: fatal signal SIGSEGV .* in the library of a jaxcc module while none of its "
+      "kernels runs");
+}
+
 TEST_F(ProcessEndReportDeathTest, TerminateOnAThreadWithoutAMarkNamesTheRunningKernel) {
   // An exception that escapes an OpenMP region ends in std::terminate on the worker.
   EXPECT_EXIT(
