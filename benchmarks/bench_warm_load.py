@@ -17,7 +17,10 @@ as one figure). Medians per stage, per side.
 `--headers N` (default 0) makes the module include N headers of its own from an include directory
 that follows another on the include path, so the warm load also checks N tracked headers (their
 stamps) and the paths that would shadow them (decision 146); the headers are settled (3 s old)
-before the first load."""
+before the first load.
+
+`--library` makes the module link a static archive of its own (`-L<dir> -lbenchk`), so the warm
+load also checks what the link read (decision 175) and the library directory's names."""
 
 from __future__ import annotations
 
@@ -80,6 +83,23 @@ def with_headers(root: str, count: int) -> None:
     time.sleep(3.2)  # settled: their stamps are trusted from the first build on
 
 
+def with_library(root: str) -> None:
+    """Makes the module call a function of a static archive <root>/lib/libbenchk.a."""
+    global SOURCE, LOAD_KWARGS
+    lib = pathlib.Path(root, "lib")
+    lib.mkdir()
+    (lib / "k.cc").write_text('extern "C" float bench_k() { return 1.0f; }\n')
+    subprocess.run(
+        ["g++", "-fPIC", "-O2", "-c", str(lib / "k.cc"), "-o", str(lib / "k.o")], check=True
+    )
+    subprocess.run(["ar", "rcs", str(lib / "libbenchk.a"), str(lib / "k.o")], check=True)
+    SOURCE = (
+        'extern "C" float bench_k();\n' + SOURCE + "\nfloat bench_k_use() { return bench_k(); }\n"
+    )
+    LOAD_KWARGS = {**LOAD_KWARGS, "extra_ldflags": [f"-L{lib}", "-lbenchk"]}
+    time.sleep(3.2)
+
+
 def probe(python: str, cache: str, mode: str, breakdown: bool = False):
     out = subprocess.run(
         [
@@ -106,6 +126,7 @@ def main() -> int:
     parser.add_argument("--python", action="append", default=[], help="interpreter (repeatable)")
     parser.add_argument("--rounds", type=int, default=21)
     parser.add_argument("--headers", type=int, default=0, help="headers the module includes")
+    parser.add_argument("--library", action="store_true", help="link a static archive")
     parser.add_argument(
         "--no-breakdown", dest="breakdown", action="store_false", help="skip the per-stage rounds"
     )
@@ -115,6 +136,8 @@ def main() -> int:
         caches = [f"{root}/cache{i}" for i in range(len(pythons))]
         if args.headers:
             with_headers(root, args.headers)
+        if args.library:
+            with_library(root)
         origins = [probe(p, c, "warmup")[2] for p, c in zip(pythons, caches, strict=True)]
         loads = [[] for _ in pythons]
         reloads = [[] for _ in pythons]

@@ -1,6 +1,7 @@
 #include "cache/watched_directory.h"
 
 #include <algorithm>
+#include <string>
 
 #include "util/fs.h"
 #include "util/sha256.h"
@@ -8,8 +9,23 @@
 namespace jaxcc::cache {
 namespace {
 
+bool EndsWith(const std::string& name, const char* suffix) {
+  const size_t n = std::char_traits<char>::length(suffix);
+  return name.size() > n && name.compare(name.size() - n, n, suffix) == 0;
+}
+
+// Names no include reads in practice that a project directory gains all the time: editors'
+// files, and what scripts and notebooks beside the sources write (a module rebuilt every time a
+// result is saved next to its kernel would be a cache in name only).
 bool IgnoredName(const std::string& name) {
-  return name.empty() || name[0] == '.' || name.back() == '~' || name == "4913";
+  if (name.empty() || name[0] == '.' || name.back() == '~' || name == "4913") return true;
+  static const char* const kNotIncluded[] = {
+      ".py",  ".pyc", ".ipynb", ".npy", ".npz", ".pt",  ".pth", ".pkl", ".log", ".png",
+      ".jpg", ".pdf", ".so",    ".o",   ".a",   ".whl", ".zip", ".gz",  ".h5",  ".swp"};
+  for (const char* suffix : kNotIncluded) {
+    if (EndsWith(name, suffix)) return true;
+  }
+  return false;
 }
 
 bool SameStamp(const FileInfo& info, const WatchedDirectory& watched) {

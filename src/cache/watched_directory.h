@@ -12,9 +12,10 @@
 namespace jaxcc::cache {
 
 /// SHA-256 of the sorted names in `dir` that a build could look up, "" for a missing directory.
-/// Hidden names (editors' swap and lock files, `.git`), names ending in '~' and vim's write test
-/// "4913" are left out: no include names them, and editors create them in source directories
-/// all the time.
+/// Left out, because no include reads them in practice and editors, scripts and notebooks add
+/// them beside sources all the time: hidden names (swap and lock files, `.git`), names ending
+/// in '~', vim's write test "4913", and Python, notebook, data, image, log, archive, object and
+/// library files (`.py`, `.ipynb`, `.npy`, `.pt`, `.log`, `.png`, `.so`, `.o`, `.a`, ...).
 std::string DirectoryNamesDigest(const std::string& dir);
 
 /// SHA-256 over each of `files` (names in `dir`, sorted) and its bytes; a missing or unreadable

@@ -24,6 +24,9 @@ TEST(WatchedDirectory, ANewNameInASearchDirectoryIsAChangeAnEditorSwapFileIsNot)
   EXPECT_TRUE(DirectoryUnchanged(watched));
   ASSERT_TRUE(WriteFile(JoinPath(dir, ".a.h.swp"), "x").ok());  // moves the stamp only
   EXPECT_TRUE(DirectoryUnchanged(watched));
+  ASSERT_TRUE(WriteFile(JoinPath(dir, "results.npy"), "x").ok());  // a notebook's output
+  ASSERT_TRUE(WriteFile(JoinPath(dir, "run.log"), "x").ok());
+  EXPECT_TRUE(DirectoryUnchanged(watched));
   ASSERT_TRUE(WriteFile(JoinPath(dir, "tuning.h"), "#define X 1").ok());  // __has_include's
   EXPECT_FALSE(DirectoryUnchanged(watched));
 }
