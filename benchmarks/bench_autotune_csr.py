@@ -7,7 +7,9 @@ own benchmarks' range (thousands to tens of thousands of neurons, 0.5-2 % connec
 of neurons spiking). The inputs are structured, so the tuner times on them through
 `jaxcc.Autotune(tune_inputs=...)`. Per shape, as bench_autotune.py: tuned (the variant the first
 call chose, timed offline), best and worst of exhaustive offline timing, a fixed middle
-configuration, seconds spent tuning; every variant's result checked against NumPy first.
+configuration, seconds spent tuning and the first call's wall time (tuning included: since
+issue 51 the variants are measured in a tuning child process, decision 191); every variant's
+result checked against NumPy first.
 
   python benchmarks/bench_autotune_csr.py [--rounds 60]
 """
@@ -163,7 +165,7 @@ def main() -> None:
     tuning = {r["key"]: r["tuning_s"] for r in store.list_decisions(cache)}
     print(
         f"\n{'n_pre,n_post,p,rate':>26} {'nnz':>8} {'tuned':>9} {'best':>9} {'tuned/best':>10} "
-        f"{'middle/tuned':>12} {'worst/best':>10} {'tuning s':>9}  chosen (best)"
+        f"{'middle/tuned':>12} {'worst/best':>10} {'tuning s':>9} {'1st call':>9}  chosen (best)"
     )
     for network in NETWORKS:
         *operands, out = workload(network)
@@ -176,8 +178,12 @@ def main() -> None:
             f"{str(network):>26} {operands[1].shape[0]:>8} {times[chosen] * 1e6:8.1f}us "
             f"{times[best] * 1e6:8.1f}us {times[chosen] / times[best]:10.3f} "
             f"{times[MIDDLE] / times[chosen]:12.2f} {max(times.values()) / times[best]:10.2f} "
-            f"{tuning[key]:9.2f}  {chosen} ({best})"
+            f"{tuning[key]:9.2f} {first_calls[network]:9.2f}  {chosen} ({best})"
         )
+    # What tuning cost the user's process, every key: with isolation (issue 51) this includes
+    # starting the tuning child once (decision 191).
+    print(f"\nfirst calls (tuning included) in total: {sum(first_calls.values()):.2f} s; "
+          f"tuning in total: {sum(tuning.values()):.2f} s")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -8,7 +8,8 @@
 # while its usual time fits in SECONDS (default 540) since the start and cut off where it would
 # run past them (the eighteenth session lost its last 300 s to a brainevent step that ran on past
 # the call's limit: every step now has a deadline):
-#   0. jaxcc built from the tree into the device's python3 (about 25 s)
+#   0. jaxcc built from the tree into the device's python3 (about 25 s), then
+#      tests/gpu/test_autotune_fault_gpu.py: a tuning variant faulting on the card (about 40 s)
 #   1. benchmarks/bench_first_call_gpu.py --rounds 2: Numba-CUDA and Pallas first calls, jaxcc
 #      against brainevent (never completed on a GPU: brainevent's side failed under NumPy 2.5
 #      in the eighteenth session; it now gets jaxcc's one-line fix; about 100 s)
@@ -78,6 +79,9 @@ have_brainevent=0
 "$PY" -c "import brainevent, brainstate" >/dev/null 2>&1 && have_brainevent=1
 [[ $have_brainevent == 1 ]] || say "brainevent is not importable: its steps are skipped"
 
+# A tuning variant that faults with an illegal address on the card is excluded and named, the
+# user's process untouched (issue 51, decision 191; never run on a GPU yet; about 40 s).
+step autotune-fault 60 "$PY" -m pytest -q -p no:cacheprovider tests/gpu/test_autotune_fault_gpu.py
 if [[ $have_brainevent == 1 ]]; then
   step first-call 120 "$PY" benchmarks/bench_first_call_gpu.py --rounds 2 \
     --json "$WORK/first_call.json"

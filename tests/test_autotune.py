@@ -72,7 +72,7 @@ def test_tuned_function_picks_fastest_variant_and_prints_one_line(unique_name, p
     assert all(t in registered for t in targets.values())
     assert f"{unique_name}.bump" in registered  # the reference under the plain name
     np.testing.assert_array_equal(mod.bump(X), X + 1)
-    assert mod.bump.chosen_config(X) == {"REPEAT": "1"}
+    assert mod.bump.chosen_config(X) == {"REPEAT": 1}
     lines = _decision_lines(capfd.readouterr().err)
     assert len(lines) == 1, lines
     assert "REPEAT=1 " in lines[0] and "2 tried" in lines[0] and "float32[4096]" in lines[0]
@@ -201,7 +201,7 @@ def test_spent_budget_keeps_the_best_so_far_and_says_so(unique_name, monkeypatch
     mod = jaxcc.load_cpp_inline(unique_name, REPEAT_SOURCE, tune={"bump": {"REPEAT": [3, 1]}})
     with pytest.warns(jaxcc.AutotuneWarning, match=r"JAXCC_TUNE_BUDGET_S=1e-06 after 1 of 2"):
         np.testing.assert_array_equal(mod.bump(X), X + 1)
-    assert mod.bump.chosen_config(X) == {"REPEAT": "3"}
+    assert mod.bump.chosen_config(X) == {"REPEAT": 3}
     (line,) = _decision_lines(capfd.readouterr().err)
     assert "1 tried" in line and "budget exhausted" in line
 

@@ -30,9 +30,9 @@ def test_annotation_declares_what_the_loader_argument_does(unique_name, source):
         "REPEAT=1": f"{unique_name}@tune-REPEAT1.bump",
     }
     np.testing.assert_array_equal(mod.bump(X), X + 1)
-    assert mod.bump.chosen_config(X) == {"REPEAT": "1"}
+    assert mod.bump.chosen_config(X) == {"REPEAT": 1}
     again = jaxcc.load_cpp_inline(unique_name, source)  # the same request: nothing asked again
-    assert again.bump.chosen_config(X) == {"REPEAT": "1"}
+    assert again.bump.chosen_config(X) == {"REPEAT": 1}
 
 
 def test_annotation_in_a_source_file_is_read_on_warm_loads_too(tmp_path, unique_name):

@@ -15,14 +15,14 @@ from test_autotune import REPEAT_SOURCE
 LOADER = textwrap.dedent("""
     import json, sys
     import jax.numpy as jnp, jaxcc
-    from jaxcc import _tune_store
-    from jaxcc.tune.choose import TunedFunction
+    from jaxcc.tune import store as _tune_store
+    from jaxcc.tune import decide
     timed = []
-    original = TunedFunction._tune_now
-    def counting(self, shapes, *rest):
+    original = decide.tune
+    def counting(fn, shapes, *rest):
         timed.append(str(shapes))
-        return original(self, shapes, *rest)
-    TunedFunction._tune_now = counting
+        return original(fn, shapes, *rest)
+    decide.tune = counting
     mod = jaxcc.load_library(sys.argv[1])
     shipped = float(mod.bump(jnp.zeros(333, jnp.float32))[0])
     after_shipped = len(timed)

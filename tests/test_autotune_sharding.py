@@ -15,7 +15,7 @@ CHILD = textwrap.dedent("""
     import jax, numpy as np
     from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
     import jaxcc
-    from jaxcc import _tune_store
+    from jaxcc.tune import store as _tune_store
 
     SOURCE = {source!r}
     RULES = {{"batch": "r c -> r c; need_replication: c", "elementwise": "r c -> r c"}}

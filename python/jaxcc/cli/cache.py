@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import time
 
 from jaxcc import _core
@@ -40,8 +41,12 @@ def list_entries(as_json: bool) -> int:
     root = get_cache_dir()
     rows = _core.cache_list(root)
     not_kept = notes(root)  # Numba kernels compiled in each process, and why (decision 148)
+    labels = {row.key: _label(row, tune_store.entry_labels(root)) for row in rows}
     if as_json:
-        entries = [{field: getattr(row, field) for field in _ENTRY_FIELDS} for row in rows]
+        entries = [
+            {**{field: getattr(row, field) for field in _ENTRY_FIELDS}, "label": labels[row.key]}
+            for row in rows
+        ]
         decisions = tune_store.list_decisions(root)
         print(json.dumps({"cache_dir": root, "entries": entries, "not_persisted": not_kept,
                           "autotune": decisions}, indent=2))  # fmt: skip
@@ -58,6 +63,7 @@ def list_entries(as_json: bool) -> int:
     print(header)
     for row in rows:
         state = "" if row.complete else "  [incomplete]"
+        state += f"  [{labels[row.key]}]" if labels[row.key] else ""
         functions = ", ".join(row.functions)
         print(
             f"{row.name:<28} {row.key[:12]:<14} {_human_bytes(row.bytes):>10} "
@@ -67,6 +73,20 @@ def list_entries(as_json: bool) -> int:
     for line in tune_store.describe(tune_store.list_decisions(root)):
         print(line)
     return 0
+
+
+def _label(row, tuned: dict[str, str]) -> str:
+    """What sets an entry apart from the module's plain build: a tuning variant ("tune
+    BLOCK=32", noted by tune/store.py) or check_kernel's debug twin ("debug build": built with
+    the debug profile's guards, read off its manifest's compile flags); "" for a plain build."""
+    if row.key[:32] in tuned:
+        return tuned[row.key[:32]]
+    try:
+        with open(os.path.join(row.dir, "manifest.json"), encoding="utf-8") as f:
+            flags = json.load(f).get("inputs", {}).get("compile_flags", [])
+    except (OSError, ValueError, AttributeError):
+        return ""
+    return "debug build" if {"-DJAXCC_DEBUG=1", "-DJAXCC_DEBUG_GUARDS=1"} & set(flags) else ""
 
 
 def _print_not_persisted(not_kept: list, now: float) -> None:

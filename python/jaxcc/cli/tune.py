@@ -128,7 +128,7 @@ def _attributes_for(function, given: dict) -> dict | None:
 def run_tune_command(args: argparse.Namespace) -> int:
     import os
 
-    from jaxcc.errors import CallError
+    from jaxcc.errors import AutotuneError, CallError
     from jaxcc.tune.variants import tuned_functions
 
     os.environ.setdefault("JAXCC_PRINT_AUTOTUNING", "1")
@@ -173,4 +173,7 @@ def run_tune_command(args: argparse.Namespace) -> int:
             except CallError as e:
                 print(f"jaxcc tune: {e}", file=sys.stderr)
                 return 2
+            except AutotuneError as e:  # the reference cannot run at this key: nothing stored
+                print(f"jaxcc tune: AutotuneError: {e}", file=sys.stderr)
+                return 1
     return 0

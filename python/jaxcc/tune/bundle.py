@@ -211,11 +211,14 @@ def load(directory: str, load_dir, options: tuple, tune) -> object:
     unknown = sorted(set(tune) - set(top["functions"]))
     if unknown:
         raise SpecError(f"load_library: tune= names {unknown}, which the bundle does not tune")
-    modules = {}
+    modules, recipes = {}, {}
     for build in top["builds"]:
         sub = os.path.join(directory, build["dir"])
         tag = config_tag(build["config"])
-        modules[tag] = load_dir(sub, tune_variants.variant_prefix(prefix, build["config"]), *rest)
+        sub_prefix = tune_variants.variant_prefix(prefix, build["config"])
+        modules[tag] = load_dir(sub, sub_prefix, *rest)
+        # How the tuning child loads it (runner.py; decision 191): the same verified bundle.
+        recipes[tag] = ("bundle", sub, sub_prefix, modules[tag]._vmap_method)
     reference = load_dir(os.path.join(directory, top["builds"][0]["dir"]), prefix, *rest)
     reference._tune_cache_dir = str(cache_dir.get_cache_dir())
     with open(os.path.join(directory, DECISIONS), encoding="utf-8") as f:
@@ -230,6 +233,9 @@ def load(directory: str, load_dir, options: tuple, tune) -> object:
                 variants[config_tag(config)] = (config, module.functions[fn])
         variants = {t: variants[t] for t in entry["candidates"] if t in variants}
         tuned = TunedFunction(reference, reference.functions[fn], spec, variants)
+        tuned._recipes = {
+            config_tag(c): recipes[config_tag({**base, **c})] for c, _ in variants.values()
+        }
         tuned._reference_tag = entry["reference_tag"]
         tuned._shipped = shipped
         reference.functions[fn] = tuned

@@ -1,57 +1,24 @@
-"""Choosing a tuned function's variant (decision 156b): the first call (or trace, under jax.jit
-or vmap) for a new tuning key times every variant on inputs of those shapes, drops the variants
-whose outputs disagree with the reference configuration, and calls the fastest; the decision is
-kept in memory and in the cache directory (store.py), so later traces and processes time
-nothing."""
+"""Choosing a tuned function's variant (decisions 156b, 191-194): the first call (or trace,
+under jax.jit or vmap) for a new tuning key has the variants measured at the shapes the kernel
+runs on (decide.py; in the tuning child, isolation.py) and calls the chosen one; the decision is
+kept in memory and in the cache directory (store.py), so later traces and processes time nothing.
+A decision made under load is timed once more by the next process (decision 193)."""
 
 from __future__ import annotations
 
-import os
-import statistics
-import sys
 import threading
-import time
 import warnings
 
 from jaxcc.call.kernel_function import KernelFunction
-from jaxcc.errors import AutotuneError, AutotuneWarning, JaxccError, SpecError
+from jaxcc.errors import AutotuneWarning
 
-from . import store
+from . import decide, keys, store
+from .decide import default_key, print_line
 from .spec import TuneSpec, config_tag, config_text
 
 _lock = threading.Lock()
 _decisions: dict[str, dict] = {}  # decision id -> record, this process
-_warned: set[tuple[str, str]] = set()  # (reference target, config tag): disagreement warned
-
-# Timing: calls before measuring (the first compiles), then at least _MIN_RUNS and at most
-# _MAX_RUNS measured calls, stopping once a variant has had _TARGET_S of measured time.
-_WARMUP = 2
-_MIN_RUNS = 5
-_MAX_RUNS = 50
-_TARGET_S = 0.2
-
-
-def _budget_s() -> float | None:
-    text = os.environ.get("JAXCC_TUNE_BUDGET_S", "").strip()
-    if not text:
-        return None
-    try:
-        value = float(text)
-    except ValueError:
-        raise SpecError(
-            f"JAXCC_TUNE_BUDGET_S={text!r} is not a number of seconds; set e.g. 30, or unset it"
-        ) from None
-    return value if value > 0 else None
-
-
-def _print(line: str) -> None:
-    if os.environ.get("JAXCC_PRINT_AUTOTUNING", "") not in ("", "0"):
-        print(line, file=sys.stderr, flush=True)
-
-
-def default_key(shapes, attributes) -> str:
-    del attributes
-    return ",".join(f"{s.dtype}[{','.join(str(d) for d in s.shape)}]" for s in shapes)
+_warned: set[tuple[str, str]] = set()  # (reference target, "symbolic"): warned once
 
 
 class TunedFunction(KernelFunction):
@@ -71,6 +38,8 @@ class TunedFunction(KernelFunction):
         self._tune = spec
         self._variants = variants
         self._shipped: dict[str, dict] = {}  # decision id -> record, from a bundle (159b)
+        # Config tag -> how the tuning child loads that variant (runner.py); set by the loader.
+        self._recipes: dict[str, tuple] = {}
         self._reference_tag = config_tag(spec.reference)
         if self._reference_tag not in variants:  # it failed to compile: the first one that built
             self._reference_tag = next(iter(variants))
@@ -96,14 +65,19 @@ class TunedFunction(KernelFunction):
         return self._variants[self._choose(xs, outs, attributes)][1].target
 
     def chosen_config(self, *arrays, outs=None, **attributes) -> dict:
-        return dict(self._variants[self._choose(arrays, outs, attributes)][0])
+        """The configuration calls with such operands run, with its values as declared (ints
+        stay ints), tuning first if needed."""
+        config = self._variants[self._choose(arrays, outs, attributes)][0]
+        return keys.typed_config(config, self._tune.options.params)
 
     def _choose(self, arrays, outs, attributes) -> str:
         import jax
 
-        shapes = [jax.ShapeDtypeStruct(tuple(a.shape), a.dtype) for a in arrays]
+        # The shapes the kernel runs on: under vmap with broadcast_all/expand_dims, the whole
+        # batch's (decision 192).
+        shapes, outs = keys.kernel_shapes(arrays, outs, self.vmap_method)
         if not all(isinstance(d, int) for s in shapes for d in s.shape):
-            return self._untunable(shapes)
+            return self._untunable([jax.ShapeDtypeStruct(a.shape, a.dtype) for a in arrays])
         options = self._tune.options
         key = (options.key or default_key)(shapes, attributes)
         if not isinstance(key, str):
@@ -117,11 +91,13 @@ class TunedFunction(KernelFunction):
             record = _decisions.get(ident)
             if record is None:
                 record = self._shipped.get(ident) or store.read(cache_dir, ident)
-                if record is not None and record.get("chosen") in self._variants:
+                usable = record is not None and record.get("chosen") in self._variants
+                if usable and not decide.retime_due(record):
                     _decisions[ident] = record
                     self._report(record, cached=True, shipped=ident in self._shipped)
                 else:
-                    record = self._tune_now(shapes, outs, attributes, key, device)
+                    retimes = record.get("retimes", 0) + 1 if usable else 0
+                    record = decide.tune(self, shapes, outs, attributes, key, device, retimes)
                     _decisions[ident] = record
                     store.write(cache_dir, ident, record)
                     self._report(record, cached=False)
@@ -138,7 +114,7 @@ class TunedFunction(KernelFunction):
                 f"configuration {config_text(self._variants[self._reference_tag][0])}. Export "
                 "with concrete shapes to get the tuned variant",
                 AutotuneWarning,
-                stacklevel=4,
+                stacklevel=keys.user_stacklevel(),
             )
         return self._reference_tag
 
@@ -150,215 +126,4 @@ class TunedFunction(KernelFunction):
         return f"cpu:{store.cpu_model()}"
 
     def _report(self, record: dict, cached: bool, shipped: bool = False) -> None:
-        _print(
-            f"jaxcc autotune: {self.__qualname__} key={record['key']} "
-            f"device={record['device']} -> {record['chosen_text']} "
-            f"{record['time_s'] * 1e6:.1f} us (slowest {record['slowest_s'] * 1e6:.1f} us, "
-            f"{record['tried']} tried)" + (" cached" if cached else "")
-            + (" shipped" if shipped else "")
-            + (" [budget exhausted]" if record.get("budget_exhausted") else "")
-        )  # fmt: skip
-
-    def _inputs(self, shapes, attributes):
-        import numpy as np
-
-        hook = self._tune.options.tune_inputs
-        if hook is not None:
-            xs = list(hook(shapes, attributes))
-            if len(xs) != len(shapes):
-                raise SpecError(
-                    f"{self.name}: tune_inputs returned {len(xs)} arrays for {len(shapes)} operands"
-                )
-            return xs
-        rng = np.random.default_rng(0)
-        xs = []
-        for s in shapes:
-            dtype = np.dtype(s.dtype)
-            if dtype.kind == "b":
-                xs.append(rng.random(s.shape) < 0.5)
-            elif dtype.kind in "iu":
-                xs.append(rng.integers(0, 8, size=s.shape).astype(dtype))
-            elif dtype.kind == "c":
-                xs.append(
-                    (rng.standard_normal(s.shape) + 1j * rng.standard_normal(s.shape)).astype(dtype)
-                )
-            else:
-                xs.append(rng.standard_normal(s.shape).astype(dtype))
-        return xs
-
-    def _tune_now(self, shapes, outs, attributes, key, device) -> dict:
-        import jax
-
-        budget = _budget_s()
-        start = time.perf_counter()
-        order = [self._reference_tag] + [t for t in self._variants if t != self._reference_tag]
-        # Under an outer jax.jit or vmap trace the timing runs eagerly, outside that trace.
-        with jax.ensure_compile_time_eval():
-            xs = [jax.device_put(x) for x in self._inputs(shapes, attributes)]
-            runs, disagree, exhausted = {}, {}, False
-            expected = None
-            for tag in order:  # compile and check each variant; the reference first
-                if budget is not None and runs and time.perf_counter() - start > budget:
-                    exhausted = True
-                    break
-                run = jax.jit(self._timed_call(self._variants[tag][1], outs, attributes))
-                try:
-                    result = self._run(run, xs)
-                except (jax.errors.JaxRuntimeError, JaxccError) as e:
-                    first = (str(e).strip().splitlines() or [type(e).__name__])[0]
-                    if expected is not None:
-                        disagree[tag] = f"it raised: {first}"
-                        continue
-                    raise AutotuneError(
-                        f"{self.__qualname__}: the reference configuration "
-                        f"{config_text(self._variants[tag][0])} raised on the tuning inputs "
-                        f"(random values of shapes {key}): {first}. If the kernel needs "
-                        "structured inputs (indices, sorted data), give them with "
-                        "jaxcc.Autotune(..., tune_inputs=lambda shapes, attributes: [...])"
-                    ) from e
-                if expected is None:
-                    expected = result
-                elif problem := self._compare(expected, result):
-                    disagree[tag] = problem
-                    continue
-                runs[tag] = run
-            tried = len(runs) + len(disagree)
-            self._warn_disagreement(disagree, tried)
-            times, cut = self._time(runs, xs, start, budget)
-        exhausted = exhausted or cut
-        chosen = min(times, key=times.get)
-        elapsed = time.perf_counter() - start
-        if exhausted:
-            warnings.warn(
-                f"jaxcc: tuning {self.__qualname__} for key {key} passed JAXCC_TUNE_BUDGET_S="
-                f"{budget:g} after {tried} of {len(self._variants)} variants ({elapsed:.2f} s); "
-                f"kept the best so far, {config_text(self._variants[chosen][0])}, and remembered "
-                "it (delete the decision with `jaxcc cache clear` or raise the budget to time "
-                "the rest)",
-                AutotuneWarning,
-                stacklevel=4,
-            )
-        return {
-            "module": self._module.name,
-            "function": self.name,
-            "key": key,
-            "device": device,
-            "chosen": chosen,
-            "chosen_text": config_text(self._variants[chosen][0]),
-            "target": self._variants[chosen][1].target,
-            "time_s": times[chosen],
-            "slowest_s": max(times.values()),
-            "tried": tried,
-            "times_s": {config_text(self._variants[t][0]): v for t, v in times.items()},
-            "excluded": {config_text(self._variants[t][0]): p for t, p in disagree.items()},
-            "tuning_s": elapsed,
-            "budget_exhausted": exhausted,
-            "created_unix": time.time(),
-        }
-
-    @staticmethod
-    def _time(runs: dict, xs, start: float, budget) -> tuple[dict, bool]:
-        """Median seconds per call of each run. Interleaved rounds (one call of each variant per
-        round) so that a burst of load from other processes falls on every variant alike rather
-        than on whichever was being timed; at least _MIN_RUNS rounds, then rounds until each has
-        about _TARGET_S of samples or _MAX_RUNS. Past the budget, the rounds done so far count."""
-        import jax
-
-        for run in runs.values():
-            for _ in range(_WARMUP):
-                jax.block_until_ready(run(*xs))
-        samples: dict = {tag: [] for tag in runs}
-        cut = False
-        for rounds in range(_MAX_RUNS):
-            for tag, run in runs.items():
-                t0 = time.perf_counter()
-                jax.block_until_ready(run(*xs))
-                samples[tag].append(time.perf_counter() - t0)
-            if rounds + 1 >= _MIN_RUNS and min(sum(v) for v in samples.values()) >= _TARGET_S:
-                break
-            if budget is not None and time.perf_counter() - start > budget:
-                cut = len(runs) > 1 and rounds + 1 < _MIN_RUNS
-                break
-        return {tag: statistics.median(v) for tag, v in samples.items()}, cut
-
-    @staticmethod
-    def _timed_call(fn: KernelFunction, outs, attributes):
-        """The variant's plain FFI call: no sharding rule (timing runs on one device, and may
-        run inside a shard's partitioning, where a nested custom_partitioning would not do)."""
-        import jax
-
-        if fn.has_scratch:
-            return lambda *a: fn(*a, outs=outs, **attributes)
-        converted = fn._convert_attributes(attributes)
-
-        def call(*a):
-            types, _ = fn._output_types(a, outs)
-            return jax.ffi.ffi_call(fn.target, types, vmap_method=fn.vmap_method)(*a, **converted)
-
-        return call
-
-    @staticmethod
-    def _run(run, xs):
-        import jax
-        import numpy as np
-
-        out = jax.block_until_ready(run(*xs))
-        leaves = out if isinstance(out, (list, tuple)) else [out]
-        return [np.asarray(leaf) for leaf in leaves]
-
-    def _compare(self, expected, result) -> str:
-        """'' when `result` matches the reference's outputs: integers and bools exactly, floats
-        within atol + rtol * (the largest magnitude of that reference output). Relative to the
-        output's scale, not each element's: a blocked sum reorders the additions, and an element
-        that cancels to near zero carries the rounding of the large terms it summed."""
-        import numpy as np
-
-        options = self._tune.options
-        for i, (want, got) in enumerate(zip(expected, result, strict=True)):
-            if want.shape != got.shape:
-                return f"output {i + 1} has shape {got.shape}, the reference {want.shape}"
-            if want.dtype.kind in "biu":
-                if not np.array_equal(want, got):
-                    return f"output {i + 1} differs from the reference's (integers: exactly)"
-                continue
-            want64 = want.astype(np.complex128)
-            diff = np.abs(got.astype(np.complex128) - want64)
-            finite = np.isfinite(want64)
-            if not np.array_equal(finite, np.isfinite(got.astype(np.complex128))):
-                return f"output {i + 1} has non-finite values where the reference has none"
-            scale = float(np.max(np.abs(want64[finite]), initial=0.0))
-            worst = float(np.max(diff[finite], initial=0.0))
-            if worst > options.atol + options.rtol * scale:
-                return (
-                    f"output {i + 1} differs from the reference by up to {worst:.3g} "
-                    f"(largest reference magnitude {scale:.3g})"
-                )
-        return ""
-
-    def _warn_disagreement(self, disagree: dict, tried: int) -> None:
-        if not disagree:
-            return
-        reference = config_text(self._variants[self._reference_tag][0])
-        if tried > 1 and len(disagree) == tried - 1:
-            detail = "; ".join(
-                f"{config_text(self._variants[t][0])}: {p}" for t, p in disagree.items()
-            )
-            raise AutotuneError(
-                f"{self.__qualname__}: every variant disagrees with the reference configuration "
-                f"{reference} ({detail}). Either the reference or the kernel's use of the tuned "
-                "parameters is wrong; check the kernel, name a trusted configuration with "
-                "jaxcc.Autotune(reference={...}), or loosen rtol=/atol= if the differences are "
-                "rounding"
-            )
-        for tag, problem in disagree.items():
-            with_key = (self.target, tag)
-            if with_key in _warned:
-                continue
-            _warned.add(with_key)
-            warnings.warn(
-                f"jaxcc: {self.__qualname__}: variant {config_text(self._variants[tag][0])} is "
-                f"left out of tuning: {problem} (reference {reference}, rtol="
-                f"{self._tune.options.rtol:g}, atol={self._tune.options.atol:g})",
-                AutotuneWarning,
-                stacklevel=5,
-            )
+        print_line(self.__qualname__, record, cached, shipped)

@@ -58,6 +58,42 @@ def write(cache_dir: str, ident: str, record: dict) -> None:
         pass
 
 
+def remember_variants(cache_dir: str, labels: dict[str, str]) -> None:
+    """Notes which cache entries are tuning variants ({cache key: "tune BLOCK=32"}), one small
+    file per entry under `.autotune/variants/`, so `jaxcc cache ls` can label their rows
+    (decision 196). Written once per entry; a cache that cannot be written only loses labels."""
+    folder = os.path.join(cache_dir, _DIR, "variants")
+    for key, label in labels.items():
+        path = os.path.join(folder, key[:32])
+        if os.path.exists(path):
+            continue
+        try:
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+            fd, temp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(label)
+            os.replace(temp, path)
+        except OSError:
+            pass
+
+
+def entry_labels(cache_dir: str) -> dict[str, str]:
+    """{cache key prefix (32 hex digits): label} of the entries remember_variants noted."""
+    folder = os.path.join(cache_dir, _DIR, "variants")
+    labels = {}
+    try:
+        names = [n for n in os.listdir(folder) if not n.startswith(".")]
+    except OSError:
+        return {}
+    for name in names:
+        try:
+            with open(os.path.join(folder, name), encoding="utf-8") as f:
+                labels[name] = f.read(200).strip()
+        except OSError:
+            continue
+    return labels
+
+
 def list_decisions(cache_dir: str) -> list[dict]:
     """Every readable decision, newest first (for `jaxcc cache ls`)."""
     folder = os.path.join(cache_dir, _DIR)
@@ -100,7 +136,10 @@ def describe(records: list[dict]) -> list[str]:
             f"  {r.get('module')}.{r.get('function')} [{r.get('key')}] on {r.get('device')}: "
             f"{r.get('chosen_text')} {r.get('time_s', 0) * 1e6:.1f} us of "
             f"{r.get('tried')} tried" + (" (budget exhausted)" if r.get("budget_exhausted") else "")
-        )
+            + (f"; excluded {', '.join(f'{c} ({w})' for c, w in r['excluded'].items())}"
+               if r.get("excluded") else "")
+            + (" (under load)" if r.get("noisy") else "")
+        )  # fmt: skip
     return lines
 
 
@@ -118,10 +157,7 @@ def forget(cache_dir: str, module: str | None = None) -> int:
         except OSError:
             pass
     if module is None:
-        try:
-            for name in os.listdir(folder):  # leftovers of interrupted writes
-                os.unlink(os.path.join(folder, name))
-            os.rmdir(folder)
-        except OSError:
-            pass
+        import shutil
+
+        shutil.rmtree(folder, ignore_errors=True)  # leftovers of interrupted writes, labels
     return removed

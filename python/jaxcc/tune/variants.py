@@ -8,15 +8,18 @@ is the reference build under the plain names, its tuned functions replaced by Tu
 from __future__ import annotations
 
 import os
+import pickle
 import re
 import warnings
 from concurrent.futures import ThreadPoolExecutor
 
+from jaxcc import _core
 from jaxcc.build import load_request, options
 from jaxcc.call import ffi_targets
 from jaxcc.call.compiled_module import CompiledModule
-from jaxcc.errors import AutotuneWarning, CompileError, SpecError
+from jaxcc.errors import AutotuneError, AutotuneWarning, CompileError, SpecError
 
+from . import store
 from .choose import TunedFunction
 from .spec import TuneSpec, config_flags, config_tag, config_text, merge_annotations, module_configs
 
@@ -92,10 +95,12 @@ def load_tuned(where: str, run, arguments: dict, specs: dict[str, TuneSpec],
             f"compile ({len(failed)}):\n\n{detail}"
         )
     if failed:
+        _check_references(where, specs, builds[0], failed)
         names = "; ".join(f"{config_text(c)}: {str(e).splitlines()[0]}" for c, e in failed)
         warnings.warn(
             f"jaxcc: module '{arguments['name']}': {len(failed)} of {len(builds)} tuning "
-            f"configurations failed to compile and are left out ({names}); the others are tuned",
+            f"configurations failed to compile and are left out ({names}); the others are tuned"
+            + _substitute_references(specs, builds[0], built),
             AutotuneWarning,
             stacklevel=4,  # load_tuned, _load_request, the loader, the user's line
         )
@@ -116,6 +121,17 @@ def load_tuned(where: str, run, arguments: dict, specs: dict[str, TuneSpec],
             ffi_targets.register_module(module, module._loaded)
     reference = module_from_reference(where, run, arguments, builds, built)
     reference._tune_cache_dir = requests[0].cache_dir
+    store.remember_variants(
+        requests[0].cache_dir, {m.key: f"tune {config_text(c)}" for c, m in built.values()}
+    )
+    # Truthful for the whole family (decision 196): a hit only when no variant was built now.
+    reference.variants_built = sum(not m.cache_hit for _, m in built.values())
+    reference.cache_hit = reference.variants_built == 0
+    recipes = {
+        config_tag(c): _recipe(where, arguments, c, variant_prefix(base_prefix, c))
+        for c in builds
+        if config_tag(c) in built
+    }
     # What `jaxcc build` ships (decision 159b): every compiled build's request, in build order.
     reference._tune_builds = [
         (c, r) for c, r in zip(builds, requests, strict=True) if config_tag(c) in built
@@ -130,6 +146,11 @@ def load_tuned(where: str, run, arguments: dict, specs: dict[str, TuneSpec],
             if entry is not None:
                 variants[config_tag(config)] = (config, entry[1].functions[fn])
         tuned = TunedFunction(reference, reference.functions[fn], spec, variants)
+        tuned._recipes = {
+            config_tag(c): recipes[config_tag({**builds[0], **c})]
+            for c, _ in variants.values()
+            if recipes.get(config_tag({**builds[0], **c})) is not None
+        }
         reference.functions[fn] = _tuned[tuned.__qualname__] = tuned
         reference.__dict__.pop(fn, None)  # an attribute cached by an earlier mod.<fn> look-up
     return reference
@@ -142,6 +163,58 @@ def module_from_reference(where, run, arguments, builds, built) -> CompiledModul
     args = _variant_arguments(arguments, config)
     args["auto_register"] = arguments.get("auto_register", True)
     return load_request.load(options.make_request(where, **args), run)
+
+
+def _check_references(where: str, specs: dict[str, TuneSpec], base: dict, failed) -> None:
+    """A reference named by `reference=` that failed to compile is an AutotuneError: no other
+    configuration may silently take its place (decision 194)."""
+    for fn, spec in specs.items():
+        if spec.options.reference is None:
+            continue
+        full = {**base, **spec.reference}
+        for config, error in failed:
+            if config == full:
+                raise AutotuneError(
+                    f"{where}: tune[{fn!r}]: the reference configuration "
+                    f"{config_text(spec.reference)} (named by reference=) failed to compile, so "
+                    f"no variant can be checked against it; its first error: "
+                    f"{str(error).strip().splitlines()[0]}. Fix that configuration or name "
+                    "another with jaxcc.Autotune(..., reference={...})"
+                )
+
+
+def _substitute_references(specs: dict[str, TuneSpec], base: dict, built: dict) -> str:
+    """What replaces an unnamed reference that failed to compile: the first configuration in
+    candidate order that compiled (decision 194), said in the warning."""
+    said = []
+    for fn, spec in specs.items():
+        if config_tag({**base, **spec.reference}) in built:
+            continue
+        first = next((c for c in spec.configs if config_tag({**base, **c}) in built), None)
+        if first is not None:
+            said.append(f"{fn}'s reference is {config_text(first)}, the first that compiled")
+    return "; " + "; ".join(said) if said else ""
+
+
+def _recipe(where: str, arguments: dict, config: dict, prefix: str):
+    """How the tuning child loads this variant by the same request (runner.py); None when
+    the arguments cannot cross to another process (the variant is then measured here)."""
+    args = _variant_arguments(arguments, config)
+    sources = []
+    for source in args.get("sources") or []:
+        if isinstance(source, tuple):
+            sources.append(("inline", source[0], source[1]))
+        elif isinstance(source, _core.SourceFile) and not os.path.isfile(source.label):
+            sources.append(("inline", source.label, source.text))
+        else:
+            sources.append(("file", source.label))
+    args["sources"] = sources
+    recipe = ("request", where, args, prefix)
+    try:
+        pickle.dumps(recipe)
+    except Exception:  # a user object among the arguments: measured in this process
+        return None
+    return recipe
 
 
 def _try_load(request, run):
