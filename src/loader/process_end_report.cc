@@ -1,6 +1,7 @@
 #include "loader/process_end_report.h"
 
 #include <cxxabi.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -62,7 +63,11 @@ void ReportExit(const char* how) {
   // A child forked inside a kernel carries the kernel's mark; its exit ends only itself.
   if (::getpid() != g_pid) return;
   KernelsNow kernels;
-  if (!kernels.Find() || !ClaimTheReport()) return;
+  if (!kernels.Find()) return;
+  // The interpreter's own exit (sys.exit, the end of the script) runs on the main thread: with
+  // no mark there, a kernel running elsewhere did not end the process.
+  if (kernels.own == nullptr && ::syscall(SYS_gettid) == ::getpid()) return;
+  if (!ClaimTheReport()) return;
   Put("\njaxcc: ");
   Put(how);
   Put(" called");

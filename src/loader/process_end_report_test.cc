@@ -10,6 +10,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <stdexcept>
 #include <thread>
@@ -159,6 +161,36 @@ TEST_F(ProcessEndReportDeathTest, AChildForkedInAKernelExitsSilently) {
         std::_Exit(7);
       },
       ::testing::ExitedWithCode(7), "^children done\n$");
+}
+
+TEST_F(ProcessEndReportDeathTest, TheMainThreadsExitWhileAKernelRunsElsewhereSaysNothing) {
+  // sys.exit or the end of the script while an asynchronous kernel still runs on a worker.
+  EXPECT_EXIT(
+      {
+        AttachAndMark();
+        *g_slot() = nullptr;
+        std::atomic<bool> marked{false};
+        std::thread([&] {
+          *g_slot() = &kKernel;
+          marked = true;
+          for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+        }).detach();
+        while (!marked) std::this_thread::yield();
+        std::fputs("plain exit\n", stderr);
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(0), "^plain exit\n$");
+}
+
+TEST_F(ProcessEndReportDeathTest, ExitOnAThreadWithoutAMarkNamesTheRunningKernel) {
+  // An OpenMP worker or a thread the kernel started calls exit() while the kernel waits for it.
+  EXPECT_EXIT(
+      {
+        AttachAndMark();
+        std::thread([] { std::exit(8); }).join();
+      },
+      ::testing::ExitedWithCode(8),
+      "jaxcc: exit\\(\\) called on a thread without a jaxcc mark.*jaxcc kernel 'kern'");
 }
 
 TEST_F(ProcessEndReportDeathTest, FaultOnAThreadWithoutAMarkNamesTheRunningKernel) {
