@@ -91,3 +91,22 @@ def test_a_function_with_a_wrong_value_fails_reference(ops):
     report = jaxcc.check_kernel(off_by_one, catalogue.X, reference=lambda x: 2 * x,
                                 checks=["outputs", "reference"])  # fmt: skip
     assert failed(report) == {"reference"}, str(report)
+
+
+def test_export_row_exports_a_symbolic_batch(ops):
+    pytest.importorskip("flatbuffers")  # jax.export writes artefacts with it
+    report = jaxcc.check_kernel(ops.scale, catalogue.X, factor=2.0, checks=["export"])
+    assert report["export"].status == "passed", str(report)
+    assert report["export"].detail.endswith(
+        "a symbolic leading dimension exports and equals eager at b=8 and b=7"
+    )
+    review = catalogue.review_module()
+
+    def outs(x):
+        return jax.ShapeDtypeStruct(x.shape[:1], x.dtype)
+
+    rows = jaxcc.check_kernel(review.row_sums, catalogue.S, outs=outs, checks=["export"])
+    assert rows["export"].detail.endswith("equals eager at b=6 and b=5"), str(rows)
+    fixed = jaxcc.check_kernel(review.row_sums, catalogue.S, checks=["export"],
+                               outs=jax.ShapeDtypeStruct((6,), np.float32))  # fmt: skip
+    assert "symbolic batch not tried (outs fixed" in fixed["export"].detail

@@ -8,6 +8,7 @@ import tempfile
 
 import numpy as np
 
+from .cases import Case as _Case
 from .rows import FAILED, PASSED, SKIPPED
 from .subject import Subject, first_line
 
@@ -113,7 +114,46 @@ def export_row(subject: Subject, reference) -> tuple[str, str]:
     restored = deserialize(blob)
     got = [np.asarray(o) for o in restored.call(*subject.fresh())]
     diff = subject.difference(reference, got, "jax.export round trip")
-    return (FAILED, diff) if diff else (PASSED, f"serialize/deserialize ({len(blob)} bytes) equal")
+    if diff:
+        return FAILED, diff
+    detail = f"serialize/deserialize ({len(blob)} bytes) equal"
+    symbolic = _symbolic_batch(subject, reference)
+    if symbolic.startswith("FAILED:"):
+        return FAILED, symbolic[len("FAILED: ") :]
+    return PASSED, f"{detail}; {symbolic}"
+
+
+def _symbolic_batch(subject: Subject, reference) -> str:
+    """Exported with the leading dimension symbolic (`b`) in every input that shares input 1's
+    leading size, where the outputs follow from the inputs; the artefact called at the sample's
+    size and one less, against the eager call. "FAILED: ..." on a difference (decision 206)."""
+    import jax
+
+    from jaxcc.deploy.export import deserialize, export
+
+    args = subject.host_args
+    free = subject.outs is None or subject.outs_fn is not None or subject.is_callable
+    if not free or not args or args[0].ndim == 0 or args[0].shape[0] < 2:
+        return "symbolic batch not tried (outs fixed, or no leading dimension of 2 or more)"
+    n = args[0].shape[0]
+    batched = [a.ndim >= 1 and a.shape[0] == n for a in args]
+    (b,) = jax.export.symbolic_shape("b")
+    specs = [jax.ShapeDtypeStruct((b, *a.shape[1:]) if on else a.shape, a.dtype)
+             for a, on in zip(args, batched, strict=True)]  # fmt: skip
+    try:
+        restored = deserialize(export(jax.jit(subject.function()), *specs).serialize())
+    except Exception as e:  # noqa: BLE001  # the kernel may need concrete sizes: said, not failed
+        return f"symbolic batch not exported ({first_line(e)})"
+    for size in (n, n - 1):
+        small = [a[:size] if on else a for a, on in zip(args, batched, strict=True)]
+        at = subject.at(_Case(tuple(small), None, f"b={size}"))
+        at.outs = subject.outs_fn(*small) if subject.outs_fn is not None else None
+        expected = reference if size == n else [np.asarray(o) for o in at.call(*at.fresh())]
+        got = [np.asarray(o) for o in restored.call(*at.fresh())]
+        diff = at.difference(expected, got, f"jax.export with a symbolic batch, called at b={size}")
+        if diff:
+            return f"FAILED: {diff}"
+    return f"a symbolic leading dimension exports and equals eager at b={n} and b={n - 1}"
 
 
 def bundle_row(subject: Subject, reference) -> tuple[str, str]:

@@ -37,11 +37,11 @@ def _sentinel(dtype, which: int):
     return np.asarray(value).astype(dtype)
 
 
-def _run_into(subject: Subject, which: int):
-    """The kernel under jit with each output's buffer donated from an array filled with fill
-    `which` (`keep_unused=True` keeps the otherwise unused parameter, and JAX aliases a donated
-    input to the output of its type: the kernel then writes into the filled buffer). None where
-    XLA did not alias them (the lowering has no `tf.aliasing_output`)."""
+def _program(subject: Subject):
+    """The kernel under jit with each output's buffer a donated extra parameter, compiled once
+    per shape (`keep_unused=True` keeps the otherwise unused parameter, and JAX aliases a
+    donated input to the output of its type: the kernel then writes into the donated buffer);
+    None where XLA did not alias them (the lowering has no `tf.aliasing_output`)."""
     import jax
     import jax.numpy as jnp
 
@@ -52,12 +52,22 @@ def _run_into(subject: Subject, which: int):
     def program(*operands):
         return call(*operands[n:])
 
-    fills = [jnp.full(t.shape, _sentinel(t.dtype, which), t.dtype) for t in types]
+    fills = [jnp.zeros(t.shape, t.dtype) for t in types]
     jitted = jax.jit(program, donate_argnums=tuple(range(n)), keep_unused=True)
-    args = [*fills, *subject.fresh()]
-    if jitted.lower(*args).as_text().count("tf.aliasing_output") < n:
+    lowered = jitted.lower(*fills, *subject.fresh())
+    if lowered.as_text().count("tf.aliasing_output") < n:
         return None
-    outputs = jitted(*args)
+    return lowered.compile(), types
+
+
+def _run_into(subject: Subject, which: int, program):
+    """The compiled `program` with every output's buffer filled with fill `which`; None where
+    XLA did not consume the donated buffers."""
+    import jax.numpy as jnp
+
+    compiled, types = program
+    fills = [jnp.full(t.shape, _sentinel(t.dtype, which), t.dtype) for t in types]
+    outputs = compiled(*fills, *subject.fresh())
     if not all(f.is_deleted() for f in fills):
         return None
     return [np.asarray(o) for o in outputs]
@@ -77,7 +87,10 @@ def _first(where: np.ndarray) -> tuple:
 
 def _written(subject: Subject):
     """(problems, masks) of one shape; None when XLA did not alias the outputs."""
-    runs = [_run_into(subject, 0), _run_into(subject, 1)]
+    program = _program(subject)
+    if program is None:
+        return None
+    runs = [_run_into(subject, 0, program), _run_into(subject, 1, program)]
     if runs[0] is None or runs[1] is None:
         return None
     declared = subject.declared()
@@ -86,11 +99,11 @@ def _written(subject: Subject):
         like_fill = (a == _sentinel(t.dtype, 0)) & (b == _sentinel(t.dtype, 1))
         read_first = _differs(a, b) & ~like_fill
         if read_first.any():  # or not deterministic: the first fill once more tells them apart
-            again = again or _run_into(subject, 0)
+            again = again or _run_into(subject, 0, program)
             read_first &= ~_differs(a, again[i])
         unwritten = np.zeros_like(like_fill)
         if like_fill.any():
-            small = small or [_run_into(subject, 2), _run_into(subject, 3)]
+            small = small or [_run_into(subject, 2, program), _run_into(subject, 3, program)]
             c, d = small[0][i], small[1][i]
             unwritten = like_fill & (c == _sentinel(t.dtype, 2)) & (d == _sentinel(t.dtype, 3))
             read_first |= like_fill & ~unwritten

@@ -59,6 +59,8 @@ class Subject:
         """The kernel on `arrays`, its outputs as a flat list."""
         import jax
 
+        if outs is None and self.outs_fn is not None:
+            outs = self.outs_fn(*arrays)  # the arrays' own (under export, symbolic) shapes
         outs = self.outs if outs is None else outs
         if self.is_callable:
             return list(jax.tree.leaves(self.fn(*arrays, **self.attrs)))
