@@ -50,10 +50,11 @@ def recording_loads():
 def load(request: _core.LoadRequest, options: RunOptions) -> CompiledModule:
     for requests in _recordings:
         requests.append(request)
-    if not options.force_rebuild:
-        module = loaded_table.get(request)
-        if module is not None:
-            return module
+    # The same request again in this process still asks the core, which re-checks what a new
+    # process would (tracked headers, probed paths, the compiler) on its warm path; only when
+    # that finds the very build this process loaded is the loaded module returned as it is
+    # (issue 49 item 9: the table used to answer without looking at any header).
+    known = None if options.force_rebuild else loaded_table.get(request)
     if request in _declared:
         raise TuneDeclared(_declared[request])
     environment = discovery.build_environment(
@@ -68,6 +69,8 @@ def load(request: _core.LoadRequest, options: RunOptions) -> CompiledModule:
     if loaded.tune:
         _declared[request] = list(loaded.tune)
         raise TuneDeclared(_declared[request])
+    if known is not None and ffi_targets.build_identity(loaded) == known.build_identity:
+        return known
     _log_outcome(request, loaded)
     module = CompiledModule(request, loaded)
     if request.auto_register:

@@ -39,6 +39,14 @@ class CompiledModule:
         self._loaded = loaded
 
     @property
+    def build_identity(self) -> str:
+        """Which build this is: its cache key and its library's content-named file
+        (ffi_targets.build_identity), so two builds under one key are told apart."""
+        from .ffi_targets import build_identity
+
+        return build_identity(self._loaded)
+
+    @property
     def library_loaded(self) -> bool:
         """Whether the compiled library is mapped into this process. A warm load (an entry the
         cache loaded before) maps it at the first call of one of its functions (decision 137)."""

@@ -183,6 +183,7 @@ class KernelFunction:
                 f"(signature: {self.signature()})."
             )
         self._check_arrays(arrays)
+        arrays = _as_jax_inputs(arrays)
         if self.platform == "cuda" and not gpu_backend_present():
             raise DeviceError(
                 f"{self.name}: this is a CUDA kernel, but JAX has no GPU backend in this process "
@@ -313,3 +314,16 @@ class KernelFunction:
 
     def __repr__(self) -> str:
         return f"<jaxcc kernel {self.target}({self.signature()})>"
+
+
+def _as_jax_inputs(arrays) -> tuple:
+    """NumPy inputs as JAX takes them, so an eager call sees what a jitted one does: with 64-bit
+    types off a float64 array becomes float32 before `outs` is inferred from it, as in
+    `jnp.sin(np_array)` (issue 49 item 13). JAX arrays and tracers pass untouched."""
+    import numpy as np
+
+    if not any(isinstance(a, (np.ndarray, np.generic)) for a in arrays):
+        return arrays
+    import jax.numpy as jnp
+
+    return tuple(jnp.asarray(a) if isinstance(a, (np.ndarray, np.generic)) else a for a in arrays)

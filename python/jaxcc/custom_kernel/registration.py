@@ -69,6 +69,11 @@ class RegistrationMixin(UsesKernelTable):
             self.set_sharding(sharding)
         entry = KernelEntry(backend, platform, kg, bool(vectorized))
         self.kernel_table.add(entry, bool(asdefault))
+        # Eager calls run through jitted binds kept per parameter set; a generator registered
+        # again (after a module reload) must reach them too, not only new traces (issue 49).
+        forget_eager = getattr(self, "_forget_eager", None)
+        if forget_eager is not None:
+            forget_eager()
 
     def def_numba_kernel(self, kg, asdefault: bool = False, *, vectorized=False) -> None:
         """A Numba kernel on the CPU (see `jaxcc.numba_kernel` for the native bridge)."""
