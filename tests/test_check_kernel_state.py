@@ -88,3 +88,23 @@ def test_relu_jvp_at_its_kink_is_not_a_false_alarm():
                                checks=["jvp"])  # fmt: skip
     assert failed(wrong) == {"jvp"}, str(wrong)
     assert "JVP of output 1 at index (2,)" in wrong["jvp"].detail
+
+
+def test_a_second_check_of_the_same_kernel_compiles_nothing():
+    """Decision 207: the rows' programs are kept across checks, so the author's loop pays no
+    compile the second time (the vmap row alone was 3 s of compiles per check on a loaded VM)."""
+    compiles = []
+    jax.monitoring.register_event_duration_secs_listener(
+        lambda event, _secs, **_: (
+            compiles.append(event)
+            if event == "/jax/core/compile/backend_compile_duration"
+            else None
+        )
+    )
+    rows = ["outputs", "determinism", "jit", "vmap", "threads"]
+    ops = catalogue.module()
+    for _ in range(2):
+        compiles.clear()
+        report = jaxcc.check_kernel(ops.scale, catalogue.X, factor=2.0, checks=rows)
+        assert report.ok, str(report)
+    assert compiles == [], f"the second check compiled {len(compiles)} program(s)"

@@ -86,15 +86,21 @@ def _stale_result(subject: Subject) -> str | None:
             "before (memoised by buffer address, or kept in static state)")  # fmt: skip
 
 
+def _mapped(fn):
+    import jax
+
+    return jax.jit(lambda *xs: jax.lax.map(lambda e: fn(*e), xs))
+
+
 def _scanned_difference(subject: Subject, elements, known) -> str | None:
     """`jax.lax.map` of single calls (a scan: no batching rule, each call's input a slice at
     the same place) against single calls on each element apart."""
-    import jax
 
     expected = single_calls(subject, elements[:1]) + known[1:]
     stacked = [np.stack(c) for c in zip(*elements, strict=True)]
     try:
-        scanned = jax.jit(lambda *xs: jax.lax.map(lambda e: subject.function()(*e), xs))(*stacked)
+        scan = subject.transformed("lax.map", _mapped)
+        scanned = scan(*stacked)
     except Exception:  # noqa: BLE001  # a kernel that cannot run in a scan: no probe, no finding
         return None
     for k, want in enumerate(expected):
@@ -137,16 +143,18 @@ def _vmap_cases(subject: Subject):
     axis) per case."""
     import jax
 
-    fn = subject.function()
+    def vmapped(what, **kwargs):  # jitted and kept across checks: a second check compiles none
+        return subject.transformed(f"vmap {what}", lambda f: jax.jit(jax.vmap(f, **kwargs)))
+
     args = subject.host_args
     elements = [_element(subject, k) for k in range(3)]
     stacked = [np.stack(c) for c in zip(*elements, strict=True)]
-    yield "in_axes=0", jax.vmap(fn), stacked, elements, 0
+    yield "in_axes=0", vmapped("in_axes=0"), stacked, elements, 0
     if all(len(t.shape) >= 1 for t in subject.declared()):
-        yield "out_axes=1", jax.vmap(fn, out_axes=1), stacked, elements, 1
+        yield "out_axes=1", vmapped("out_axes=1", out_axes=1), stacked, elements, 1
     if all(a.ndim >= 1 for a in args):
         batched = [np.stack(c, axis=1) for c in zip(*elements, strict=True)]
-        yield "in_axes=1", jax.vmap(fn, in_axes=1), batched, elements, 0
+        yield "in_axes=1", vmapped("in_axes=1", in_axes=1), batched, elements, 0
     floating = [i for i, a in enumerate(args) if a.dtype.kind in "fc"]
     if len(args) > 1 and floating:
         i = floating[0]
@@ -154,10 +162,11 @@ def _vmap_cases(subject: Subject):
         only = [_element(subject, k)[i] for k in range(3)]
         batched = [np.stack(only) if j == i else a for j, a in enumerate(args)]
         per = [[only[k] if j == i else a for j, a in enumerate(args)] for k in range(3)]
-        yield f"only input {i + 1} batched", jax.vmap(fn, in_axes=axes), batched, per, 0
+        yield f"only input {i + 1} batched", vmapped(f"{axes}", in_axes=axes), batched, per, 0
     grid = [_element(subject, k) for k in range(4)]
     nested = [np.stack(c).reshape(2, 2, *c[0].shape) for c in zip(*grid, strict=True)]
-    yield "nested vmap (2x2)", jax.vmap(jax.vmap(fn)), nested, grid, 0
+    nested_fn = subject.transformed("vmap nested", lambda f: jax.jit(jax.vmap(jax.vmap(f))))
+    yield "nested vmap (2x2)", nested_fn, nested, grid, 0
 
 
 def vmap_row(subject: Subject, reference) -> tuple[str, str]:

@@ -20,6 +20,9 @@ DEFAULT_TOLERANCES = {
 }
 
 
+_TRANSFORMED: dict = {}  # Subject.transformed's functions, across checks
+
+
 @dataclasses.dataclass
 class Subject:
     fn: object
@@ -71,8 +74,30 @@ class Subject:
         return list(result) if isinstance(result, (list, tuple)) else [result]
 
     def function(self):
-        """A function of the arrays alone returning a tuple, for jit, vmap, grad and export."""
-        return lambda *arrays: tuple(self.call(*arrays))
+        """A function of the arrays alone returning a tuple, for jit, vmap, grad and export: the
+        same object for the same kernel, attributes and outs, so a second check finds JAX's
+        traces and compiles of it (decision 207)."""
+        return self.transformed("call", None)
+
+    def transformed(self, what, make):
+        """`make(function)` (`what` names it: "vmap in_axes=1", ...), kept across checks of the
+        same kernel, attributes and outs; a fresh one when those are unhashable."""
+        call = self._function if what == "call" else None
+        try:
+            key = (self.fn, self.is_primitive, self.is_callable, self.backend, self.outs_fn,
+                   repr(self.outs), tuple(sorted(self.attrs.items())), what)  # fmt: skip
+            hash(key)
+        except TypeError:
+            return call() if call else make(self.function())
+        if key not in _TRANSFORMED:
+            if len(_TRANSFORMED) > 256:
+                _TRANSFORMED.clear()
+            _TRANSFORMED[key] = call() if call else make(self.function())
+        return _TRANSFORMED[key]
+
+    def _function(self):
+        subject = dataclasses.replace(self, masks=None, cases=[], case_masks={})
+        return lambda *arrays: tuple(subject.call(*arrays))
 
     def declared(self) -> list:
         """The output types the call declares (outs, or the one output a KernelFunction infers
