@@ -109,6 +109,11 @@ def _get_worker(platform: str) -> _Worker:
     return _worker
 
 
+def prestart(platform: str) -> None:
+    """Starts the tuning child now (Python and JAX take seconds to start) without waiting."""
+    _get_worker(platform)
+
+
 def _drop_worker() -> None:
     global _worker
     if _worker is not None:

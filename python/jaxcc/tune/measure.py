@@ -18,6 +18,9 @@ TARGET_S = 0.2
 # A decision whose fastest variant spreads (IQR / median of its calls) more than this was made
 # under load: it is marked `noisy` and retimed by the next process (decision 193).
 NOISY_SPREAD = 0.25
+# Breaking a tie for the reference (or the first configuration) may cost at most this fraction
+# over the fastest median: wider notches on a busy machine must not buy a slower kernel.
+TIE_COST = 0.02
 
 
 def timed_call(fn, outs, attributes):
@@ -125,10 +128,13 @@ def ties_with(best: dict, other: dict) -> bool:
 
 def decide(stats: dict, order: list[str], reference: str) -> tuple[str, list[str]]:
     """(chosen tag, the tags tied with the fastest). The fastest median wins unless others are
-    within its noise; a tie goes to the reference if it is in it, else to the first tied tag in
-    candidate order (`order`) (decision 193)."""
+    within its noise (a tie); a tie goes to the reference, else to the first tag in candidate
+    order (`order`), among the tied ones whose median is within TIE_COST of the fastest's, so
+    that breaking a tie never costs more than that (decision 193)."""
     fastest = min(stats, key=lambda t: stats[t]["median"])
     tied = [t for t in order if t in stats and ties_with(stats[fastest], stats[t])]
     if len(tied) <= 1:
         return fastest, []
-    return (reference if reference in tied else tied[0]), tied
+    limit = stats[fastest]["median"] * (1 + TIE_COST)
+    close = [t for t in tied if stats[t]["median"] <= limit]
+    return (reference if reference in close else close[0]), tied

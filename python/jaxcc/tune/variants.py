@@ -19,7 +19,7 @@ from jaxcc.call import ffi_targets
 from jaxcc.call.compiled_module import CompiledModule
 from jaxcc.errors import AutotuneError, AutotuneWarning, CompileError, SpecError
 
-from . import store
+from . import isolation, store
 from .choose import TunedFunction
 from .spec import TuneSpec, config_flags, config_tag, config_text, merge_annotations, module_configs
 
@@ -82,6 +82,10 @@ def load_tuned(where: str, run, arguments: dict, specs: dict[str, TuneSpec],
         specs = _with_annotations(where, arguments, specs)
     builds = module_configs(specs)
     requests = [options.make_request(where, **_variant_arguments(arguments, c)) for c in builds]
+    if not _decided(requests[0].cache_dir, arguments["name"]):
+        # Timing is likely (nothing decided for a module of this name yet): the tuning child
+        # starts now, beside the builds and the user's code, not at the first call (decision 191).
+        isolation.prestart(arguments.get("platform", "cpu"))
     workers = max(1, min(len(builds), os.cpu_count() or 1))
     with ThreadPoolExecutor(max_workers=workers) as pool:
         futures = [pool.submit(_try_load, r, run) for r in requests]
@@ -163,6 +167,11 @@ def module_from_reference(where, run, arguments, builds, built) -> CompiledModul
     args = _variant_arguments(arguments, config)
     args["auto_register"] = arguments.get("auto_register", True)
     return load_request.load(options.make_request(where, **args), run)
+
+
+def _decided(cache_dir: str, name: str) -> bool:
+    """Whether the cache holds any decision for a module of this name."""
+    return any(r.get("module") == name for r in store.list_decisions(cache_dir))
 
 
 def _check_references(where: str, specs: dict[str, TuneSpec], base: dict, failed) -> None:
