@@ -39,6 +39,7 @@ struct Candidate {
   bool is_template = false;
   bool is_kernel = false;
   bool class_key_before = false;
+  bool specialisation = false;  // `f<double>(...)`: a declarator, but no new name
 };
 
 class Scanner {
@@ -267,6 +268,14 @@ class Scanner {
       if (IsClassKey(t)) class_key = true;
       if (t.text == "typedef" || t.text == "using" || t.text == "friend") is_typedef = true;
       size_t open = SkipAttributes(k + 1);
+      if (Is(k + 1, "<") && !argspec::IsCppKeyword(t.text) && !IsSpecifierMacro(t.text)) {
+        // A template-id declarator, `T f<double>(...)` after `template <>`: a specialisation is
+        // a declarator too, or its body is not seen as one and the declaration that follows
+        // inherits its `template` (issue 50).
+        const size_t after = SkipAttributes(SkipAngles(k + 1));
+        if (Is(after, "(")) open = after;
+      }
+      const bool specialisation = open != SkipAttributes(k + 1);
       bool callable = !argspec::IsCppKeyword(t.text) && !IsSpecifierMacro(t.text) && Is(open, "(");
       if (!callable || is_typedef) {
         ++k;
@@ -293,6 +302,7 @@ class Scanner {
         continue;
       }
       c.is_template = is_template;
+      c.specialisation = specialisation;
       c.is_kernel = is_kernel;
       c.class_key_before = class_key;
       found.push_back(c);
@@ -312,6 +322,7 @@ class Scanner {
     std::vector<Candidate> found = FindDeclarators(begin, end, &saw_equal);
     for (size_t n = 0; n < found.size(); ++n) {
       const Candidate& c = found[n];
+      if (c.specialisation) continue;  // the primary template already declared the name
       Declaration d;
       d.name = code_[c.name].text;
       d.namespaces = c.absolute ? std::vector<std::string>() : CurrentPath();

@@ -209,5 +209,55 @@ TEST(NamespacesAtTest, InnermostRange) {
   EXPECT_EQ(NamespacesAt(scan.ranges, text.find("w")), Strings{});
 }
 
+// Issue 50: a full specialisation's body was not seen as a function body, so the declaration
+// after it inherited its `template` and a plain kernel was refused as a template.
+TEST(DeclarationsTest, SpecialisationDoesNotMakeTheNextFunctionATemplate) {
+  auto scan = ScanText(
+      "template <typename T> T twice(T v) { return 2 * v; }\n"
+      "template <> double twice<double>(double v) { return 2.0 * v; }\n"
+      "void scale2(const Tensor x, Tensor out) { twice(1.0f); }\n");
+  auto kernel = Named(scan, "scale2");
+  ASSERT_EQ(kernel.size(), 1u);
+  EXPECT_FALSE(kernel[0]->is_template);
+  EXPECT_TRUE(kernel[0]->is_definition);
+  auto twice = Named(scan, "twice");
+  ASSERT_EQ(twice.size(), 1u);  // the specialisation is no new name
+  EXPECT_TRUE(twice[0]->is_template);
+}
+
+// Every form of template, specialisation and overload before a plain kernel, alone and in pairs,
+// in and out of a namespace: the kernel is found once, a definition, not a template.
+TEST(DeclarationsTest, NoTemplateFormBeforeAKernelMakesItATemplate) {
+  const std::vector<std::string> forms = {
+      "template <typename T> T f(T v) { return v; }",
+      "template <> double f<double>(double v) { return v; }",
+      "template <> inline float f<float>(float v) { return v; }",
+      "template <> [[nodiscard]] int f<int>(int v) { return v; }",
+      "template <typename T, int N> T g(T v) { return v * N; }",
+      "template <> long g<long, 3>(long v) { return v; }",
+      "template <> std::vector<int> h<std::vector<int>>(std::vector<int> v) { return v; }",
+      "template double f<double>(double);",
+      "template <> double f<double>(double v);",
+      "float f(float v) { return v; }",
+      "int f(int v, int w = k<3>(2)) { return v + w; }",
+      "template <class T> struct S { T f(T v) { return v; } };",
+      "template <class T> using V = std::vector<T>;",
+  };
+  const std::string kernel = "void kernel(const Tensor x, Tensor out) { f(1); }\n";
+  for (size_t a = 0; a < forms.size(); ++a) {
+    for (size_t b = 0; b <= forms.size(); ++b) {
+      for (bool in_namespace : {false, true}) {
+        std::string text = forms[a] + "\n" + (b < forms.size() ? forms[b] + "\n" : "");
+        if (in_namespace) text = "namespace ops {\n" + text + "}\n";
+        text += kernel;
+        auto found = Named(ScanText(text), "kernel");
+        ASSERT_EQ(found.size(), 1u) << text;
+        EXPECT_FALSE(found[0]->is_template) << text;
+        EXPECT_TRUE(found[0]->is_definition) << text;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace jaxcc::signature
