@@ -102,10 +102,10 @@ def derived_cases(subject) -> tuple[list[Case], str]:
 
 
 def _rule_of(subject):
-    from .deploy_rows import _rule
+    from .kernel_rule import kernel_rule
 
     try:
-        return _rule(subject)
+        return kernel_rule(subject)
     except Exception:  # noqa: BLE001  # a rule that does not fit is the sharding row's finding
         return None
 

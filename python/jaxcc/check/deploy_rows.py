@@ -9,36 +9,12 @@ import tempfile
 import numpy as np
 
 from .cases import Case as _Case
+from .kernel_rule import kernel_rule as _rule
 from .rows import FAILED, PASSED, SKIPPED
 from .subject import Subject, first_line
 
 _GATHERS = ("all-gather(", "all-gather-start(", "all-to-all(")
 _bundles = itertools.count(1)
-
-
-def _rule(subject: Subject):
-    rule = getattr(subject.fn, "sharding", None)
-    if rule is not None or not subject.is_primitive:
-        return rule
-    return _kernel_function_rule(subject)
-
-
-def _kernel_function_rule(subject: Subject):
-    """For an XLACustomKernel without a rule: the rule of the jaxcc function its calls' kernel
-    generator returns, which splits those calls (decision 162); None for any other kernel."""
-    import jax
-
-    from jaxcc._jax_compat import ShapedArray
-    from jaxcc.custom_kernel.function_rules import function_rule
-
-    platform = "gpu" if jax.default_backend() == "gpu" else jax.default_backend()
-    table = subject.fn.kernel_table
-    outs = tuple(ShapedArray(tuple(t.shape), t.dtype) for t in subject.declared())
-    try:
-        entry = table.select(platform, subject.backend, table.selection(warn=False))
-        return function_rule(entry.kernel_generator(outs=outs, **subject.attrs))
-    except Exception:  # noqa: BLE001  # the other rows report a failing generator
-        return None
 
 
 def _split_cases(subject: Subject, rule, devices: int):
