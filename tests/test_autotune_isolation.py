@@ -153,7 +153,7 @@ def test_warning_under_jit_points_at_the_users_line(unique_name):
     source = MODE_SOURCE.replace("* 2;", "* (MODE == 1 ? 3 : 2);")
     mod = jaxcc.load_cpp_inline(unique_name, source, tune={"twice": {"MODE": [0, 4, 1]}})
     with pytest.warns(jaxcc.AutotuneWarning, match="MODE=1 is left out") as caught:
-        jax.jit(lambda x: mod.twice(x) + 1)(X)
+        jax.jit(jax.vmap(mod.twice))(X.reshape(4, 128))  # JAX calls the kernel function
     assert caught[0].filename == __file__
 
 
