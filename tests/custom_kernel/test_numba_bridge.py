@@ -217,7 +217,7 @@ import time, json
 import jax, jax.numpy as jnp, numba
 from numba.core import compiler
 import jaxcc
-from jaxcc import _load
+from jaxcc.build import load_request
 
 spans = {"compile": [], "build": []}
 def timed(name, original):
@@ -229,7 +229,7 @@ def timed(name, original):
             spans[name].append((start, time.perf_counter()))
     return wrapper
 compiler.compile_extra = timed("compile", compiler.compile_extra)
-_load.load = timed("build", _load.load)
+load_request.load = timed("build", load_request.load)
 
 @numba.njit
 def shift(x, out):
