@@ -97,8 +97,8 @@ PROBE = textwrap.dedent(
         libs = corpus.cublas_libraries()
         if os.environ.get("JAXCC_CUDA_RUNTIME") == "shared":
             # JAX's plugin loads its wheel's CUDA runtime first, the one shared modules link.
-            from jaxcc import _discovery
-            libs = [p for d in _discovery.nvidia_wheel_dirs()[1]
+            from jaxcc.environment import discovery
+            libs = [p for d in discovery.nvidia_wheel_dirs()[1]
                     for p in glob.glob(d + "/libcudart.so.*")][:1] + libs
         t = time.perf_counter()
         for lib in libs:
