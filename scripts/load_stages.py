@@ -8,12 +8,18 @@ from __future__ import annotations
 import importlib
 import time
 
-# (jaxcc module, attribute, label): the stages of one load, in the order a load runs them.
+# (jaxcc module, attribute, label): the stages of one load, in the order a load runs them. Each
+# stage under its module since the Python layer's stages (decision 169) and under the flat name
+# an older jaxcc has; whichever the installed jaxcc lacks is left out.
 STAGES = (
+    ("build.options", "make_request", "py: request build"),
     ("_options", "make_request", "py: request build"),
+    ("environment.discovery", "build_environment", "py: build environment"),
     ("_discovery", "build_environment", "py: build environment"),
     ("_core", "load_module", "core (total)"),
+    ("call.ffi_targets", "register_module", "py: register with jax"),
     ("_registry", "register_module", "py: register with jax"),
+    ("build.load_request", "CompiledModule", "py: CompiledModule"),
     ("_load", "CompiledModule", "py: CompiledModule"),
 )
 
