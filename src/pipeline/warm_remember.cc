@@ -17,6 +17,42 @@ void AddDirectoryTree(const std::string& root, WarmRecord& record) {
   }
 }
 
+// The system package manager's database, rewritten (by rename) by every install, upgrade and
+// removal: one stat that stands for every watched directory it manages (decision 172).
+std::string PackageDatabase() {
+  for (const char* path : {"/var/lib/dpkg/status", "/var/lib/rpm/rpmdb.sqlite",
+                           "/var/lib/rpm/Packages", "/var/lib/pacman/local"}) {
+    if (StatPath(path).exists) return path;
+  }
+  return "";
+}
+
+// Whether the system package manager owns `dir`: under /usr, but not /usr/local.
+bool PackageManaged(const std::string& dir) {
+  return dir.rfind("/usr/", 0) == 0 && dir.rfind("/usr/local", 0) != 0;
+}
+
+// A warm load stats each watched directory; the compiler's and the C library's are about 20
+// (decisions 171, 172), most of a warm load's stats. Those the package manager owns are watched
+// through its database instead: while it holds still, nothing was installed or upgraded there;
+// when it moved, the record is refused and the full path checks every directory of the manifest
+// (and writes a record under the new stamp).
+void WatchPackageDirectoriesThroughTheirDatabase(WarmRecord& record) {
+  const std::string database = PackageDatabase();
+  if (database.empty()) return;
+  std::vector<cache::WatchedDirectory> kept;
+  bool guarded = false;
+  for (cache::WatchedDirectory& dir : record.entry.directories) {
+    if (PackageManaged(dir.path) && dir.names_sha256 != cache::kDirectoryUnknown) {
+      guarded = true;
+    } else {
+      kept.push_back(std::move(dir));
+    }
+  }
+  record.entry.directories = std::move(kept);
+  if (guarded) record.watched.push_back({database, StampOf(database)});
+}
+
 }  // namespace
 
 void RememberWarm(const LoadRequest& request, const BuildEnvironment& env,
@@ -41,6 +77,7 @@ void RememberWarm(const LoadRequest& request, const BuildEnvironment& env,
       record.watched.push_back({dir, StampOf(dir)});
     }
   }
+  WatchPackageDirectoriesThroughTheirDatabase(record);
   AddDirectoryTree(JoinPath(env.ffi_include_dir, "xla/ffi/api"), record);
   AddDirectoryTree(env.jaxcc_include_dir, record);
   // A path changed within the last seconds could change again within the same timestamp tick
