@@ -5,6 +5,7 @@ on right kernels that look suspicious (decisions 203, 204): a static scratch arr
 `determinism` with a note, and a ReLU's right JVP passes at x == 0 (kinks left out, said so)."""
 
 import os
+import re
 import sys
 
 import jax
@@ -45,9 +46,10 @@ def test_memoised_by_address_fails_determinism_not_vmap(ops):
                                 checks=["determinism", "jit", "vmap", "threads"])  # fmt: skip
     assert failed(report) == {"determinism"}, str(report)
     detail = report["determinism"].detail
-    # Either probe may see it first: eager calls in a row, or a lax.map (one slice address).
-    assert detail.startswith(("a call on new values right after another call: output 1 differs",
-                              "call 2 of a jax.lax.map of single calls: output 1 differs"))  # fmt: skip
+    # Either probe may see it first: eager calls in a row, or a lax.map (one slice address), whose
+    # first call can already meet the memo of the eager call before it.
+    assert re.match(r"(a call on new values right after another call|call \d+ of a jax\.lax\.map "
+                    r"of single calls): output 1 differs", detail), detail  # fmt: skip
     assert detail.endswith("the result depends on the call before (memoised by buffer address, "
                            "or kept in static state)")  # fmt: skip
     assert report["vmap"].status == "skipped", str(report)

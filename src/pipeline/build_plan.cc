@@ -203,7 +203,7 @@ BuildPlan MakeBuildPlan(const LoadRequest& request, const BuildEnvironment& env,
   Append(plan.runtime_flags,
          {"-DNDEBUG", "-isystem", env.ffi_include_dir, "-isystem", env.jaxcc_include_dir});
 
-  if (request.debug) ApplyDebugProfile(plan);
+  if (request.debug) ApplyDebugProfile(plan, compiler.version);
 
   size_t nvcc_units = 0;
   for (size_t i = 0; i < request.sources.size(); ++i) nvcc_units += IsCudaSource(request, i);

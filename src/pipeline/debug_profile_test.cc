@@ -48,6 +48,24 @@ TEST(DebugProfileTest, WithoutTheProfileNothingChanges) {
   EXPECT_EQ(LastIndex(plan.runtime_flags, "-DJAXCC_DEBUG_GUARDS=1"), -1);
 }
 
+TEST(DebugProfileTest, LocalsArePatternInitialisedWhereTheCompilerTakesIt) {
+  const std::string flag = "-ftrivial-auto-var-init=pattern";
+  BuildPlan plan = MakeBuildPlan(Request("cpu", true), Env(), Compiler());
+  EXPECT_GE(LastIndex(plan.user_flags, flag), 0);
+  EXPECT_EQ(LastIndex(plan.wrapper_flags, flag), -1);  // jaxcc's own units are not the subject
+  EXPECT_EQ(LastIndex(MakeBuildPlan(Request("cpu", false), Env(), Compiler()).user_flags, flag),
+            -1);
+  EXPECT_TRUE(TakesPatternInit("g++ (Debian 12.2.0-14) 12.2.0"));
+  EXPECT_TRUE(TakesPatternInit("g++ (GCC) 13.1.1 20230614"));  // the version is not last
+  EXPECT_FALSE(TakesPatternInit("g++ (Ubuntu 11.4.0-1ubuntu1~22.04) 11.4.0"));
+  EXPECT_TRUE(TakesPatternInit("Debian clang version 14.0.6"));
+  EXPECT_FALSE(TakesPatternInit("clang version 7.1.0 (tags/RELEASE_710/final)"));
+  EXPECT_FALSE(TakesPatternInit("icpx (R) oneAPI DPC++/C++ Compiler 2024.0.0"));
+  toolchain::HostCompiler old_gcc = Compiler();
+  old_gcc.version = "g++ (GCC) 11.2.1 20220127";
+  EXPECT_EQ(LastIndex(MakeBuildPlan(Request("cpu", true), Env(), old_gcc).user_flags, flag), -1);
+}
+
 TEST(DebugProfileTest, CudaGetsDeviceDebugAndNoPtxasLevel) {
   CudaToolchain cuda{{"/cuda/bin/nvcc", "release 13.0", "/cuda", "test"}, {"80"}};
   BuildPlan plan = MakeBuildPlan(Request("cuda", true), Env(), Compiler(), &cuda);

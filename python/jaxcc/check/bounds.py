@@ -56,23 +56,24 @@ def _cannot_check(fn) -> str | None:
     return None
 
 
-def _guarded_run(fn, arrays, outs, attributes) -> tuple[str, str]:
-    """Runs the debug build of `fn`: (PASSED, ""), (SKIPPED, why), (FAILED, the error it
-    raised) or (OUTSIDE, the guard's finding)."""
+def _guarded_run(fn, arrays, outs, attributes) -> tuple[str, object]:
+    """Runs the debug build of `fn`: (PASSED, its outputs as numpy arrays), (SKIPPED, why),
+    (FAILED, the error it raised) or (OUTSIDE, the guard's finding)."""
     twin = _debug_twin(fn)
     if isinstance(twin, str):
         return SKIPPED, twin
     try:
         result = twin(*arrays, outs=outs, **attributes)
-        for leaf in result if isinstance(result, (list, tuple)) else [result]:
-            np.asarray(leaf)  # the error of an asynchronous dispatch surfaces here
+        # np.asarray: the error of an asynchronous dispatch surfaces here.
+        leaves = result if isinstance(result, (list, tuple)) else [result]
+        outputs = [np.asarray(leaf) for leaf in leaves]
     except Exception as e:  # noqa: BLE001  # the guard's error is the finding
         text = str(e)
         if _GUARD_MESSAGE not in text:
             return FAILED, f"the debug build (-O0 -g) raised {first_line(e)}"
         finding = text.split(_GUARD_MESSAGE, 1)[1].splitlines()[0]
         return _OUTSIDE, finding.split("; check the index arithmetic", 1)[0]
-    return PASSED, ""
+    return PASSED, outputs
 
 
 def _kernel_functions(subject: Subject):
@@ -135,6 +136,10 @@ def bounds_row(subject: Subject, reference=None) -> tuple[str, str]:
             if status == _OUTSIDE:
                 subject.writes_outside = True  # check_kernel then runs nothing else
                 return FAILED, label + where + reason
+            if status == PASSED:
+                if case is None and not subject.is_primitive:
+                    subject.debug_outputs = reason  # for `determinism`'s comparison of builds
+                continue
             if status == FAILED and case is None:
                 return FAILED, label + reason
             if status == FAILED:  # refusing a shape is the kernel's right; not a bounds finding

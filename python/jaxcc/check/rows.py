@@ -57,10 +57,30 @@ def determinism_row(subject: Subject, reference) -> tuple[str, str]:
         stale = None
     if stale:
         return FAILED, stale
+    builds = _debug_build_difference(subject, reference)
+    if builds:
+        return FAILED, builds
     if not diff:
         return PASSED, "two runs bitwise equal; a call on new values gives their own result"
     return PASSED, (f"two runs within tolerance but not bitwise equal ({diff}; a parallel "
                     "reduction whose order varies?)")  # fmt: skip
+
+
+def _debug_build_difference(subject: Subject, reference) -> str | None:
+    """The release build's outputs against the debug build's at the sample (kept by `bounds`):
+    the same code at -O0 with every uninitialised local set to a pattern computes the same
+    numbers unless the kernel reads a value it never wrote, or relies on undefined behaviour
+    that -O3 resolves another way (issue 50 item 3). Only where the kernel writes; the dtype's
+    tolerance, since -O3 may contract a multiply and an add where -O0 does not."""
+    if subject.debug_outputs is None:
+        return None
+    diff = subject.difference(reference, subject.debug_outputs, "debug build vs release build")
+    if diff is None:
+        return None
+    return (f"{diff}: the same code at -O0 with uninitialised locals set to a pattern computes "
+            "other values, so the kernel reads a value it never wrote (a local without an "
+            "initialiser, an accumulator not zeroed) or relies on undefined behaviour; build it "
+            "with debug=True and compare, or give every local a value")  # fmt: skip
 
 
 def _stale_result(subject: Subject) -> str | None:

@@ -35,6 +35,9 @@ class Subject:
     backend: str | None = None  # the XLACustomKernel backend calls use (None: its default)
     masks: list | None = None  # per output: True where the kernel writes (from `outputs`)
     writes_outside: bool = False  # the debug build's guard zones caught a write (from `bounds`)
+    # The debug build's outputs at the sample (from `bounds`; -O0, locals pattern-initialised),
+    # which `determinism` compares with the release build's (issue 50 item 3).
+    debug_outputs: list | None = None
     outs_fn: object = None  # outs= given as a function of the inputs (outs is its sample value)
     reference: object = None  # reference=: a function like the kernel's call, or a backend name
     # More shapes than the sample's (cases.Case), for the outputs, bounds and reference rows.
