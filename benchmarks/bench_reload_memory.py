@@ -4,7 +4,8 @@ and the process's resident memory after the first cycle and after the last.
 
 Run:  python benchmarks/bench_reload_memory.py [--cycles 200] [--keep-caches]
 `--keep-caches` makes jaxcc's reload leave JAX's caches alone (what jaxcc did before decision
-190), for the side-by-side figure. Prints one JSON line: the RSS after cycle 1 and after the
+190) and jits a new function each cycle (the only way to new code then), for the side-by-side
+figure. Prints one JSON line: the RSS after cycle 1 and after the
 last, their difference, and the seconds per cycle. Each cycle builds a new library (g++), so 200
 cycles take a few minutes on 2 cores; the cache is a private temporary directory, removed."""
 
@@ -68,11 +69,15 @@ def main() -> None:
             state["mod"] = jaxcc.load_cpp_inline(
                 "bench_reload", SOURCE.format(offset=cycle), ["add"]
             )
+            if args.keep_caches:  # the old way to new code: a new function to jit, each edit
+                jitted = jax.jit(lambda x, mod=state["mod"]: mod.add(x) * 2.0)
             got = float(jitted(x)[0])
             if got != (1.0 + cycle) * 2.0:
                 raise SystemExit(f"cycle {cycle}: the jitted call ran old code ({got})")
             if cycle == 1:
                 first = rss_mib()
+            if cycle % 25 == 0:  # progress, so a run cut off keeps its figures
+                print(f"cycle {cycle}: {rss_mib():.1f} MiB", flush=True)
         last = rss_mib()
     finally:
         shutil.rmtree(cache, ignore_errors=True)
