@@ -65,8 +65,10 @@ def write_executable(path, text):
 class BuildWorld(RuleBasedStateMachine):
     root = None  # set per example by the test below
 
-    @initialize()
-    def make_world(self):
+    # Hypothesis may run no rule at all in a short example: the first change and its load are
+    # drawn here, so every example checks at least one cached load against the changed world.
+    @initialize(part=st.sampled_from(["sys", "wrap", "flag", "lib", "user", "src"]), value=digit)
+    def make_world(self, part, value):
         self.counter = getattr(BuildWorld, "_examples", 0)
         BuildWorld._examples = self.counter + 1
         base = self.root / f"world{self.counter}"
@@ -91,6 +93,8 @@ class BuildWorld(RuleBasedStateMachine):
         for part in ("src", "user", "sys", "flag", "wrap", "lib"):
             self.write(part, self.world[part])
         # Cached before any rule runs: every rule's load is then one a stale cache could answer.
+        assert self.load_elsewhere(self.cache) == self.expected(), self.world
+        self.write(part, value)
         assert self.load_elsewhere(self.cache) == self.expected(), self.world
 
     def write(self, part, value):
