@@ -3,6 +3,7 @@ first call of one of its functions; JAXCC_LAZY_LOAD=0 maps it at the load. Each 
 fresh process against a cache an earlier process filled, as a warm load has it."""
 
 import json
+import shutil
 import subprocess
 import textwrap
 
@@ -173,7 +174,13 @@ def test_a_library_that_cannot_be_mapped_says_why_at_the_call(tmp_path, unique_n
             '#include "jaxcc/jaxcc.h"', '#include "jaxcc/jaxcc.h"\nfloat helper_scale();'
         )
     )
-    ldflags = [f"-L{helper_dir}", "-lhelper", f"-Wl,-rpath,{helper_dir}"]
+    # Linked from helper/, loaded from run/: the link's search directories are part of what the
+    # build read (decision 172), so a name changed there is a rebuild, not this case; a library
+    # gone from where the loader finds it at run time is.
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    shutil.copy(helper_dir / "libhelper.so", run_dir / "libhelper.so")
+    ldflags = [f"-L{helper_dir}", "-lhelper", f"-Wl,-rpath,{run_dir}"]
     cache = tmp_path / "cache"
     code_kwargs = f"extra_ldflags={ldflags!r}"
     original = PROBE.replace(
@@ -191,7 +198,7 @@ def test_a_library_that_cannot_be_mapped_says_why_at_the_call(tmp_path, unique_n
 
     built = run("call")
     assert built.returncode == 0, built.stderr[-3000:]
-    (helper_dir / "libhelper.so").rename(helper_dir / "libhelper.so.gone")
+    (run_dir / "libhelper.so").rename(run_dir / "libhelper.so.gone")
 
     at_call = json.loads(run("call_fails").stdout.strip().splitlines()[-1])
     assert at_call["hit"] and not at_call["mapped_after_load"]
