@@ -250,7 +250,8 @@ TEST(DeclarationsTest, NoTemplateFormBeforeAKernelMakesItATemplate) {
         std::string text = forms[a] + "\n" + (b < forms.size() ? forms[b] + "\n" : "");
         if (in_namespace) text = "namespace ops {\n" + text + "}\n";
         text += kernel;
-        auto found = Named(ScanText(text), "kernel");
+        const SourceScan scan = ScanText(text);  // outlives the pointers Named returns into it
+        auto found = Named(scan, "kernel");
         ASSERT_EQ(found.size(), 1u) << text;
         EXPECT_FALSE(found[0]->is_template) << text;
         EXPECT_TRUE(found[0]->is_definition) << text;
