@@ -108,6 +108,18 @@ def _trace_probes():
         return None, None, None
 
 
+def _batch_tracer():
+    # jax._src.interpreters.batching.BatchTracer: tune/keys.py reads the vmaps around an operand
+    # (its batch dimension and axis size) to key a tuned call at the shape the kernel runs on
+    # (decision 192); present on JAX 0.10.2, 0.11.2 and 0.12.0.1. None where a JAX lacks it.
+    try:
+        from jax._src.interpreters.batching import BatchTracer
+
+        return BatchTracer
+    except ImportError:
+        return None
+
+
 def _xla_custom_call_targets():
     # jax._src.lib.xla_client.custom_call_targets(platform) -> {name: handler}: every target XLA
     # has for a platform, whoever registered it (jaxcc, jax.ffi, jaxlib). jaxcc.deserialize reads
@@ -187,6 +199,7 @@ _SHIMS = {
     "batching": _batching,
     "ad": _ad,
     "trace_probes": _trace_probes,
+    "batch_tracer": _batch_tracer,
     "xla_custom_call_targets": _xla_custom_call_targets,
     "devices_during_lowering": _devices_during_lowering,
     "varying_like": _varying_like,

@@ -43,7 +43,13 @@ void PutCurrentException() {
 
 [[noreturn]] void OnTerminate() {
   KernelsNow kernels;
-  if (kernels.Find() && ClaimTheReport()) {
+  const bool in_kernel = kernels.Find();
+  if (in_kernel && !ClaimTheReport()) {
+    // Another thread is reporting (several OpenMP workers throwing at once): chaining now would
+    // interleave the C++ runtime's own message with that report. That thread ends the process;
+    // wait for it, for a bounded time in case the report was claimed by one that went on.
+    for (int i = 0; i < 100; ++i) ::usleep(100000);
+  } else if (in_kernel) {
     Put("\njaxcc: std::terminate called");
     PutWhere(kernels);
     PutCurrentException();

@@ -14,9 +14,10 @@ _BATCHED_ONCE = ("broadcast_all", "expand_dims")
 def _levels(x) -> list:
     """[(trace, axis size or None when unmapped there)] of the vmaps wrapping `x`, innermost
     first."""
-    try:
-        from jax._src.interpreters.batching import BatchTracer
-    except ImportError:  # a JAX without it: the per-element shape is all that can be read
+    from jaxcc._jax_compat import batch_tracer
+
+    BatchTracer = batch_tracer  # noqa: N806  # a class
+    if BatchTracer is None:  # a JAX without it: the per-element shape is all that can be read
         return []
     levels = []
     while isinstance(x, BatchTracer):
