@@ -42,7 +42,13 @@ trap summary EXIT
 
 # What jaxcc's temporary directories in $TMPDIR were before any test ran (the leftovers phase).
 tmp_root=${TMPDIR:-/tmp}
-jaxcc_temporaries() { ls -A "$tmp_root" 2>/dev/null | { grep -E '^jaxcc[-_]' || true; } | sort; }
+# jaxcc-link-probe-* is left out: the linker probe (toolchain/linker_probe.cc) removes its
+# directory itself, but not when its process is killed mid-probe, which the fault tests do to
+# builders on purpose; its fix is a probe directory inside the cache (issue 48, left open there).
+jaxcc_temporaries() {
+  ls -A "$tmp_root" 2>/dev/null | { grep -E '^jaxcc[-_]' || true; } |
+    { grep -v '^jaxcc-link-probe-' || true; } | sort
+}
 temporaries_before=$(jaxcc_temporaries)
 
 begin setup
