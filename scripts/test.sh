@@ -44,7 +44,7 @@ trap summary EXIT
 tmp_root=${TMPDIR:-/tmp}
 # jaxcc-link-probe-* is left out: the linker probe (toolchain/linker_probe.cc) removes its
 # directory itself, but not when its process is killed mid-probe, which the fault tests do to
-# builders on purpose; its fix is a probe directory inside the cache (issue 48, left open there).
+# builders on purpose; the fix is a probe directory inside the cache (a follow-up).
 jaxcc_temporaries() {
   ls -A "$tmp_root" 2>/dev/null | { grep -E '^jaxcc[-_]' || true; } |
     { grep -v '^jaxcc-link-probe-' || true; } | sort
