@@ -94,6 +94,7 @@ VERSION_INDEPENDENT_MODULES = {
     "test_linker.py": "which linker links a CPU module; JAX only runs what it linked",
     "test_build_world.py": "what the compiler and linker read, in the key; no JAX call",
     "test_build_world_property.py": "loads against fresh builds of a drawn world; no JAX call",
+    "test_process_end.py": "the C++ runtime's reports as a process ends; JAX only dispatches",
 }
 
 
