@@ -131,8 +131,8 @@ def test_xla_custom_kernel_checks_its_cpp_backends_on_the_debug_build():
     assert report.ok, str(report)
     assert report["bounds"].status == "passed", str(report)
     assert report["bounds"].detail.endswith(
-        "outside its outputs (backend 'cpp'); not checked: backend 'jax': not a jaxcc C++/CUDA "
-        "kernel function"
+        "outside its inputs (two fills) (backend 'cpp'); not checked: backend 'jax': not a jaxcc "
+        "C++/CUDA kernel function"
     )
 
 

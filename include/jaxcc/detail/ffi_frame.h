@@ -240,9 +240,10 @@ template <typename CallScope>
 JAXCC_BRIDGE_HOT_INLINE void RunFrameBody(const FrameSpec& spec, FrameBody body,
                                           const FrameView& view) {
 #if defined(JAXCC_DEBUG_GUARDS)
-  // The debug profile (debug_guards.h): host outputs on guarded copies, checked after the call.
+  // The debug profile (debug_guards.h): host inputs and outputs on guarded copies, the outputs'
+  // guards checked after the call (the inputs' fill varied by check_kernel's `bounds` row).
   if constexpr (std::is_same_v<CallScope, NoCallScope>) {
-    GuardedOutputs guards(spec, view.rets);
+    GuardedCall guards(spec, view.args, view.rets);
     body(view);
     guards.CheckAndCopyBack();
     return;

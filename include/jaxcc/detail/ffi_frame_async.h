@@ -1,7 +1,8 @@
 // The asynchronous side of the frame decoder (ffi_frame.h): a `jaxcc::Async` function's decoded
 // call is copied behind a task of XLA's thread pool, and the Future XLA waits on completes when
 // the function returns (decision 94; the copy since decision 128, as the handler's room for the
-// decoded call dies when it returns).
+// decoded call dies when it returns). A debug build guards the body's inputs and outputs as it
+// does a synchronous body's (debug_guards.h; async functions are CPU only).
 #pragma once
 
 #include <cstddef>
@@ -14,6 +15,9 @@
 #include "jaxcc/detail/frame_entry.h"
 #include "jaxcc/tensor.h"
 #include "xla/ffi/api/c_api.h"
+#if defined(JAXCC_DEBUG_GUARDS)
+#include "jaxcc/detail/debug_guards.h"
+#endif
 
 namespace jaxcc::detail {
 
@@ -27,6 +31,7 @@ struct AsyncFrameJob {
   const XLA_FFI_Api* api;
   XLA_FFI_Future* future;
   const char* function;
+  const FrameSpec* spec;  // static in the module's wrapper unit: outlives every call
 
   static AsyncFrameJob* Copy(const FrameSpec& spec, const FrameView& view, FrameBody body,
                              const XLA_FFI_Api* api, XLA_FFI_Future* future) noexcept {
@@ -35,7 +40,8 @@ struct AsyncFrameJob {
                               static_cast<std::size_t>(spec.num_attrs) * sizeof(const void*);
     void* raw = ::operator new(bytes, std::nothrow);
     if (raw == nullptr) return nullptr;
-    auto* job = new (raw) AsyncFrameJob{view, *view.context, body, api, future, spec.function};
+    auto* job =
+        new (raw) AsyncFrameJob{view, *view.context, body, api, future, spec.function, &spec};
     auto* tensor_room = reinterpret_cast<Tensor*>(job + 1);
     std::memcpy(static_cast<void*>(tensor_room), view.args, spec.num_args * sizeof(Tensor));
     std::memcpy(static_cast<void*>(tensor_room + spec.num_args), view.rets,
@@ -56,7 +62,13 @@ struct AsyncFrameJob {
     const XLA_FFI_Api* api = self->api;
     XLA_FFI_Error* error = nullptr;
     try {
+#if defined(JAXCC_DEBUG_GUARDS)
+      GuardedCall guards(*self->spec, self->view.args, self->view.rets);
       self->body(self->view);
+      guards.CheckAndCopyBack();
+#else
+      self->body(self->view);
+#endif
     } catch (...) {
       error = FrameErrorOfCurrentException(api, self->function);
     }

@@ -161,10 +161,14 @@ def check_kernel(
     _add_cases(subject, extra_shapes, samples)
     report = KernelReport(subject.name, [])
     # `bounds` first, on the debug build: a kernel that writes outside its outputs must not run
-    # its own build, whose write would land in memory XLA or the allocator owns.
+    # its own build, whose write would land in memory XLA or the allocator owns; one that reads
+    # outside an input would give every row a finding of chance (decision 220).
     first = {"bounds": _run_row("bounds", subject, None)} if "bounds" in selected else {}
     if subject.writes_outside:
         why = "it writes outside an output (see bounds); its own build would corrupt memory"
+        if subject.reads_outside:
+            why = ("it reads outside an input (see bounds); its own build would read memory XLA "
+                   "owns, and every row's finding would be that read's")  # fmt: skip
         report.rows += [CheckRow(n, SKIPPED, why) if n not in first else first[n]
                         for n in selected]  # fmt: skip
         return report

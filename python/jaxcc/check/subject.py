@@ -35,6 +35,7 @@ class Subject:
     backend: str | None = None  # the XLACustomKernel backend calls use (None: its default)
     masks: list | None = None  # per output: True where the kernel writes (from `outputs`)
     writes_outside: bool = False  # the debug build's guard zones caught a write (from `bounds`)
+    reads_outside: bool = False  # ... or a read outside an input (from `bounds`; then both)
     # The debug build's outputs at the sample (from `bounds`; -O0, locals pattern-initialised),
     # which `determinism` compares with the release build's (issue 50 item 3).
     debug_outputs: list | None = None
