@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from jaxcc.errors import BackendError, CallError, JaxccError, KernelLoweringError
+from jaxcc.errors import BackendError, CallError, ExportError, JaxccError, KernelLoweringError
 
 from .kernel_entry import KernelEntry
 
@@ -56,6 +56,20 @@ def check_outputs(name: str, entry: KernelEntry, results, outs) -> list:
     return results
 
 
+def _needs_concrete_shapes(name: str, entry: KernelEntry, outs, exc) -> ExportError:
+    """A backend that turned a symbolic dimension (jax.export's `b`) into a number: a typed
+    ExportError naming it, in place of JAX's untyped InconclusiveDimensionOperation (issue 50)."""
+    shapes = ", ".join(str(tuple(o.shape)) for o in outs)
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return ExportError(
+        f"{name}: the '{entry.backend}' kernel for {entry.platform} needs concrete shapes and "
+        f"cannot be exported with symbolic dimensions (outs {shapes}): {first}. Export with "
+        "concrete shapes, or export through a backend that keeps them symbolic (a jaxcc C++/"
+        "CUDA function from def_cpp_kernel / def_cuda_raw_kernel, or a JAX function that does "
+        "not read the sizes as numbers)"
+    )
+
+
 def run_kernel(
     name: str, entry: KernelEntry, args, outs, params: dict, others: Sequence[str], inspect=None
 ):
@@ -65,6 +79,8 @@ def run_kernel(
 
     def failed(exc):
         detail = str(exc) if isinstance(exc, JaxccError) else f"{type(exc).__name__}: {exc}"
+        if type(exc).__name__ == "InconclusiveDimensionOperation":
+            return _needs_concrete_shapes(name, entry, outs, exc)
         return KernelLoweringError(
             f"{name}: the '{entry.backend}' kernel for {entry.platform} failed: {detail}\n"
             + switch_hint(name, entry.platform, others)

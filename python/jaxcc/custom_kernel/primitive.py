@@ -34,9 +34,18 @@ def _shaped_array(item, where: str):
         # Canonical as JAX makes the inputs: with x64 off a float64 output is float32, as a
         # float64 input is (a kernel would otherwise write float32 into a float64 buffer).
         dtype = canonical_dtype(np.dtype(item.dtype))
-        return ShapedArray(tuple(int(d) for d in item.shape), dtype)
+        return ShapedArray(tuple(_dimension(d) for d in item.shape), dtype)
     except TypeError as exc:
         raise CallError(f"{where}: cannot read the shape/dtype of an outs entry: {exc}") from None
+
+
+def _dimension(d):
+    """An outs dimension as the aval keeps it: an int, or a symbolic dimension of jax.export
+    (`b` from `symbolic_shape("b, 4")`) kept symbolic, since int() of one raises JAX's untyped
+    InconclusiveDimensionOperation (issue 50)."""
+    if hasattr(d, "dimension_as_value"):  # a jax.export symbolic dimension (_DimExpr)
+        return d
+    return int(d)
 
 
 def _at_top_level() -> bool:
