@@ -108,4 +108,11 @@ bool DirectoryUnchanged(const WatchedDirectory& watched, WatchedDirectory* check
   return true;
 }
 
+bool WatchSeesNewFile(const WatchedDirectory& watched, const std::string& path) {
+  if (DirName(path) != watched.path) return false;
+  if (watched.inode == 0) return watched.names_sha256.empty();  // missing: creating it is a change
+  return !watched.names_sha256.empty() && watched.names_sha256 != kDirectoryUnknown &&
+         !IgnoredName(BaseName(path));
+}
+
 }  // namespace jaxcc::cache

@@ -36,4 +36,9 @@ WatchedDirectory WatchDirectory(const std::string& dir, bool names_matter,
 /// stamp when the contents still match and the stamp has settled.
 bool DirectoryUnchanged(const WatchedDirectory& watched, WatchedDirectory* checked = nullptr);
 
+/// Whether `watched` alone sees a file appear at `path`: `path` is a name directly in it that
+/// its names digest counts (not an ignored name), or the directory was missing at the build (its
+/// creation is a change). A shadow path so covered needs no stat of its own on the warm path.
+bool WatchSeesNewFile(const WatchedDirectory& watched, const std::string& path);
+
 }  // namespace jaxcc::cache

@@ -31,6 +31,34 @@ TEST(WatchedDirectory, ANewNameInASearchDirectoryIsAChangeAnEditorSwapFileIsNot)
   EXPECT_FALSE(DirectoryUnchanged(watched));
 }
 
+// The warm path leaves out a shadow stat only where the directory's own check would see the
+// file appear (decision 250): each "true" below is backed by DirectoryUnchanged turning false.
+TEST(WatchedDirectory, SeesANewFileOnlyForNamesItsDigestCounts) {
+  ScratchDir scratch;
+  const std::string dir = scratch / "vendor";
+  ASSERT_TRUE(MakeDirs(dir).ok());
+  Age(dir, 100);
+  const WatchedDirectory by_names = WatchDirectory(dir, /*names_matter=*/true, {}, kFarFuture);
+  EXPECT_TRUE(WatchSeesNewFile(by_names, JoinPath(dir, "k.h")));
+  EXPECT_FALSE(WatchSeesNewFile(by_names, JoinPath(dir, "sub/k.h")));  // not directly in it
+  EXPECT_FALSE(WatchSeesNewFile(by_names, scratch / "k.h"));
+  EXPECT_FALSE(WatchSeesNewFile(by_names, JoinPath(dir, "table.npy")));  // an ignored name
+  const WatchedDirectory by_stamp = WatchDirectory(dir, /*names_matter=*/false, {}, kFarFuture);
+  EXPECT_FALSE(WatchSeesNewFile(by_stamp, JoinPath(dir, "k.h")));
+  WatchedDirectory changed = by_names;
+  changed.names_sha256 = kDirectoryUnknown;
+  EXPECT_FALSE(WatchSeesNewFile(changed, JoinPath(dir, "k.h")));
+  const std::string missing = scratch / "not-yet";
+  const WatchedDirectory absent = WatchDirectory(missing, /*names_matter=*/true, {}, kFarFuture);
+  EXPECT_TRUE(WatchSeesNewFile(absent, JoinPath(missing, "k.h")));
+  // What "sees" promises, for the names kind and the missing kind alike.
+  ASSERT_TRUE(WriteFile(JoinPath(dir, "k.h"), "#define K 1").ok());
+  EXPECT_FALSE(DirectoryUnchanged(by_names));
+  ASSERT_TRUE(MakeDirs(missing).ok());
+  ASSERT_TRUE(WriteFile(JoinPath(missing, "k.h"), "#define K 1").ok());
+  EXPECT_FALSE(DirectoryUnchanged(absent));
+}
+
 TEST(WatchedDirectory, AReplacedFileAmongTheCompilersOwnIsSeenByItsBytes) {
   ScratchDir scratch;
   const std::string dir = scratch / "sys";

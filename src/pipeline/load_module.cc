@@ -1,5 +1,6 @@
 #include "pipeline/load_module.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <ctime>
 #include <optional>
@@ -13,6 +14,7 @@
 #include "cache/lock_mode.h"
 #include "cache/manifest.h"
 #include "cache/object_cache.h"
+#include "cache/watched_directory.h"
 #include "pipeline/build_inputs.h"
 #include "pipeline/build_plan.h"
 #include "pipeline/build_world.h"
@@ -340,7 +342,14 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& given, const BuildEnviro
   for (const FunctionSpec& spec : *specs) manifest.function_names.push_back(spec.name);
   // The CUDA toolkit's headers are covered by nvcc's path and version in the key.
   manifest.dependencies = std::move(inputs.dependencies);
-  manifest.shadows = std::move(inputs.shadows);
+  // A shadow in a directory watched by its names is seen there (a new file changes the names):
+  // only the others cost the warm path a stat each (decision 250).
+  for (std::string& shadow : inputs.shadows) {
+    const bool seen = std::any_of(
+        inputs.directories.begin(), inputs.directories.end(),
+        [&](const cache::WatchedDirectory& dir) { return cache::WatchSeesNewFile(dir, shadow); });
+    if (!seen) manifest.shadows.push_back(std::move(shadow));
+  }
   // A file a flag names that did not exist: the entry holds while it stays absent.
   for (const std::string& absent : world->flag_files.absent) manifest.shadows.push_back(absent);
   manifest.directories = std::move(inputs.directories);

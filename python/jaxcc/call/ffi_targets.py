@@ -88,10 +88,16 @@ def register_module(module, loaded, *, replace: bool = False) -> None:
 def _free_prefix(prefix: str, key: str, identity: str, specs, platform: str) -> str:
     """The first of the module's own prefix, `<prefix>@<key12>` and `<prefix>@<identity12>`
     whose targets are free or already hold this very build."""
-    digest = hashlib.sha256(identity.encode()).hexdigest()
-    for candidate in (prefix, versioned_prefix(prefix, key), versioned_prefix(prefix, digest)):
-        if not _holds_other_code(candidate, specs, platform, identity):
-            return candidate
+    if not _holds_other_code(prefix, specs, platform, identity):
+        return prefix  # every warm load of a module not edited in this process stops here
+    candidate = versioned_prefix(prefix, key)
+    if not _holds_other_code(candidate, specs, platform, identity):
+        return candidate
+    # Only now the digest: a process's first SHA-256 costs tens of microseconds, a fifth of a
+    # warm load's registration.
+    candidate = versioned_prefix(prefix, hashlib.sha256(identity.encode()).hexdigest())
+    if not _holds_other_code(candidate, specs, platform, identity):
+        return candidate
     raise AssertionError(f"three builds of one identity under {prefix!r}")  # SHA-256 collision
 
 
