@@ -2,10 +2,10 @@
 (docs/usage.md, "Checking a kernel: check_kernel"; decision 154).
 
 The rows live in rows.py (one process, one device), outputs_row.py (outputs written),
-reference_row.py (against reference=), grads.py (derivatives), bounds.py (the debug build's
-guard zones) and deploy_rows.py (meshes, export, bundles, backends); cases.py finds the extra
-shapes the outputs, bounds and reference rows run at. This file runs the rows in order and keeps
-the report."""
+reference_row.py (against reference=), dtypes_row.py (the kernel's other dtypes), grads.py
+(derivatives), bounds.py (the debug build's guard zones) and deploy_rows.py (meshes, export,
+bundles, backends); cases.py finds the extra shapes the outputs, bounds and reference rows run
+at. This file runs the rows in order and keeps the report."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import numpy as np
 
 from jaxcc.errors import CallError, KernelCheckError
 
-from . import bounds, cases, deploy_rows, grads, outputs_row, reference_row
+from . import bounds, cases, deploy_rows, dtypes_row, grads, outputs_row, reference_row
 from . import rows as row_checks
 from .rows import FAILED, PASSED, SKIPPED
 from .subject import Subject, first_line
@@ -30,6 +30,7 @@ CHECKS = {
     "bounds": bounds.bounds_row,
     "determinism": row_checks.determinism_row,
     "reference": reference_row.reference_row,
+    "dtypes": dtypes_row.dtypes_row,
     "jit": row_checks.jit_row,
     "vmap": row_checks.vmap_row,
     "jvp": grads.jvp_row,

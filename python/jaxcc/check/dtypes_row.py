@@ -1,0 +1,238 @@
+"""check_kernel's `dtypes` row (issue 50 item 5, decision 222): a kernel whose tensor parameters
+declare no dtype takes whatever it is given, and its other dtype paths (a `JAXCC_DISPATCH_*`
+branch, an `if (x.dtype() == ...)`) are code no other row runs. The row runs the loaded kernel
+with the sample's float32 inputs as float64 (and float64 as float32, int32 as int64, int64 as
+int32) and compares with `reference=`, or without one with the sample's own outputs, at the
+tolerance of the less precise dtype. A dtype the kernel refuses (INVALID_ARGUMENT: a
+DTypeError from a dispatch macro or data_ptr<T>(), a CheckError) is "not accepted", not a
+failure. 64-bit dtypes need JAX's x64 mode; where this process is not in it they run in a child
+process that loads the module's bundle with JAX_ENABLE_X64=1 (x64_child.py), its results kept
+per kernel, attributes and inputs so a second check starts no child.
+
+float16 and bfloat16 are not tried: a kernel that accumulates in half precision differs from any
+reference by more than a tolerance that still catches a wrong branch, so the row could only
+guess (decision 222)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+from .reference_row import REFERENCE_TOLERANCES, reference_outputs
+from .rows import FAILED, PASSED, SKIPPED
+from .subject import Subject, first_line
+
+# The dtype each sample dtype is also tried as.
+_OTHER = {"float32": "float64", "float64": "float32", "int32": "int64", "int64": "int32"}
+_WIDE = {"float64", "int64"}  # need x64
+_CHILD_TIMEOUT_S = 120
+_CHILD_RESULTS: dict = {}  # (kernel, attributes, inputs, outs) -> the x64 child's results
+
+
+def _refused(text: str) -> bool:
+    """The kernel refused the inputs (INVALID_ARGUMENT: DTypeError, CheckError), rather than
+    failing on them."""
+    return "INVALID_ARGUMENT" in text or "DTypeError" in text
+
+
+def _x64() -> bool:
+    import jax
+
+    return bool(jax.config.jax_enable_x64)
+
+
+def _untyped_inputs(fn) -> list[bool]:
+    """Per input: whether its parameter declares no dtype (the kernel takes any)."""
+    return [p.dtype is None for p in fn.spec.params if p.kind == "arg"]
+
+
+def _variants(subject: Subject) -> list[tuple[str, str]]:
+    """(from, to) dtype pairs to try: each dtype of an untyped input that _OTHER names."""
+    untyped = _untyped_inputs(subject.fn)
+    found = []
+    for i, array in enumerate(subject.host_args):
+        name = np.dtype(array.dtype).name
+        if i < len(untyped) and untyped[i] and name in _OTHER and name not in dict(found):
+            found.append((name, _OTHER[name]))
+    return found
+
+
+def _converted(subject: Subject, source: str, target: str):
+    """(the sample's inputs with `source` arrays as `target`, outs likewise or None)."""
+    import jax
+
+    untyped = _untyped_inputs(subject.fn)
+    arrays = [a.astype(target) if i < len(untyped) and untyped[i] and a.dtype.name == source
+              else a for i, a in enumerate(subject.host_args)]  # fmt: skip
+    if subject.outs_fn is not None:
+        outs = subject.outs_fn(*arrays)
+    else:
+        outs = subject.outs
+    if outs is None:
+        return arrays, None
+
+    def retyped(o):
+        dtype = target if np.dtype(o.dtype).name == source else o.dtype
+        return jax.ShapeDtypeStruct(tuple(o.shape), dtype)
+
+    return arrays, jax.tree.map(retyped, outs)
+
+
+def _run_here(subject: Subject, arrays, outs) -> tuple:
+    """("ok", outputs) or ("error", text) for the kernel on `arrays` in this process."""
+    import jax.numpy as jnp
+
+    try:
+        result = subject.fn(*[jnp.asarray(a) for a in arrays], outs=outs, **subject.attrs)
+        leaves = result if isinstance(result, (list, tuple)) else [result]
+        return "ok", [np.asarray(o) for o in leaves]
+    except Exception as e:  # noqa: BLE001  # refused or failed: the row tells which
+        return "error", f"{type(e).__name__}: {e}"
+
+
+def _child_key(subject: Subject, jobs) -> str | None:
+    digest = hashlib.sha256()
+    try:
+        digest.update(repr((subject.fn.module_key, subject.fn.name,
+                            sorted(subject.attrs.items()))).encode())  # fmt: skip
+    except TypeError:
+        return None
+    for arrays, outs in jobs:
+        digest.update(repr(outs).encode())
+        for a in arrays:
+            digest.update(f"{a.dtype}{a.shape}".encode())
+            digest.update(np.ascontiguousarray(a).tobytes())
+    return digest.hexdigest()
+
+
+def _run_in_child(subject: Subject, jobs) -> list[tuple] | str:
+    """Each (arrays, outs) of `jobs` run by the module's bundle in a child process under x64:
+    per job ("ok", outputs) or ("error", text); a string says why no child could run them."""
+    from jaxcc import _core
+    from jaxcc.environment import discovery
+
+    key = _child_key(subject, jobs)
+    if key is not None and key in _CHILD_RESULTS:
+        return _CHILD_RESULTS[key]
+    request = subject.fn.load_request
+    if request is None:
+        return "its module was not loaded by load_* in this process (a bundle?)"
+    environment = discovery.build_environment(
+        request, verbose=False, force_rebuild=False, ninja_workers=0
+    )
+    with tempfile.TemporaryDirectory(prefix="jaxcc-check-x64-") as work:
+        bundle = os.path.join(work, "bundle")
+        _core.write_bundle(request, environment, bundle, lambda *a: None)
+        job = {"prefix": f"{request.target_prefix}_x64", "name": subject.fn.name,
+               "attrs": subject.attrs, "jobs": jobs}  # fmt: skip
+        with open(os.path.join(work, "job.pkl"), "wb") as f:
+            pickle.dump(job, f)
+        env = {**os.environ, "JAX_ENABLE_X64": "1", "JAX_PLATFORMS": "cpu"}
+        done = subprocess.run(
+            [sys.executable, "-m", "jaxcc.check.x64_child", work],
+            env=env, capture_output=True, text=True, timeout=_CHILD_TIMEOUT_S, check=False,
+        )  # fmt: skip
+        out = os.path.join(work, "out.pkl")
+        if done.returncode != 0 or not os.path.exists(out):
+            tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+            return f"the x64 child process failed (exit {done.returncode}): {tail[0][:200]}"
+        with open(out, "rb") as f:
+            results = pickle.load(f)
+    if key is not None:
+        if len(_CHILD_RESULTS) > 64:
+            _CHILD_RESULTS.clear()
+        _CHILD_RESULTS[key] = results
+    return results
+
+
+def _expected(subject: Subject, arrays, sample_outputs, target: str) -> tuple[list, str]:
+    """What the `target` run must equal, and against what: the reference on the converted
+    inputs, else the sample's own outputs."""
+    if subject.reference is not None:
+        import jax.numpy as jnp
+
+        fresh = [jnp.asarray(a) for a in arrays]
+        return reference_outputs(subject, fresh), "the reference"
+    return sample_outputs, "the sample's own outputs (no reference=)"
+
+
+def _tolerance_dtype(source: str, target: str, in_child: bool) -> str:
+    """The less precise of the two floating dtypes (a reference computed here without x64 is
+    float32 too); integers compare exactly."""
+    if source.startswith("int"):
+        return "int64"
+    return "float32" if "float32" in (source, target) or in_child else target
+
+
+def dtypes_row(subject: Subject, reference) -> tuple[str, str]:
+    if subject.is_primitive or subject.is_callable:
+        return SKIPPED, ("a loaded kernel function's row (an XLACustomKernel's outs and a JAX "
+                         "function's dtypes are declared by their caller)")  # fmt: skip
+    if subject.fn.platform == "cuda":
+        return SKIPPED, "a CUDA kernel: its other dtypes are not tried here"
+    variants = _variants(subject)
+    if not variants:
+        return SKIPPED, ("no input of float32, float64, int32 or int64 without a declared dtype "
+                         "(the kernel takes only what it declares)")  # fmt: skip
+    jobs = [_converted(subject, source, target) for source, target in variants]
+    child = [v for v in variants if v[1] in _WIDE and not _x64()]
+    results: list = [None] * len(variants)
+    if child:
+        indices = [variants.index(v) for v in child]
+        ran = _run_in_child(subject, [jobs[i] for i in indices])
+        for i in indices:
+            results[i] = ran if isinstance(ran, str) else ran[indices.index(i)]
+    for i, (arrays, outs) in enumerate(jobs):
+        if results[i] is None:
+            results[i] = _run_here(subject, arrays, outs)
+    done, notes = [], []
+    for (source, target), (arrays, _), result in zip(variants, jobs, results, strict=True):
+        where = " (in an x64 child process)" if (source, target) in child else ""
+        if isinstance(result, str):
+            notes.append(f"{target}: not run ({result})")
+            continue
+        if result[0] == "error":
+            text = result[1]
+            if _refused(text):
+                notes.append(f"{target}: not accepted ({_first(text)})")
+                continue
+            return FAILED, f"{source} inputs as {target}{where}: the kernel raised {_first(text)}"
+        try:
+            expected, against = _expected(subject, arrays, reference, target)
+        except Exception as e:  # noqa: BLE001
+            notes.append(f"{target}: the reference raised {first_line(e)}")
+            continue
+        got = result[1]
+        tolerance_dtype = _tolerance_dtype(source, target, bool(where))
+        expected = [np.asarray(e).astype(g.dtype) if np.shape(e) == g.shape else np.asarray(e)
+                    for e, g in zip(expected, got, strict=False)]  # fmt: skip
+        diff = _difference(subject, expected, got, tolerance_dtype,
+                           f"{source} inputs as {target}{where} vs {against}")  # fmt: skip
+        if diff:
+            return FAILED, diff
+        compared = "compared with the reference" if subject.reference is not None else (
+            "compared with the sample's outputs (no reference=)")  # fmt: skip
+        done.append(f"{target}{where}: {compared} at {tolerance_dtype}'s tolerance")
+    if not done:
+        return PASSED, "no other dtype accepted: " + "; ".join(notes)
+    note = f"; {'; '.join(notes)}" if notes else ""
+    return PASSED, "; ".join(done) + note
+
+
+def _difference(subject: Subject, expected, got, tolerance_dtype: str, what: str) -> str | None:
+    """subject.difference at REFERENCE_TOLERANCES of `tolerance_dtype` (atol relative to the
+    expected output's largest magnitude), the outputs' own dtypes otherwise."""
+    rtol, atol = REFERENCE_TOLERANCES.get(tolerance_dtype, (0.0, 0.0))
+    table = {np.dtype(g.dtype).name: (rtol, atol) for g in got}
+    return subject.difference(expected, got, what, scaled=table)
+
+
+def _first(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return (lines[0] if lines else text)[:240]
