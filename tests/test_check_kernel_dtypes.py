@@ -67,17 +67,18 @@ def test_a_wrong_float64_branch_fails_against_the_sample_without_a_reference(ops
     assert "vs the sample's own outputs (no reference=)" in detail
 
 
-def test_right_branches_pass_and_a_second_check_starts_no_child(ops, monkeypatch):
+def test_right_branches_pass_and_a_second_check_sends_the_child_nothing(ops, monkeypatch):
+    from jaxcc.check import dtypes_row
+
     status, detail = dtypes(ops.scaled_right, reference=reference)
     assert status == "passed", detail
     assert detail.startswith("float64")
     assert "compared with the reference at float32's tolerance" in detail
-    import subprocess
 
-    def no_child(*args, **kwargs):
-        raise AssertionError("a second check started a child process")
+    def no_child(work):
+        raise AssertionError("a second check of the same kernel ran a child job")
 
-    monkeypatch.setattr(subprocess, "run", no_child)
+    monkeypatch.setattr(dtypes_row, "_send", no_child)
     assert dtypes(ops.scaled_right, reference=reference) == (status, detail)
 
 

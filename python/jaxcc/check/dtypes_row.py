@@ -6,8 +6,9 @@ int32) and compares with `reference=`, or without one with the sample's own outp
 tolerance of the less precise dtype. A dtype the kernel refuses (INVALID_ARGUMENT: a
 DTypeError from a dispatch macro or data_ptr<T>(), a CheckError) is "not accepted", not a
 failure. 64-bit dtypes need JAX's x64 mode; where this process is not in it they run in a child
-process that loads the module's bundle with JAX_ENABLE_X64=1 (x64_child.py), its results kept
-per kernel, attributes and inputs so a second check starts no child.
+process that loads the module's bundle with JAX_ENABLE_X64=1 (x64_child.py; one child for the
+process's life), its results kept per kernel, attributes and inputs so a second check of the
+same kernel sends it nothing.
 
 float16 and bfloat16 are not tried: a kernel that accumulates in half precision differs from any
 reference by more than a tolerance that still catches a wrong branch, so the row could only
@@ -15,12 +16,15 @@ guess (decision 222)."""
 
 from __future__ import annotations
 
+import atexit
 import hashlib
 import os
 import pickle
+import select
 import subprocess
 import sys
 import tempfile
+import threading
 
 import numpy as np
 
@@ -111,9 +115,74 @@ def _child_key(subject: Subject, jobs) -> str | None:
     return digest.hexdigest()
 
 
+class _Child:
+    """The x64 child process (x64_child.py --serve), started on first need and kept for the
+    process's life: importing JAX and jaxcc is most of a child's cost (about 2 s on 2 cores), so
+    one child serves every check. A job is a directory; the child answers a line per job."""
+
+    def __init__(self):
+        self.process = None
+        self.log = None
+        self.lock = threading.Lock()
+        self.jobs = 0
+
+    def _start(self):
+        self.log = tempfile.TemporaryFile(prefix="jaxcc-check-x64-")
+        env = {**os.environ, "JAX_ENABLE_X64": "1", "JAX_PLATFORMS": "cpu"}
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "jaxcc.check.x64_child", "--serve"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, env=env, text=True,
+        )  # fmt: skip
+        atexit.register(self.stop)
+
+    def stop(self):
+        if self.process is not None and self.process.poll() is None:
+            self.process.stdin.close()
+            try:
+                self.process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.process = None
+
+    def _log_tail(self) -> str:
+        self.log.seek(0)
+        lines = self.log.read().decode(errors="replace").strip().splitlines()
+        return lines[-1][:200] if lines else "no output"
+
+    def run(self, work: str) -> str | None:
+        """Runs the job in `work`; None when done, else why not (a crash starts a new child
+        for the next job)."""
+        with self.lock:
+            if self.process is None or self.process.poll() is not None:
+                self._start()
+            self.jobs += 1
+            try:
+                self.process.stdin.write(f"{self.jobs} {work}\n")
+                self.process.stdin.flush()
+            except OSError:
+                pass
+            ready, _, _ = select.select([self.process.stdout], [], [], _CHILD_TIMEOUT_S)
+            answer = self.process.stdout.readline() if ready else ""
+            if answer.strip() == "done":
+                return None
+            if not ready:
+                self.process.kill()
+            code = self.process.wait()
+            why = f"the x64 child process {'timed out' if not ready else 'died'} (exit {code})"
+            return f"{why}: {self._log_tail()}"
+
+
+_CHILD = _Child()
+
+
+def _send(work: str) -> str | None:
+    return _CHILD.run(work)
+
+
 def _run_in_child(subject: Subject, jobs) -> list[tuple] | str:
-    """Each (arrays, outs) of `jobs` run by the module's bundle in a child process under x64:
-    per job ("ok", outputs) or ("error", text); a string says why no child could run them."""
+    """Each (arrays, outs) of `jobs` run by the module's bundle in the x64 child process: per
+    job ("ok", outputs) or ("error", text); a string says why the child could not run them."""
     from jaxcc import _core
     from jaxcc.environment import discovery
 
@@ -127,22 +196,15 @@ def _run_in_child(subject: Subject, jobs) -> list[tuple] | str:
         request, verbose=False, force_rebuild=False, ninja_workers=0
     )
     with tempfile.TemporaryDirectory(prefix="jaxcc-check-x64-") as work:
-        bundle = os.path.join(work, "bundle")
-        _core.write_bundle(request, environment, bundle, lambda *a: None)
+        _core.write_bundle(request, environment, os.path.join(work, "bundle"), lambda *a: None)
         job = {"prefix": f"{request.target_prefix}_x64", "name": subject.fn.name,
                "attrs": subject.attrs, "jobs": jobs}  # fmt: skip
         with open(os.path.join(work, "job.pkl"), "wb") as f:
             pickle.dump(job, f)
-        env = {**os.environ, "JAX_ENABLE_X64": "1", "JAX_PLATFORMS": "cpu"}
-        done = subprocess.run(
-            [sys.executable, "-m", "jaxcc.check.x64_child", work],
-            env=env, capture_output=True, text=True, timeout=_CHILD_TIMEOUT_S, check=False,
-        )  # fmt: skip
-        out = os.path.join(work, "out.pkl")
-        if done.returncode != 0 or not os.path.exists(out):
-            tail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
-            return f"the x64 child process failed (exit {done.returncode}): {tail[0][:200]}"
-        with open(out, "rb") as f:
+        failure = _send(work)
+        if failure is not None:
+            return failure
+        with open(os.path.join(work, "out.pkl"), "rb") as f:
             results = pickle.load(f)
     if key is not None:
         if len(_CHILD_RESULTS) > 64:
@@ -194,6 +256,8 @@ def dtypes_row(subject: Subject, reference) -> tuple[str, str]:
     done, notes = [], []
     for (source, target), (arrays, _), result in zip(variants, jobs, results, strict=True):
         where = " (in an x64 child process)" if (source, target) in child else ""
+        if isinstance(result, str) and "died (exit -" in result:  # a signal: the kernel crashed
+            return FAILED, f"{source} inputs as {target}{where}: {result}"
         if isinstance(result, str):
             notes.append(f"{target}: not run ({result})")
             continue
