@@ -177,6 +177,17 @@ TEST(FixHint, AFullDiskIsNeverReadAsAMissingHeader) {
             std::string::npos);
 }
 
+// g++ 12 and Clang 14 without an assembler on PATH (issue 52: this read as a missing header).
+TEST(FixHint, AMissingAssemblerIsNeverReadAsAMissingHeader) {
+  for (const char* line :
+       {"g++-12: fatal error: cannot execute \u2018as\u2019: execvp: No such file or directory",
+        "clang: error: unable to execute command: Executable \"as\" doesn't exist!"}) {
+    const std::string hint = FixHint(line);
+    EXPECT_NE(hint.find("add the directory that holds it to PATH"), std::string::npos) << hint;
+    EXPECT_EQ(hint.find("extra_include_paths"), std::string::npos) << hint;
+  }
+}
+
 TEST(FixHint, NamesTheOptionThatFixesTheFailure) {
   EXPECT_NE(
       FixHint("<m>:1:10: fatal error: x.h: No such file or directory").find("extra_include_paths"),

@@ -193,6 +193,14 @@ std::string FixHint(const std::string& first_error) {
     return "How to fix: the disk is full: free space there, or point $JAXCC_CACHE_DIR (and "
            "$TMPDIR) at a disk with room.";
   }
+  // The driver could not start a program of its own: g++ "fatal error: cannot execute 'as':
+  // execvp: No such file or directory" read as a missing header before.
+  if (first_error.find("cannot execute") != std::string::npos ||
+      first_error.find("unable to execute command") != std::string::npos) {
+    return "How to fix: the compiler cannot start a program of its own (the assembler `as`, the "
+           "linker): install binutils (Debian/Ubuntu: apt-get install binutils), or add the "
+           "directory that holds it to PATH.";
+  }
   // Only the preprocessor's "fatal error: <header>: No such file or directory" is a missing
   // header; the assembler's "Fatal error: can't create ...: No such file" is not.
   const bool missing_header = first_error.find("fatal error: ") != std::string::npos;

@@ -96,7 +96,20 @@ Result<LoadedBundle> LoadBundle(const std::string& dir_text, const Runtime& runt
   if (library == nullptr) return Refused(dir, "the manifest lists no library", kRebuild);
   auto module = pipeline::LoadPrivateLibrary(JoinPath(dir, library->path), manifest->functions,
                                              manifest->key);
-  if (!module.ok()) return NameMissingLibraries(dir, *manifest, module.error());
+  if (!module.ok()) {
+    // A handler the manifest names and the library lacks: the two disagree (an edited
+    // manifest, files of two builds). The loader's own words are about a cache entry.
+    const std::string& message = module.error().message;
+    std::size_t at = message.find("has no symbol '");
+    if (module.error().kind == ErrorKind::kLoad && at != std::string::npos) {
+      std::size_t end = message.find('\'', at + 15);
+      return Refused(dir,
+                     "its library has no handler " + message.substr(at + 15, end - at - 15) +
+                         " that the manifest names",
+                     kRebuild);
+    }
+    return NameMissingLibraries(dir, *manifest, module.error());
+  }
   module->entry_dir = dir;
   module->miss_reason = "bundle";
   module->cuda_archs = manifest->cuda_archs;

@@ -34,8 +34,9 @@ Status CheckReplaceable(const std::string& out_dir) {
   if (!info.exists) return OkStatus();
   std::vector<std::string> names = ListDir(out_dir);
   if (names.empty()) return OkStatus();
-  auto old = ReadBundleManifest(out_dir);
-  if (old.ok()) return OkStatus();
+  // A manifest jaxcc cannot read (edited, from a newer jaxcc) still marks a bundle, and the
+  // loader's fix for one is to rebuild it here.
+  if (StatPath(JoinPath(out_dir, kManifestName)).exists) return OkStatus();
   return MakeError(ErrorKind::kBundle,
                    "--out " + out_dir + " exists and is not a jaxcc bundle (it has " +
                        std::to_string(names.size()) + " entries and no " + kManifestName +

@@ -65,10 +65,15 @@ def convert_attribute(function: str, name: str, declared: str, value):
                 )
         info = np.iinfo(_INTEGER_TYPES[declared])
         if not info.min <= int(value) <= info.max:
+            # int64 and uint64 are the widest attribute types: past them only an array helps.
+            wider = (
+                "pass it as an array argument instead (no attribute type is wider)"
+                if declared in ("int64", "uint64")
+                else "declare a wider C++ type"
+            )
             raise CallError(
                 f"{function}: attribute '{name}' = {value} does not fit {declared} "
-                f"[{info.min}, {info.max}]. Pass a value in that range, or declare a wider C++ "
-                "type."
+                f"[{info.min}, {info.max}]. Pass a value in that range, or {wider}."
             )
         if declared == "uint64" and int(value) > np.iinfo(np.int64).max:
             # JAX builds integer attributes through a signed 64-bit path and fails on these.

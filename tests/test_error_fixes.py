@@ -1,0 +1,1071 @@
+"""Every error message that names a fix names one that works as written (issue 52 item 3).
+
+docs/errors.md is the one table: each row names an error, where its text is, how a user meets it,
+the fix in the message's own words and whether it is tested here. For each `tested` row, the case
+of that id below triggers the error as a user would, checks the message holds the fix, applies
+the fix exactly as the message words it (the keyword, the flag, the variable, the command) and
+checks the call then works. A scan of jaxcc's sources for fix wording fails when a string that
+tells the user what to do has no row, so a new message cannot leave the table behind.
+
+Speed: the fixed calls are built to equal one shared load (the same name, source and options), so
+after the fix the load is a cache hit; only the cases whose fix changes a build compile."""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+import functools
+import io
+import os
+import pathlib
+import re
+from dataclasses import dataclass
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxcc
+import jaxcc.errors
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+CATALOGUE = ROOT / "docs" / "errors.md"
+
+# ---------------------------------------------------------------------------------------------
+# The table
+
+
+@dataclass(frozen=True)
+class Row:
+    id: str
+    error: str
+    where: str
+    trigger: str
+    fix: str
+    test: str
+
+    @property
+    def pieces(self) -> list[str]:
+        return self.fix.split(" … ")
+
+    def pattern(self) -> re.Pattern:
+        """The pieces in order, `{}` standing for any value."""
+        parts = [
+            re.escape(p).replace(r"\{\}", ".*?").replace(r"\{\{\}", ".*?") for p in self.pieces
+        ]
+        return re.compile(".*?".join(parts), re.S)
+
+
+def _cell_code(cell: str) -> str:
+    cell = cell.strip()
+    assert cell.startswith("`` ") and cell.endswith(" ``"), f"fix cell not in `` ... ``: {cell}"
+    return cell[3:-3]
+
+
+def catalogue() -> list[Row]:
+    rows = []
+    for line in CATALOGUE.read_text().splitlines():
+        if not line.startswith("| ") or line.startswith("| id ") or line.startswith("|---"):
+            continue
+        cells = [c.strip() for c in re.split(r"(?<!\\)\|", line)[1:-1]]
+        assert len(cells) == 6, f"docs/errors.md: a row needs 6 cells: {line}"
+        ident, error, where, trigger, fix, test = cells
+        rows.append(Row(ident, error, where, trigger, _cell_code(fix), test))
+    return rows
+
+
+ROWS = {row.id: row for row in catalogue()}
+
+# ---------------------------------------------------------------------------------------------
+# The scan: strings of jaxcc's sources that tell the user what to do
+
+FIX_WORDING = re.compile(
+    r"(fix:|\b[Pp]ass (?!through)|\b[Ss]et (?!of\b)|\b[Uu]nset\b|\binstead\b|\b[Aa]dd |"
+    r"\b[Rr]un `|\b[Ii]nstall |\b[Rr]einstall|\b[Uu]pgrade|\b[Rr]emove |\b[Rr]ebuild|"
+    r"\b[Gg]ive |\b[Dd]eclare |\b[Ww]rap |\b[Ll]oad .{0,80}\b(first|before)\b|"
+    r"\bcall .{0,60}\bfirst\b|\b[Pp]oint \S+ at\b|\b[Ee]xport [A-Z]|\b[Mm]ark |"
+    r"\b[Ll]eave \S+ unset)"
+)
+
+# Strings the scan finds that are no message to a user, each with the reason.
+NOT_MESSAGES = {
+    ("python/jaxcc/cli/cache.py", "remove entries (all, or one module's)"): "a command's help",
+    ("python/jaxcc/cli/doctor.py", "How to fix:"): "doctor reads this part of a core message",
+    ("python/jaxcc/cli/doctor.py", "{} fix: {}"): "the layout of doctor's fix line",
+    ("python/jaxcc/check/grads.py", "finite differences give"): "a finding, not advice",
+    ("python/jaxcc/check/deploy_rows.py", "give the same result"): "a row's title",
+    ("python/jaxcc/custom_kernel/bridges/numba_cuda_launcher.py", "#include <cuda_runtime.h>"): (
+        "generated C++ (a comment in it)"
+    ),
+    ("python/jaxcc/custom_kernel/bridges/triton_launcher.py", "#include <cuda_runtime.h>"): (
+        "generated C++ (a comment in it)"
+    ),
+    ("src/bindings/module.cc", "Remove cache entries"): "a binding's docstring",
+    ("src/bindings/module.cc", "remove orphans"): "a binding's docstring",
+    ("src/bindings/result_types.cc", "a warm load maps it at the first call"): "a docstring",
+    ("src/build/compile_diagnostics.cc", "How to fix: "): "the head of compile_missing_include",
+    ("src/loader/report_text.cc", "without a jaxcc mark"): "a crash report's finding",
+    ("src/pipeline/cache_access.cc", "mark used"): "a step's name",
+    ("src/pipeline/load_module.cc", "remove build dir"): "a step's name",
+    ("src/pipeline/run_build.cc", "built in a private temporary directory instead"): "a finding",
+    ("src/util/fs.cc", "refusing to remove the root directory"): "an internal guard, no advice",
+}
+
+
+def _python_strings(path: pathlib.Path):
+    """(line, text) of each string of a Python file but its docstrings; an f-string's values
+    are `{}`."""
+    tree = ast.parse(path.read_text())
+    skipped = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = node.body[0] if node.body else None
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                skipped.add(id(first.value))
+        if isinstance(node, ast.JoinedStr):
+            skipped.update(id(v) for v in node.values)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.JoinedStr):
+            text = "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)
+            yield node.lineno, text
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            if id(node) not in skipped:
+                yield node.lineno, node.value
+
+
+_CPP_TOKEN = re.compile(
+    r'//[^\n]*|/\*.*?\*/|R"(?P<d>[^(]*)\(.*?\)(?P=d)"|"(?P<s>(?:\\.|[^"\\\n])*)"'
+    r"|'(?:\\.|[^'\\])'|\S",
+    re.S,
+)
+
+
+def _cpp_strings(path: pathlib.Path):
+    """(line, text) of each run of adjacent string literals (one concatenated literal) of a C++
+    file, comments left out."""
+    text = path.read_text()
+    run, start = [], 0
+    for m in _CPP_TOKEN.finditer(text):
+        if m.group("s") is not None:
+            if not run:
+                start = text.count("\n", 0, m.start()) + 1
+            run.append(m.group("s"))
+        elif m.group(0).startswith(("//", "/*")):
+            continue
+        elif run:
+            yield start, "".join(run)
+            run = []
+    if run:
+        yield start, "".join(run)
+
+
+def _sources():
+    for path in sorted((ROOT / "python" / "jaxcc").rglob("*.py")):
+        yield path, _python_strings
+    for base in ("src", "include"):
+        for path in sorted((ROOT / base).rglob("*")):
+            if path.suffix not in (".cc", ".h") or path.stem.endswith("_test"):
+                continue
+            if {"testdata", "fuzz"} & set(path.parts):
+                continue
+            yield path, _cpp_strings
+
+
+@functools.cache
+def source_strings() -> dict[str, list[tuple[int, str]]]:
+    """path -> (line, text) of each string of jaxcc's sources (scanned once per session)."""
+    return {str(path.relative_to(ROOT)): list(strings(path)) for path, strings in _sources()}
+
+
+def fix_naming_strings():
+    """(path, line, text) of each source string in the fix wording."""
+    for path, strings in source_strings().items():
+        for line, text in strings:
+            if FIX_WORDING.search(text):
+                yield path, line, text
+
+
+def test_every_fix_naming_string_has_a_row():
+    """The guard: a string in the fix wording is a message with a catalogue row (one of the row's
+    pieces is in it) or a listed non-message."""
+    pieces = {}
+    for row in ROWS.values():
+        pieces.setdefault(row.where, []).extend(row.pieces)
+    for (where, text), _ in NOT_MESSAGES.items():
+        pieces.setdefault(where, []).append(text)
+    missing = [
+        f"{path}:{line}: {text[:160]!r}"
+        for path, line, text in fix_naming_strings()
+        if not any(p in text for p in pieces.get(path, []))
+    ]
+    assert not missing, (
+        "messages that name a fix but have no row in docs/errors.md (add one, with a case in "
+        "tests/test_error_fixes.py or the reason it cannot have one):\n" + "\n".join(missing)
+    )
+
+
+def test_every_row_is_in_its_file():
+    strings = {path: [text for _, text in found] for path, found in source_strings().items()}
+    stale = [
+        f"{row.id}: {piece!r} not in {row.where}"
+        for row in ROWS.values()
+        for piece in row.pieces
+        if not any(piece in text for text in strings.get(row.where, []))
+    ]
+    stale += [
+        f"NOT_MESSAGES: {text!r} not in {where}"
+        for where, text in NOT_MESSAGES
+        if not any(text in s for s in strings.get(where, []))
+    ]
+    assert not stale, "rows whose fix is no longer in their file:\n" + "\n".join(stale)
+
+
+def test_every_tested_row_has_a_case_and_every_case_a_row():
+    tested = {row.id for row in ROWS.values() if row.test == "tested"}
+    assert tested == set(CASES), (
+        f"tested rows without a case: {sorted(tested - set(CASES))}; "
+        f"cases without a tested row: {sorted(set(CASES) - tested)}"
+    )
+    bad = [
+        r.id
+        for r in ROWS.values()
+        if not re.match(r"tested$|not here: .+|untested(: .+)?$", r.test)
+    ]
+    assert not bad, f"rows whose test cell is not tested / not here: ... / untested: {bad}"
+    assert len(ROWS) == len(catalogue()), "two rows share an id"
+    assert "(errors.md)" in (ROOT / "docs" / "reference.md").read_text()
+
+
+def test_the_scan_finds_messages_in_both_languages(tmp_path):
+    """The guard can fail: the scan sees a Python f-string and a C++ literal run split over
+    lines, and not comments or docstrings."""
+    py = tmp_path / "m.py"
+    py.write_text('"""Set nothing."""\nraise ValueError(f"{x}: bad; pass y=1")\n# set it\n')
+    assert [t for _, t in _python_strings(py) if FIX_WORDING.search(t)] == ["{}: bad; pass y=1"]
+    cc = tmp_path / "m.cc"
+    cc.write_text('// pass nothing\nauto e = MakeError(k, "a " + n +\n  "; set "\n  "it");\n')
+    assert [t for _, t in _cpp_strings(cc) if FIX_WORDING.search(t)] == ["; set it"]
+
+
+# ---------------------------------------------------------------------------------------------
+# The cases
+
+CASES = {}
+
+
+def case(ident):
+    def register(fn):
+        CASES[ident] = fn
+        return fn
+
+    return register
+
+
+def expect(ident: str, call, *args, **kwargs) -> Exception:
+    """Calls `call`, which must raise the row's error class with the row's fix in its text."""
+    row = ROWS[ident]
+    with pytest.raises(Exception) as info:
+        call(*args, **kwargs)
+    error = info.value
+    expected = getattr(jaxcc.errors, row.error, None) if row.error.isidentifier() else None
+    if expected is not None:
+        assert isinstance(error, expected), f"{ident}: {type(error).__name__}: {error}"
+    assert row.pattern().search(str(error)), f"{ident}: the fix is not in the message:\n{error}"
+    return error
+
+
+NAME = "errfix"
+SOURCE = r"""
+#include "jaxcc/jaxcc.h"
+#include <cstring>
+
+void scale(const jaxcc::Tensor& x, jaxcc::Tensor y, float factor) {
+    const float* in = x.data_ptr<float>();
+    float* out = y.data_ptr<float>();
+    for (int64_t i = 0; i < x.numel(); ++i) out[i] = in[i] * factor;
+}
+
+void attrs(const jaxcc::Tensor& x, jaxcc::Tensor y, bool flag, int32_t n, int8_t small,
+           int64_t big, uint64_t mask) {
+    const float* in = x.data_ptr<float>();
+    float* out = y.data_ptr<float>();
+    for (int64_t i = 0; i < x.numel(); ++i) {
+        out[i] = in[i] + (flag ? 1 : 0) + n + small + big + static_cast<float>(mask);
+    }
+}
+
+void scale_by(const jaxcc::Tensor& x, const jaxcc::Tensor& by, jaxcc::Tensor y) {
+    const float* in = x.data_ptr<float>();
+    float f = by.data_ptr<float>()[0];
+    float* out = y.data_ptr<float>();
+    for (int64_t i = 0; i < x.numel(); ++i) out[i] = in[i] * f;
+}
+
+void split(const jaxcc::Tensor& x, jaxcc::Tensor a, jaxcc::Tensor b) {
+    const float* in = x.data_ptr<float>();
+    for (int64_t i = 0; i < a.numel(); ++i) a.data_ptr<float>()[i] = in[i];
+    for (int64_t i = 0; i < b.numel(); ++i) b.data_ptr<float>()[i] = in[a.numel() + i];
+}
+
+void scratchy(const jaxcc::Tensor& x, jaxcc::Tensor y, jaxcc::Scratch scratch) {
+    float* tmp = scratch.as<float>();
+    std::memcpy(tmp, x.data_ptr<float>(), x.nbytes());
+    std::memcpy(y.data_ptr<float>(), tmp, x.nbytes());
+}
+
+void typed(const jaxcc::Tensor& x, jaxcc::Tensor y) {
+    std::memcpy(y.data_ptr(), x.data_ptr(), x.nbytes());
+}
+
+void cplx(const jaxcc::Tensor& x, jaxcc::Tensor y, float re, float im) {
+    const float* in = x.data_ptr<float>();
+    float* out = y.data_ptr<float>();
+    for (int64_t i = 0; i < x.numel(); ++i) out[i] = in[i] * re - im;
+}
+
+void rowsum(const jaxcc::Tensor& x, jaxcc::Tensor y) {
+    const float* in = x.data_ptr<float>();
+    float* out = y.data_ptr<float>();
+    for (int64_t r = 0; r < x.size(0); ++r) {
+        float s = 0;
+        for (int64_t c = 0; c < x.size(1); ++c) s += in[r * x.size(1) + c];
+        out[r] = s;
+    }
+}
+"""
+FUNCTIONS = {
+    "scale": ["arg", "ret", "attr.factor:float32"],
+    "attrs": None,
+    "scale_by": None,
+    "split": None,
+    "scratchy": None,
+    "typed": ["arg:float32", "ret:float32"],
+    "cplx": None,
+    "rowsum": None,
+}
+SHARDING = {"rowsum": "r c -> r; reduction: c"}
+X = np.arange(4, dtype=np.float32)
+
+
+def load(source=SOURCE, **options):
+    """The shared load, or a variant of it: `options` replace the shared ones."""
+    options = {"functions": FUNCTIONS, "sharding": SHARDING, **options}
+    return jaxcc.load_cpp_inline(NAME, source, **options)
+
+
+def works(mod) -> None:
+    """The shared module's first function runs and gives the right values."""
+    np.testing.assert_allclose(mod.scale(X, factor=2.0), X * 2)
+
+
+@pytest.fixture(scope="module")
+def shared():
+    return load()
+
+
+@pytest.fixture
+def env(monkeypatch):
+    return monkeypatch
+
+
+# -- load arguments
+
+
+@case("build_dir_is_file")
+def _(shared, tmp_path, env):
+    path = tmp_path / "build"
+    path.write_text("")
+    expect("build_dir_is_file", load, build_directory=str(path))
+    works(load(build_directory=str(tmp_path / "a" / "new" / "dir")))
+
+
+@case("dir_not_dir")
+def _(shared, tmp_path, env):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "errfix.cc").write_text(SOURCE)
+    load_dir = lambda d: jaxcc.load_cpp_dir(  # noqa: E731
+        d, FUNCTIONS, name=NAME + "_dir", sharding=SHARDING
+    )
+    expect("dir_not_dir", load_dir, str(tmp_path / "src" / "errfix.cc"))
+    works(load_dir(str(tmp_path / "src")))
+
+
+@case("dir_no_match")
+def _(shared, tmp_path, env):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "errfix.C").write_text(SOURCE)
+    load_dir = lambda **kw: jaxcc.load_cpp_dir(  # noqa: E731
+        str(tmp_path / "src"), FUNCTIONS, name=NAME + "_dir", sharding=SHARDING, **kw
+    )
+    expect("dir_no_match", load_dir)
+    works(load_dir(file_patterns=["*.C"]))
+
+
+@case("not_utf8")
+def _(shared, tmp_path, env):
+    bad = SOURCE.replace("#include <cstring>", "#include <cstring>\n// \ud800")
+    expect("not_utf8", load, bad)
+    fixed = bad.encode("utf-8", errors="replace").decode("utf-8")  # errors='replace', as told
+    works(load(fixed))
+
+
+@case("nul_in_flag")
+def _(shared, tmp_path, env):
+    expect("nul_in_flag", load, extra_cflags=["-DERRFIX\0"])
+    works(load(extra_cflags=["-DERRFIX"]))
+
+
+@case("nul_in_cache_dir")
+def _(shared, tmp_path, env):
+    before = jaxcc.get_cache_dir()
+    expect("nul_in_cache_dir", jaxcc.set_cache_dir, str(tmp_path / "ca\0che"))
+    try:
+        jaxcc.set_cache_dir(str(tmp_path / "cache"))
+        assert str(jaxcc.get_cache_dir()) == str(tmp_path / "cache")
+    finally:
+        jaxcc.set_cache_dir(before)
+
+
+@case("build_dir_uncreatable")
+def _(shared, tmp_path, env):
+    (tmp_path / "file").write_text("")
+    expect(
+        "build_dir_uncreatable",
+        load,
+        build_directory=str(tmp_path / "file" / "sub"),
+        force_rebuild=True,
+    )
+    works(load())  # build_directory unset: built in the cache
+
+
+@case("source_unreadable")
+def _(shared, tmp_path, env):
+    path = tmp_path / "errfix.cc"
+    load_file = lambda: jaxcc.load_cpp_file(  # noqa: E731
+        str(path), FUNCTIONS, name=NAME + "_file", sharding=SHARDING
+    )
+    expect("source_unreadable", load_file)
+    path.write_text(SOURCE)
+    works(load_file())
+
+
+@case("source_path_nul")
+def _(shared, tmp_path, env):
+    path = tmp_path / "errfix.cc"
+    path.write_text(SOURCE)
+    load_file = lambda p: jaxcc.load_cpp_file(  # noqa: E731
+        p, FUNCTIONS, name=NAME + "_file", sharding=SHARDING
+    )
+    expect("source_path_nul", load_file, str(path) + "\0.cc")
+    works(load_file(str(path)))
+
+
+@case("source_nul")
+def _(shared, tmp_path, env):
+    expect("source_nul", load, SOURCE + "\0")
+    works(load(SOURCE))
+
+
+@case("source_empty")
+def _(shared, tmp_path, env):
+    expect("source_empty", load, "  \n\t\n")
+    works(load(SOURCE))
+
+
+@case("build_timeout_env")
+def _(shared, tmp_path, env):
+    env.setenv("JAXCC_BUILD_TIMEOUT", "soon")
+    expect("build_timeout_env", load)
+    env.delenv("JAXCC_BUILD_TIMEOUT")
+    works(load())
+
+
+@case("lock_mode_env")
+def _(shared, tmp_path, env):
+    env.setenv("JAXCC_CACHE_LOCK", "sometimes")
+    expect("lock_mode_env", load, force_rebuild=True)
+    env.delenv("JAXCC_CACHE_LOCK")
+    works(load())
+
+
+@case("response_file_nested")
+def _(shared, tmp_path, env):
+    flags = tmp_path / "flags"
+    flags.write_text(f"-DERRFIX @{flags}\n")
+    expect("response_file_nested", load, extra_cflags=[f"@{flags}"])
+    works(load(extra_cflags=["-DERRFIX"]))  # the flags directly
+
+
+@case("sharding_key")
+def _(shared, tmp_path, env):
+    expect("sharding_key", load, sharding={"rowsun": SHARDING["rowsum"]})
+    works(load(sharding={"rowsum": SHARDING["rowsum"]}))  # the key fixed
+
+
+# -- the arg_spec and the C++ signature
+
+
+@case("spec_complex_attr")
+def _(shared, tmp_path, env):
+    expect(
+        "spec_complex_attr",
+        load,
+        functions={**FUNCTIONS, "cplx": ["arg", "ret", "attr.z:complex64"]},
+    )
+    mod = load(
+        functions={**FUNCTIONS, "cplx": ["arg", "ret", "attr.re:float32", "attr.im:float32"]}
+    )
+    np.testing.assert_allclose(mod.cplx(X, re=2.0, im=1.0), X * 2 - 1)
+
+
+@case("spec_empty_name")
+def _(shared, tmp_path, env):
+    expect("spec_empty_name", load, functions={"": None, **FUNCTIONS})
+    works(load(functions=FUNCTIONS))
+
+
+@case("spec_bad_name")
+def _(shared, tmp_path, env):
+    named = {("ns::scale" if k == "scale" else k): v for k, v in FUNCTIONS.items()}
+    expect("spec_bad_name", load, functions=named)
+    works(load(functions=FUNCTIONS))
+
+
+@case("spec_no_ret")
+def _(shared, tmp_path, env):
+    expect(
+        "spec_no_ret", load, functions={**FUNCTIONS, "scale": ["arg", "arg", "attr.factor:float32"]}
+    )
+    works(load(functions={**FUNCTIONS, "scale": ["arg", "ret", "attr.factor:float32"]}))
+
+
+@case("rule_folded_factor")
+def _(shared, tmp_path, env):
+    expect("rule_folded_factor", load, sharding={"rowsum": "r c -> r"})
+    mod = load(sharding={"rowsum": "r c -> r" + "; reduction: c"})
+    np.testing.assert_allclose(
+        mod.rowsum(X.reshape(2, 2), outs=jax.ShapeDtypeStruct((2,), jnp.float32)), [1, 5]
+    )
+
+
+def _signature_case(ident, bad, good="const jaxcc::Tensor& x, jaxcc::Tensor y, float factor"):
+    """`scale`'s parameters replaced by `bad` fail; written as the message says, the source is
+    the shared one again."""
+    shared_params = "const jaxcc::Tensor& x, jaxcc::Tensor y, float factor"
+    expect(ident, load, SOURCE.replace(shared_params, bad, 1))
+    works(load(SOURCE.replace(shared_params, good, 1)))
+
+
+@case("sig_pointer_param")
+def _(shared, tmp_path, env):
+    # the fix: the array as `const jaxcc::Tensor&`, as the message spells it
+    _signature_case("sig_pointer_param", "const float* x, jaxcc::Tensor y, float factor")
+
+
+@case("sig_pointer_array")
+def _(shared, tmp_path, env):
+    _signature_case("sig_pointer_array", "const float x[], jaxcc::Tensor y, float factor")
+
+
+@case("sig_auto_param")
+def _(shared, tmp_path, env):
+    _signature_case("sig_auto_param", "const jaxcc::Tensor& x, jaxcc::Tensor y, auto factor")
+
+
+@case("sig_token_mismatch")
+def _(shared, tmp_path, env):
+    error = expect(
+        "sig_token_mismatch", load, functions={**FUNCTIONS, "scale": ["arg", "ret", "ret"]}
+    )
+    assert "(`attr.factor:float32`)" in str(error), (
+        error
+    )  # the token in parentheses  # the token in parentheses, which the fix gives
+    works(load(functions={**FUNCTIONS, "scale": ["arg", "ret", "attr.factor:float32"]}))
+
+
+@case("sig_token_count")
+def _(shared, tmp_path, env):
+    expect("sig_token_count", load, functions={**FUNCTIONS, "scale": ["arg", "ret"]})
+    works(load(functions={**FUNCTIONS, "scale": ["arg", "ret", "attr.factor:float32"]}))
+
+
+@case("sig_param_name")
+def _(shared, tmp_path, env):
+    inferred = {**FUNCTIONS, "scale": None}
+    expect("sig_param_name", load, SOURCE.replace("factor", "facteür"), functions=inferred)
+    works(load(SOURCE, functions=inferred))  # the parameter renamed
+
+
+@case("sig_template")
+def _(shared, tmp_path, env):
+    template = SOURCE.replace(
+        "void scale(const jaxcc::Tensor& x, jaxcc::Tensor y, float factor) {",
+        "template <typename T>\nvoid scale(const jaxcc::Tensor& x, jaxcc::Tensor y, T factor) {",
+    )
+    expect("sig_template", load, template)
+    wrapper = template + (
+        "\nvoid scale_f(const jaxcc::Tensor& x, jaxcc::Tensor y, float factor) "
+        "{ scale<float>(x, y, factor); }\n"
+    )
+    functions = {("scale_f" if k == "scale" else k): v for k, v in FUNCTIONS.items()}
+    mod = load(wrapper, functions=functions)
+    np.testing.assert_allclose(mod.scale_f(X, factor=2.0), X * 2)
+
+
+@case("sig_no_functions")
+def _(shared, tmp_path, env):
+    expect("sig_no_functions", load, functions=None)
+    works(load(functions=FUNCTIONS))  # pass `functions`
+
+
+# -- the compiler, the linker, the library
+
+
+@case("compile_missing_lib")
+def _(shared, tmp_path, env):
+    expect("compile_missing_lib", load, extra_ldflags=["-lerrfixlib"])
+    work = tmp_path / "lib"
+    work.mkdir()
+    (work / "e.c").write_text("int errfix_unused(void) { return 0; }\n")
+    import subprocess
+
+    subprocess.run(["cc", "-c", "-fPIC", "e.c", "-o", "e.o"], cwd=work, check=True)
+    subprocess.run(["ar", "rcs", "liberrfixlib.a", "e.o"], cwd=work, check=True)
+    works(load(extra_ldflags=[f"-L{work}", "-lerrfixlib"]))
+
+
+@case("compile_missing_header")
+def _(shared, tmp_path, env):
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "errfix_extra.h").write_text("#define ERRFIX_ONE 1\n")
+    source = SOURCE.replace("#include <cstring>", '#include <cstring>\n#include "errfix_extra.h"')
+    expect("compile_missing_header", load, source)
+    works(load(source, extra_include_paths=[str(tmp_path / "inc")]))
+
+
+@case("compile_bad_flag")
+def _(shared, tmp_path, env):
+    expect("compile_bad_flag", load, extra_cflags=["-fno-such-flag-errfix"])
+    works(load())  # the flag removed
+
+
+@case("compile_openmp_call")
+def _(shared, tmp_path, env):
+    source = SOURCE.replace("#include <cstring>", "#include <cstring>\n#include <omp.h>").replace(
+        "out[i] = in[i] * factor;", "out[i] = in[i] * factor * (omp_get_max_threads() > 0);", 1
+    )
+    expect("compile_openmp_call", load, source)
+    works(load(source, extra_cflags=["-fopenmp"]))
+
+
+@case("compile_undefined")
+def _(shared, tmp_path, env):
+    source = SOURCE.replace(
+        "#include <cstring>", "#include <cstring>\nfloat errfix_twice(float);"
+    ).replace("out[i] = in[i] * factor;", "out[i] = errfix_twice(in[i]) * factor / 2;", 1)
+    expect("compile_undefined", load, source)
+    works(load(source + "\nfloat errfix_twice(float v) { return 2 * v; }\n"))  # defined
+
+
+def _path_without(tmp_path, names) -> str:
+    """A PATH of /usr/bin's and /bin's programs but `names`."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for directory in ("/usr/bin", "/bin"):
+        for program in pathlib.Path(directory).iterdir():
+            if not (bin_dir / program.name).exists() and not any(
+                program.name.startswith(n) for n in names
+            ):
+                (bin_dir / program.name).symlink_to(program)
+    return str(bin_dir)
+
+
+@case("host_compiler_missing")
+def _(shared, tmp_path, env):
+    env.setenv("PATH", _path_without(tmp_path, ("g++", "c++", "clang++")))
+    env.setenv("CXX", str(tmp_path / "no-such-g++"))
+    expect("host_compiler_missing", load, force_rebuild=True)
+    compiler = "/usr/bin/g++-12" if os.path.exists("/usr/bin/g++-12") else "/usr/bin/g++"
+    env.setenv("CXX", compiler)  # as the message's example: CXX=/usr/bin/g++-12
+    works(load(force_rebuild=True))
+
+
+@case("compile_tool_missing")
+def _(shared, tmp_path, env):
+    env.setenv("PATH", _path_without(tmp_path, ("as",)))
+    expect("compile_tool_missing", load, force_rebuild=True)
+    env.setenv("PATH", os.environ["PATH"] + ":/usr/bin")  # the directory that holds `as`
+    works(load(force_rebuild=True))
+
+
+@case("linker_missing")
+def _(shared, tmp_path, env):
+    env.setenv("JAXCC_LINKER", "mold")
+    env.setenv("PATH", "/usr/bin:/bin")
+    expect("linker_missing", load, force_rebuild=True)
+    env.delenv("JAXCC_LINKER")
+    works(load())
+
+
+# -- the cache
+
+
+@case("cache_entry_untrusted")
+def _(shared, tmp_path, env):
+    import subprocess
+    import sys
+
+    cache = pathlib.Path(jaxcc.get_cache_dir())
+    entries = [p for p in cache.iterdir() if p.is_dir() and p.name.startswith(NAME + "-")]
+    assert entries, sorted(p.name for p in cache.iterdir())
+    for entry in entries:
+        entry.chmod(0o777)
+    # A fresh process (this one holds the module already): refused, then the command the message
+    # names, then the load again.
+    child = (
+        f"import sys; sys.path.insert(0, {str(ROOT / 'tests')!r})\n"
+        "import test_error_fixes as t\n"
+        "error = t.expect('cache_entry_untrusted', t.load)\n"
+        "command = str(error).split('Remove it with `')[1].split('`')[0]\n"
+        f"assert command == 'python -m jaxcc cache clear {NAME}', command\n"
+        "assert t.cli(*command.split()[3:])[0] == 0\n"
+        "t.works(t.load())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+# -- calling a kernel
+
+
+@case("attr_traced")
+def _(shared, tmp_path, env):
+    expect("attr_traced", jax.jit(lambda f: shared.scale(X, factor=f)), 2.0)
+    out = jax.jit(lambda f: shared.scale_by(X, jnp.asarray([f], jnp.float32)))(2.0)
+    np.testing.assert_allclose(out, X * 2)
+
+
+def _attrs(**given):
+    values = {"flag": True, "n": 1, "small": 1, "big": 1, "mask": 1, **given}
+    return values
+
+
+@case("attr_not_real")
+def _(shared, tmp_path, env):
+    expect("attr_not_real", shared.scale, X, factor=1j)
+    works(shared)
+
+
+@case("attr_float_range")
+def _(shared, tmp_path, env):
+    expect("attr_float_range", shared.scale, X, factor=1e39)
+    np.testing.assert_allclose(shared.scale(X, factor=1e30), X * np.float32(1e30), rtol=1e-6)
+
+
+@case("attr_bool")
+def _(shared, tmp_path, env):
+    expect("attr_bool", shared.attrs, X, **_attrs(flag=2))
+    np.testing.assert_allclose(shared.attrs(X, **_attrs(flag=True)), X + 5)
+
+
+@case("attr_bool_for_int")
+def _(shared, tmp_path, env):
+    flag = True
+    expect("attr_bool_for_int", shared.attrs, X, **_attrs(n=flag))
+    np.testing.assert_allclose(shared.attrs(X, **_attrs(n=int(flag))), X + 5)
+
+
+@case("attr_int_range")
+def _(shared, tmp_path, env):
+    expect("attr_int_range", shared.attrs, X, **_attrs(small=300))
+    np.testing.assert_allclose(shared.attrs(X, **_attrs(small=127)), X + 131)
+
+
+@case("attr_above_int64")
+def _(shared, tmp_path, env):
+    expect("attr_above_int64", shared.attrs, X, **_attrs(mask=2**63))
+    out = shared.scale_by(X, jnp.asarray([2.0], jnp.float32))  # an array argument
+    np.testing.assert_allclose(out, X * 2)
+
+
+@case("attr_widest_range")
+def _(shared, tmp_path, env):
+    expect("attr_widest_range", shared.attrs, X, **_attrs(big=2**64))
+    out = shared.scale_by(X, jnp.asarray([2.0], jnp.float32))  # an array argument
+    np.testing.assert_allclose(out, X * 2)
+
+
+@case("attr_huge_float")
+def _(shared, tmp_path, env):
+    expect("attr_huge_float", shared.scale, X, factor=10**400)
+    works(shared)
+
+
+@case("attr_not_int")
+def _(shared, tmp_path, env):
+    expect("attr_not_int", shared.attrs, X, **_attrs(n=1.5))
+    np.testing.assert_allclose(shared.attrs(X, **_attrs(n=1)), X + 5)
+
+
+@case("outs_dtype")
+def _(shared, tmp_path, env):
+    expect("outs_dtype", shared.typed, X, outs=jax.ShapeDtypeStruct(X.shape, jnp.int32))
+    out = shared.typed(X, outs=jax.ShapeDtypeStruct(X.shape, jnp.float32))
+    np.testing.assert_allclose(out, X)
+
+
+@case("outs_needed")
+def _(shared, tmp_path, env):
+    expect("outs_needed", shared.split, X)
+    half = jax.ShapeDtypeStruct((2,), jnp.float32)
+    a, b = shared.split(X, outs=[half, half])
+    np.testing.assert_allclose(np.concatenate([a, b]), X)
+
+
+@case("scratch_needed")
+def _(shared, tmp_path, env):
+    expect("scratch_needed", shared.scratchy, X)
+    np.testing.assert_allclose(shared.scratchy(X, scratch_bytes=X.size * 4), X)
+
+
+@case("tensor_dtype")
+def _(shared, tmp_path, env):
+    ints = np.arange(4, dtype=np.int32)
+    expect(
+        "tensor_dtype", shared.scale, ints, outs=jax.ShapeDtypeStruct((4,), jnp.float32), factor=2.0
+    )
+    out = shared.scale(
+        ints.astype(jnp.float32), outs=jax.ShapeDtypeStruct((4,), jnp.float32), factor=2.0
+    )
+    np.testing.assert_allclose(out, X * 2)
+
+
+@case("not_differentiable")
+def _(shared, tmp_path, env):
+    loss = lambda x: shared.scale(x, factor=2.0).sum()  # noqa: E731
+    expect("not_differentiable", jax.grad(loss), X)
+
+    @jax.custom_vjp
+    def scale2(x):
+        return shared.scale(x, factor=2.0)
+
+    scale2.defvjp(lambda x: (scale2(x), None), lambda _, g: (shared.scale(g, factor=2.0),))
+    np.testing.assert_allclose(jax.grad(lambda x: scale2(x).sum())(X), np.full(4, 2.0))
+
+
+# -- bundles, export and deserialize
+
+
+@pytest.fixture(scope="module")
+def bundle_source(tmp_path_factory):
+    """A source file for `jaxcc build`, and a bundle of it built once."""
+    work = tmp_path_factory.mktemp("bundle")
+    source = work / "errfix_bundle.cc"
+    source.write_text(
+        SOURCE.replace(
+            "#include <cstring>", "#include <cstring>\n// @jaxcc scale arg ret attr.factor:float32"
+        )
+    )
+    status, err = cli("build", str(source), "--out", str(work / "good"))
+    assert status == 0, err
+    return source
+
+
+def cli(*argv) -> tuple[int, str]:
+    """`jaxcc ARGV...` in this process: its exit status and what it wrote to stderr."""
+    from jaxcc.cli.main import main
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        try:
+            status = main(list(argv))
+        except SystemExit as e:
+            status = e.code
+    return status, err.getvalue()
+
+
+def good_bundle(source: pathlib.Path) -> pathlib.Path:
+    """The bundle `jaxcc build SOURCE --out good` wrote (bundle_source)."""
+    return source.parent / "good"
+
+
+def copied_bundle(source: pathlib.Path, out: pathlib.Path) -> pathlib.Path:
+    import shutil
+
+    return pathlib.Path(shutil.copytree(good_bundle(source), out))
+
+
+def fresh_bundle(source: pathlib.Path, out: pathlib.Path) -> pathlib.Path:
+    status, err = cli("build", str(source), "--out", str(out))
+    assert status == 0, err
+    return out
+
+
+def works_bundle(out) -> None:
+    mod = jaxcc.load_library(str(out))
+    np.testing.assert_allclose(mod.scale(X, factor=2.0), X * 2)
+
+
+@case("bundle_altered")
+def _(shared, tmp_path, env, bundle_source):
+    out = copied_bundle(bundle_source, tmp_path / "b")
+    library = next(p for p in out.rglob("*.so"))
+    library.write_bytes(library.read_bytes() + b"\0")
+    expect("bundle_altered", jaxcc.load_library, str(out))
+    fresh_bundle(bundle_source, out)  # rebuilt with `jaxcc build`
+    works_bundle(out)
+    # A manifest naming a function its library lacks is refused with the same fix (it was a
+    # LoadError telling to clear the cache, which holds no bundle).
+    out = copied_bundle(bundle_source, tmp_path / "c")
+    manifest = out / "jaxcc-bundle.json"
+    manifest.write_text(manifest.read_text().replace('"scale"', '"scalf"', 1))
+    expect("bundle_altered", jaxcc.load_library, str(out))
+    fresh_bundle(bundle_source, out)
+    works_bundle(out)
+
+
+@case("bundle_manifest_edited")
+def _(shared, tmp_path, env, bundle_source):
+    out = copied_bundle(bundle_source, tmp_path / "b")
+    import json
+
+    manifest = out / "jaxcc-bundle.json"
+    data = json.loads(manifest.read_text())
+    del data["functions"]
+    manifest.write_text(json.dumps(data))
+    expect("bundle_manifest_edited", jaxcc.load_library, str(out))
+    fresh_bundle(bundle_source, out)
+    works_bundle(out)
+
+
+@case("bundle_newer_format")
+def _(shared, tmp_path, env, bundle_source):
+    import json
+
+    out = copied_bundle(bundle_source, tmp_path / "b")
+    manifest = out / "jaxcc-bundle.json"
+    data = json.loads(manifest.read_text())
+    data["format"] += 1
+    manifest.write_text(json.dumps(data))
+    expect("bundle_newer_format", jaxcc.load_library, str(out))
+    fresh_bundle(bundle_source, out)  # rebuilt with this jaxcc's `jaxcc build`
+    works_bundle(out)
+
+
+@case("bundle_not_dir")
+def _(shared, tmp_path, env, bundle_source):
+    out = copied_bundle(bundle_source, tmp_path / "b")
+    expect("bundle_not_dir", jaxcc.load_library, str(out / "jaxcc-bundle.json"))
+    works_bundle(out)
+
+
+@case("bundle_no_manifest")
+def _(shared, tmp_path, env, bundle_source):
+    out = copied_bundle(bundle_source, tmp_path / "b")
+    expect("bundle_no_manifest", jaxcc.load_library, str(tmp_path))
+    works_bundle(out)
+
+
+@case("bundle_out_not_empty")
+def _(shared, tmp_path, env, bundle_source):
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "notes.txt").write_text("mine")
+    status, err = cli("build", str(bundle_source), "--out", str(tmp_path / "full"))
+    assert status != 0 and ROWS["bundle_out_not_empty"].pattern().search(err), err
+    works_bundle(fresh_bundle(bundle_source, tmp_path / "new"))
+
+
+@case("deserialize_missing")
+def _(shared, tmp_path, env):
+    import subprocess
+    import sys
+
+    exported = jaxcc.export(jax.jit(lambda x: shared.scale(x, factor=2.0)), X)
+    blob = tmp_path / "blob"
+    blob.write_bytes(exported.serialize())
+    child = (
+        f"import sys; sys.path.insert(0, {str(ROOT / 'tests')!r})\n"
+        "import jaxcc, numpy as np, test_error_fixes as t\n"
+        f"blob = open({str(blob)!r}, 'rb').read()\n"
+        "t.expect('deserialize_missing', jaxcc.deserialize, blob)\n"
+        "mod = t.load()  # loaded first, as the message says\n"
+        "np.testing.assert_allclose(jaxcc.deserialize(blob, modules=[mod]).call(t.X), t.X * 2)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+# -- the command line
+
+
+@case("build_src_and_module")
+def _(shared, tmp_path, env, bundle_source):
+    status, err = cli("build", str(bundle_source), "--module", "json", "--out", str(tmp_path / "o"))
+    assert status != 0 and ROWS["build_src_and_module"].pattern().search(err), err
+    works_bundle(good_bundle(bundle_source))  # `jaxcc build SRC --out DIR`: bundle_source ran it
+
+
+@case("build_not_a_file")
+def _(shared, tmp_path, env, bundle_source):
+    status, err = cli("build", str(tmp_path / "missing.cc"), "--out", str(tmp_path / "o"))
+    assert status != 0 and ROWS["build_not_a_file"].pattern().search(err), err
+    works_bundle(good_bundle(bundle_source))  # `jaxcc build SRC --out DIR`: bundle_source ran it
+
+
+@case("build_nothing")
+def _(shared, tmp_path, env, bundle_source):
+    status, err = cli("build", "--out", str(tmp_path / "o"))
+    assert status != 0 and ROWS["build_nothing"].pattern().search(err), err
+    works_bundle(good_bundle(bundle_source))  # `jaxcc build SRC --out DIR`: bundle_source ran it
+
+
+@case("stubs_no_module")
+def _(shared, tmp_path, env):
+    status, err = cli("stubs", "json", "-o", str(tmp_path))
+    assert status != 0 and ROWS["stubs_no_module"].pattern().search(err), err
+    (tmp_path / "errfix_user.py").write_text(
+        f"import sys; sys.path.insert(0, {str(ROOT / 'tests')!r})\n"
+        "import test_error_fixes as t\nmod = t.load()\n"
+    )
+    env.syspath_prepend(str(tmp_path))
+    status, err = cli("stubs", "errfix_user", "-o", str(tmp_path))
+    assert status == 0, err
+    assert (tmp_path / f"{NAME}.pyi").exists()
+
+
+def _doctor_line(name):
+    from jaxcc.cli import doctor
+
+    return next(c for c in doctor.run_checks() if c.name == name)
+
+
+@case("doctor_linker")
+def _(shared, tmp_path, env):
+    env.setenv("JAXCC_LINKER", "nonsense")
+    line = _doctor_line("linker")
+    assert line.status == "FAIL" and ROWS["doctor_linker"].pattern().search(line.fix), line
+    env.delenv("JAXCC_LINKER")
+    assert _doctor_line("linker").status == "PASS"
+    env.setenv("JAXCC_LINKER", "gold")
+    assert _doctor_line("linker").status == "PASS"
+
+
+@case("doctor_cuda_runtime")
+def _(shared, tmp_path, env):
+    env.setenv("JAXCC_CUDA_RUNTIME", "dynamic")
+    line = _doctor_line("CUDA runtime")
+    assert line.status == "FAIL" and ROWS["doctor_cuda_runtime"].pattern().search(line.fix), line
+    env.setenv("JAXCC_CUDA_RUNTIME", "static")
+    assert _doctor_line("CUDA runtime").status != "FAIL"
+    env.delenv("JAXCC_CUDA_RUNTIME")
+    assert _doctor_line("CUDA runtime").status != "FAIL"
+
+
+@pytest.mark.parametrize("ident", sorted(CASES))
+def test_the_fix_works_as_written(ident, request, tmp_path, monkeypatch):
+    fn = CASES[ident]
+    names = fn.__code__.co_varnames[: fn.__code__.co_argcount]
+    fixtures = {"tmp_path": tmp_path, "env": monkeypatch}
+    kwargs = {n: fixtures[n] if n in fixtures else request.getfixturevalue(n) for n in names}
+    fn(**kwargs)
