@@ -164,6 +164,11 @@ def check_kernel(
     # `bounds` first, on the debug build: a kernel that writes outside its outputs must not run
     # its own build, whose write would land in memory XLA or the allocator owns; one that reads
     # outside an input would give every row a finding of chance (decision 220).
+    if "dtypes" in selected:
+        try:
+            dtypes_row.prestart(subject)  # the x64 child imports JAX while the rows run
+        except Exception:  # noqa: BLE001  # the row itself says what is wrong
+            pass
     first = {"bounds": _run_row("bounds", subject, None)} if "bounds" in selected else {}
     if subject.writes_outside:
         why = "it writes outside an output (see bounds); its own build would corrupt memory"

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import atexit
 import hashlib
+import json
 import os
-import pickle
 import select
 import subprocess
 import sys
@@ -150,6 +150,13 @@ class _Child:
         lines = self.log.read().decode(errors="replace").strip().splitlines()
         return lines[-1][:200] if lines else "no output"
 
+    def start(self) -> None:
+        """Starts the child unless it runs: check_kernel calls this before its first row, so the
+        child's import of JAX overlaps the other rows."""
+        with self.lock:
+            if self.process is None or self.process.poll() is not None:
+                self._start()
+
     def run(self, work: str) -> str | None:
         """Runs the job in `work`; None when done, else why not (a crash starts a new child
         for the next job)."""
@@ -176,8 +183,38 @@ class _Child:
 _CHILD = _Child()
 
 
+def prestart(subject: Subject) -> None:
+    """Starts the x64 child now when this check's `dtypes` row will need it."""
+    if subject.is_primitive or subject.is_callable or _x64():
+        return
+    if getattr(subject.fn, "platform", "cpu") == "cuda":
+        return
+    if any(target in _WIDE for _, target in _variants(subject)):
+        _CHILD.start()
+
+
 def _send(work: str) -> str | None:
     return _CHILD.run(work)
+
+
+def _json_attrs(attrs: dict) -> dict | None:
+    """The attributes as JSON values (numbers, bools), or None when one is not."""
+    out = {}
+    for name, value in attrs.items():
+        value = value.item() if isinstance(value, np.generic) else value
+        if not isinstance(value, (bool, int, float)):
+            return None
+        out[name] = value
+    return out
+
+
+def _outs_to_json(outs):
+    """outs for the child (x64_child.outs_from_json): None, or its kind and (shape, dtype)s."""
+    if outs is None:
+        return None
+    kind = "tuple" if isinstance(outs, tuple) else "list" if isinstance(outs, list) else "one"
+    items = [outs] if kind == "one" else list(outs)
+    return {"kind": kind, "items": [[list(o.shape), np.dtype(o.dtype).name] for o in items]}
 
 
 def _run_in_child(subject: Subject, jobs) -> list[tuple] | str:
@@ -195,17 +232,29 @@ def _run_in_child(subject: Subject, jobs) -> list[tuple] | str:
     environment = discovery.build_environment(
         request, verbose=False, force_rebuild=False, ninja_workers=0
     )
+    attrs = _json_attrs(subject.attrs)
+    if attrs is None:
+        return "an attribute is not a number or a bool (the child gets them as JSON)"
     with tempfile.TemporaryDirectory(prefix="jaxcc-check-x64-") as work:
         _core.write_bundle(request, environment, os.path.join(work, "bundle"), lambda *a: None)
-        job = {"prefix": f"{request.target_prefix}_x64", "name": subject.fn.name,
-               "attrs": subject.attrs, "jobs": jobs}  # fmt: skip
-        with open(os.path.join(work, "job.pkl"), "wb") as f:
-            pickle.dump(job, f)
+        job = {"prefix": f"{request.target_prefix}_x64_", "name": subject.fn.name,
+               "attrs": attrs, "outs": [_outs_to_json(outs) for _, outs in jobs]}  # fmt: skip
+        with open(os.path.join(work, "job.json"), "w") as f:
+            json.dump(job, f)
+        for j, (arrays, _) in enumerate(jobs):
+            np.savez(os.path.join(work, f"inputs_{j}.npz"), *arrays)
         failure = _send(work)
         if failure is not None:
             return failure
-        with open(os.path.join(work, "out.pkl"), "rb") as f:
-            results = pickle.load(f)
+        with open(os.path.join(work, "result.json")) as f:
+            answers = json.load(f)
+        results = []
+        for j, answer in enumerate(answers):
+            if answer["status"] != "ok":
+                results.append(("error", answer["text"]))
+                continue
+            with np.load(os.path.join(work, f"outputs_{j}.npz")) as saved:
+                results.append(("ok", [saved[f"arr_{i}"] for i in range(len(saved.files))]))
     if key is not None:
         if len(_CHILD_RESULTS) > 64:
             _CHILD_RESULTS.clear()

@@ -1,15 +1,30 @@
 """The x64 child of check_kernel's `dtypes` row (decision 222): `python -m jaxcc.check.x64_child
 --serve` with JAX_ENABLE_X64=1 reads lines "N DIR" from stdin; for each it loads DIR/bundle (the
 kernel's module, written by the parent, under a target prefix of its own), runs each job of
-DIR/job.pkl, writes per job ("ok", outputs) or ("error", text) to DIR/out.pkl and answers
-"done". A child because JAX's x64 mode is a process's setting at its start: the parent keeps its
-own; one child serves every check of the parent (importing JAX is most of its cost)."""
+DIR/job.json (its inputs in DIR/inputs_J.npz), writes DIR/result.json (per job "ok" or "error"
+with the text) and DIR/outputs_J.npz, and answers "done". JSON and npz, never pickle (nothing in
+jaxcc unpickles: tests/test_no_eval.py). A child because JAX's x64 mode is a process's setting
+at its start: the parent keeps its own; one child serves every check of the parent (importing
+JAX is most of its cost)."""
 
 from __future__ import annotations
 
+import json
 import os
-import pickle
 import sys
+
+
+def outs_from_json(spec):
+    """outs as the parent described it (dtypes_row._outs_to_json): None, one ShapeDtypeStruct, or a
+    list/tuple of them."""
+    import jax
+
+    if spec is None:
+        return None
+    items = [jax.ShapeDtypeStruct(tuple(shape), dtype) for shape, dtype in spec["items"]]
+    return (
+        items[0] if spec["kind"] == "one" else (tuple(items) if spec["kind"] == "tuple" else items)
+    )
 
 
 def run_job(number: str, work: str) -> None:
@@ -17,25 +32,30 @@ def run_job(number: str, work: str) -> None:
 
     from jaxcc.deploy.bundle import load_library
 
-    with open(os.path.join(work, "job.pkl"), "rb") as f:
-        job = pickle.load(f)
+    with open(os.path.join(work, "job.json")) as f:
+        job = json.load(f)
     prefix = f"{job['prefix']}{number}"  # each job's load registers targets of its own
     module = load_library(os.path.join(work, "bundle"), target_prefix=prefix)
     fn = module[job["name"]]
     results = []
-    for arrays, outs in job["jobs"]:
+    for j, outs in enumerate(job["outs"]):
+        with np.load(os.path.join(work, f"inputs_{j}.npz")) as saved:
+            arrays = [saved[f"arr_{i}"] for i in range(len(saved.files))]
         try:
-            result = fn(*arrays, outs=outs, **job["attrs"])
+            result = fn(*arrays, outs=outs_from_json(outs), **job["attrs"])
             leaves = result if isinstance(result, (list, tuple)) else [result]
-            results.append(("ok", [np.asarray(o) for o in leaves]))
+            np.savez(os.path.join(work, f"outputs_{j}.npz"), *[np.asarray(o) for o in leaves])
+            results.append({"status": "ok"})
         except Exception as e:  # noqa: BLE001  # the parent tells a refusal from a failure
-            results.append(("error", f"{type(e).__name__}: {e}"))
-    with open(os.path.join(work, "out.pkl"), "wb") as f:
-        pickle.dump(results, f)
+            results.append({"status": "error", "text": f"{type(e).__name__}: {e}"})
+    with open(os.path.join(work, "result.json"), "w") as f:
+        json.dump(results, f)
 
 
 def serve() -> int:
     import jax  # noqa: F401  # before the first job: its time is the child's start, not a job's
+
+    import jaxcc  # noqa: F401
 
     for line in sys.stdin:
         number, _, work = line.rstrip("\n").partition(" ")
