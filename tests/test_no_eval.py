@@ -32,12 +32,6 @@ ALLOWED_DYNAMIC_IMPORTS = {
 }
 
 
-# Modules that may pickle, each justified: the autotuning child (decision 191) and the process
-# that spawned it exchange its messages over the child's own stdin/stdout pipes, which no other
-# process can write; nothing pickled is ever read from a file, a socket or the cache.
-ALLOWED_PICKLE = {"tune/runner.py", "tune/variants.py"}
-
-
 def dotted(node: ast.AST) -> str:
     """`a.b.c` for a Name/Attribute chain, else ""."""
     if isinstance(node, ast.Name):
@@ -67,8 +61,6 @@ def problems_in_python(path: Path, tree: ast.AST) -> tuple[list[str], int]:
         found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {what}")
 
     unsafe = UNSAFE_MODULES
-    if "/".join(path.parts[-2:]) in ALLOWED_PICKLE:
-        unsafe = UNSAFE_MODULES - {"pickle"}
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             for alias in node.names:

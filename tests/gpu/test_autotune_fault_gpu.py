@@ -59,4 +59,7 @@ def test_a_variant_faulting_on_the_card_is_excluded_named_and_never_run_again(tm
     second = run_python(code, env, timeout=200)
     assert second.returncode == 0, second.stderr[-3000:]
     lines = [ln for ln in second.stderr.splitlines() if ln.startswith("jaxcc autotune:")]
-    assert len(lines) == 1 and lines[0].endswith("cached") and "MODE=2 (" in lines[0], lines
+    # Read from the cache, or retimed once if the first was made under load: never running
+    # MODE=2 again either way (decision 231).
+    assert len(lines) == 1 and "MODE=2 (" in lines[0], lines
+    assert lines[0].endswith("cached") or "retimed once" in lines[0], lines

@@ -12,13 +12,19 @@ import warnings
 from jaxcc.call.kernel_function import KernelFunction
 from jaxcc.errors import AutotuneWarning
 
-from . import decide, keys, store
+from . import decide, deferred, keys, store
 from .decide import default_key, print_line
 from .spec import TuneSpec, config_tag, config_text
 
 _lock = threading.Lock()
 _decisions: dict[str, dict] = {}  # decision id -> record, this process
 _warned: set[tuple[str, str]] = set()  # (reference target, "symbolic"): warned once
+
+
+def _traced(arrays) -> bool:
+    from jaxcc._jax_compat import Tracer
+
+    return any(isinstance(a, Tracer) for a in arrays)
 
 
 class TunedFunction(KernelFunction):
@@ -57,6 +63,10 @@ class TunedFunction(KernelFunction):
         if len(arrays) != self.num_args or self.sharding is not None:
             return super().__call__(*arrays, outs=outs, **attributes)  # CallError, or per shard
         self._check_arrays(arrays)
+        if self.vmap_method in keys.BATCHED_ONCE and _traced(arrays):
+            # vmap may batch this call after it is traced (jax.vmap(jax.jit(f))): the variant
+            # is chosen at lowering, at the shapes that run (decision 230).
+            return deferred.call(self, arrays, outs, attributes)
         chosen = self._choose(arrays, outs, attributes)
         return self._variants[chosen][1](*arrays, outs=outs, **attributes)
 
@@ -97,7 +107,9 @@ class TunedFunction(KernelFunction):
                     self._report(record, cached=True, shipped=ident in self._shipped)
                 else:
                     retimes = record.get("retimes", 0) + 1 if usable else 0
-                    record = decide.tune(self, shapes, outs, attributes, key, device, retimes)
+                    earlier = record.get("excluded", {}) if usable else {}
+                    record = decide.tune(self, shapes, outs, attributes, key, device, retimes,
+                                         earlier)  # fmt: skip
                     _decisions[ident] = record
                     store.write(cache_dir, ident, record)
                     self._report(record, cached=False)

@@ -13,7 +13,7 @@ import warnings
 
 from jaxcc.errors import AutotuneError, AutotuneWarning, SpecError
 
-from . import isolation, keys, measure, runner
+from . import isolation, keys, measure, runner, wire
 from .spec import config_text
 
 # One call of a variant may run this long without JAXCC_TUNE_BUDGET_S; with it, the budget
@@ -131,7 +131,7 @@ def _measure(fn, job: dict, key: str) -> dict:
     import jax
 
     job["x64"] = bool(jax.config.jax_enable_x64)
-    if any(tag not in fn._recipes for tag in job["order"]):
+    if any(tag not in fn._recipes for tag in job["order"]) or not _crosses(job["attributes"]):
         messages: list = []
         runner.run_job(job, {t: fn._variants[t][1] for t in job["order"]}, messages.append)
         return {**messages[-1][1], "failed": {}}
@@ -149,18 +149,40 @@ def _measure(fn, job: dict, key: str) -> dict:
     return isolation.measure(job, fn.platform, on_failure)
 
 
+def _crosses(attributes: dict) -> bool:
+    """Whether the attributes can go to the tuning child (wire.py carries Python and NumPy
+    scalars; an attribute of another numbers.Real type is measured here)."""
+    try:
+        wire.encode(attributes)
+    except TypeError:
+        return False
+    return True
+
+
 def _what(problem: str) -> str:
     if problem.startswith(("SIG", "signal", "exited", "stopped")):
         return f"it crashed ({problem})"
     return f"it {problem}" if problem.startswith(("timed out", "raised")) else problem
 
 
-def tune(fn, shapes, outs, attributes, key: str, device: str, retimes: int) -> dict:
-    """The decision for one key: measured, checked, chosen; warnings for what was left out."""
+def _fatal(problem: str) -> bool:
+    """Whether an exclusion is one a retime must not run again: a crash or a time-out (each
+    costs a tuning child, or its bound), or a raise (on a GPU it poisons the child's context)."""
+    return problem.startswith(("it crashed", "it timed out", "it raised"))
+
+
+def tune(fn, shapes, outs, attributes, key: str, device: str, retimes: int,
+         earlier: dict | None = None) -> dict:  # fmt: skip
+    """The decision for one key: measured, checked, chosen; warnings for what was left out.
+    `earlier`: a retimed decision's exclusions (config text -> what happened); a variant that
+    crashed, hung or raised then is not run again, and stays excluded."""
     budget = budget_s()
     fn._convert_attributes(attributes)  # a CallError for attributes it does not take, here
     start = time.time()
+    text = {t: config_text(fn._variants[t][0]) for t in fn._variants}
+    kept = {t: w for t in fn._variants if _fatal(w := (earlier or {}).get(text[t], ""))}
     order = [fn._reference_tag] + [t for t in fn._variants if t != fn._reference_tag]
+    order = [t for t in order if t not in kept]
     job = {
         "qualname": fn.__qualname__, "order": order, "outs": _outs_description(outs),
         "attributes": dict(attributes), "inputs": tuning_inputs(fn, shapes, attributes),
@@ -193,10 +215,10 @@ def tune(fn, shapes, outs, attributes, key: str, device: str, retimes: int) -> d
         )
     chosen, ties = measure.decide(stats, order, reference)
     _warn(fn, excluded, reference, key)
+    excluded.update(kept)  # warned of by the process that found them
     elapsed = time.time() - start
     exhausted = result["exhausted"]
     tried = checked + len(result["failed"])
-    text = {t: config_text(fn._variants[t][0]) for t in fn._variants}
     if exhausted:
         warnings.warn(
             f"jaxcc: tuning {fn.__qualname__} for key {key} passed JAXCC_TUNE_BUDGET_S="
@@ -216,6 +238,7 @@ def tune(fn, shapes, outs, attributes, key: str, device: str, retimes: int) -> d
         "tried": tried,
         "times_s": {text[t]: s["median"] for t, s in stats.items()},
         "spreads": {text[t]: round(s["spread"], 4) for t, s in stats.items()},
+        "ratios": {text[t]: round(s["ratio"], 4) for t, s in stats.items() if "ratio" in s},
         "rounds": max(s["n"] for s in stats.values()),
         "ties": [text[t] for t in ties],
         "spread": spread, "noisy": spread > measure.NOISY_SPREAD, "retimes": retimes,

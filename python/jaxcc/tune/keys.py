@@ -8,7 +8,7 @@ import os
 import re
 import sys
 
-_BATCHED_ONCE = ("broadcast_all", "expand_dims")
+BATCHED_ONCE = ("broadcast_all", "expand_dims")
 
 
 def _levels(x) -> list:
@@ -35,7 +35,7 @@ def kernel_shapes(arrays, outs, vmap_method: str):
     import jax
 
     per_element = [jax.ShapeDtypeStruct(tuple(a.shape), a.dtype) for a in arrays]
-    if vmap_method not in _BATCHED_ONCE:
+    if vmap_method not in BATCHED_ONCE:
         return per_element, outs
     chains = [_levels(a) for a in arrays]
     traces, sizes = [], {}

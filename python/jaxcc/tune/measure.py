@@ -1,7 +1,7 @@
 """What tuning measures, wherever it runs (the tuning child, runner.py, or this process for a
 variant that cannot be isolated): a variant's plain call, its outputs against the reference's,
-interleaved timing rounds, and the decision from the timings with noise measured, not decided on
-(decisions 156b, 193)."""
+interleaved timing rounds, and the decision from the timings with noise measured, not decided on:
+each variant compared with the fastest round by round (decisions 156b, 193, 233)."""
 
 from __future__ import annotations
 
@@ -21,6 +21,8 @@ NOISY_SPREAD = 0.25
 # Breaking a tie for the reference (or the first configuration) may cost at most this fraction
 # over the fastest median: wider notches on a busy machine must not buy a slower kernel.
 TIE_COST = 0.02
+# Variants tied with the fastest and at most this much slower (paired ratio) get more rounds.
+CLOSE = 0.10
 
 
 def timed_call(fn, outs, attributes):
@@ -77,12 +79,28 @@ def compare(expected, result, rtol: float, atol: float) -> str:
     return ""
 
 
+def _round(runs: dict, order: list, xs, samples: dict, at) -> None:
+    """One call of each of `order`'s variants, timed."""
+    import jax
+
+    for tag in order:
+        if at is not None:
+            at(tag)
+        t0 = time.perf_counter()
+        jax.block_until_ready(runs[tag](*xs))
+        samples[tag].append(time.perf_counter() - t0)
+
+
 def time_rounds(runs: dict, xs, deadline: float | None, at=None) -> tuple[dict, bool]:
-    """Seconds per call of each run, every sample. Interleaved rounds (one call of each variant
-    per round) so that a burst of load from other processes falls on every variant alike; at
-    least MIN_RUNS rounds, then rounds until each has about TARGET_S of samples or MAX_RUNS.
-    Past `deadline` (time.time()) the rounds done so far count. `at(tag)` is told which variant
-    is about to run (the tuning child's watchdog names a hang by it)."""
+    """Seconds per call of each run, every sample; sample i of every variant comes from round i.
+    Interleaved rounds (one call of each variant per round, the order rotating from round to
+    round) so that a burst of load from other processes falls on every variant alike and no
+    variant always runs first: at least MIN_RUNS rounds, then rounds until each has about
+    TARGET_S of samples or MAX_RUNS. Then the variants still tied with the fastest (paired
+    ratios, decision 233) get more rounds among themselves, for at most half the time spent so
+    far, until the tie is resolved or MAX_RUNS more. Past `deadline` (time.time()) the rounds done
+    so far count. `at(tag)` is told which variant is about to run (the tuning child's watchdog
+    names a hang by it)."""
     import jax
 
     for tag, run in runs.items():
@@ -90,21 +108,40 @@ def time_rounds(runs: dict, xs, deadline: float | None, at=None) -> tuple[dict, 
             if at is not None:
                 at(tag)
             jax.block_until_ready(run(*xs))
+    tags = list(runs)
     samples: dict = {tag: [] for tag in runs}
     cut = False
+    start = time.perf_counter()
     for rounds in range(MAX_RUNS):
-        for tag, run in runs.items():
-            if at is not None:
-                at(tag)
-            t0 = time.perf_counter()
-            jax.block_until_ready(run(*xs))
-            samples[tag].append(time.perf_counter() - t0)
+        turn = rounds % len(tags)
+        _round(runs, tags[turn:] + tags[:turn], xs, samples, at)
         if rounds + 1 >= MIN_RUNS and min(sum(v) for v in samples.values()) >= TARGET_S:
             break
         if deadline is not None and time.time() > deadline:
-            cut = len(runs) > 1 and rounds + 1 < MIN_RUNS
+            return samples, len(runs) > 1 and rounds + 1 < MIN_RUNS
+    extra_until = time.perf_counter() + 0.5 * (time.perf_counter() - start)
+    contenders = _contenders(samples)
+    for rounds in range(MAX_RUNS):
+        if len(contenders) < 2 or time.perf_counter() > extra_until:
             break
+        if deadline is not None and time.time() > deadline:
+            cut = True
+            break
+        turn = rounds % len(contenders)
+        _round(runs, contenders[turn:] + contenders[:turn], xs, samples, at)
+        if rounds % MIN_RUNS == MIN_RUNS - 1:  # only ever fewer: sample i stays round i's
+            contenders = [t for t in _contenders(samples) if t in contenders]
     return samples, cut
+
+
+def _contenders(samples: dict) -> list[str]:
+    """The fastest variant and those whose paired ratio to it is within noise of 1 and within
+    CLOSE of it: where more rounds may change the decision. Empty when nothing is tied."""
+    stats = paired(samples)
+    fastest = min(stats, key=lambda t: stats[t]["ratio"])
+    tied = [t for t in stats if t != fastest and stats[t]["ratio"] <= 1 + CLOSE
+            and ties_with(_ratio_view(stats[fastest]), _ratio_view(stats[t]))]  # fmt: skip
+    return [fastest, *tied] if tied else []
 
 
 def summary(values: list[float]) -> dict:
@@ -119,6 +156,40 @@ def summary(values: list[float]) -> dict:
             "n": len(values)}  # fmt: skip
 
 
+def paired(samples: dict) -> dict:
+    """Each variant's summary with its call time relative to the fastest, round by round: the
+    median and IQR of t_variant / t_fastest over the rounds both ran, `pairs` of them. A burst of
+    load that slows one round slows both calls of a pair, so the ratios spread far less than
+    the times do. The fastest is the variant whose median ratio to the fastest by median time
+    is lowest."""
+    stats = {tag: summary(v) for tag, v in samples.items()}
+    by_time = min(stats, key=lambda t: stats[t]["median"])
+    pivot = min(samples, key=lambda t: _ratios(samples[t], samples[by_time])[0])
+    for tag, values in samples.items():
+        ratio, iqr, n = _ratios(values, samples[pivot])
+        stats[tag].update(ratio=ratio, ratio_iqr=iqr, pairs=n)
+    return stats
+
+
+def _ratios(values: list[float], base: list[float]) -> tuple[float, float, int]:
+    n = min(len(values), len(base))
+    if values is base:
+        return 1.0, 0.0, n
+    ratios = [v / b for v, b in zip(values[:n], base[:n], strict=True) if b > 0]
+    if not ratios:
+        return 1.0, 0.0, 0
+    median = statistics.median(ratios)
+    if len(ratios) >= 4:
+        q1, _, q3 = statistics.quantiles(ratios, n=4, method="inclusive")
+    else:
+        q1 = q3 = median
+    return median, max(q3 - q1, 0.0), len(ratios)
+
+
+def _ratio_view(stat: dict) -> dict:
+    return {"median": stat["ratio"], "iqr": stat["ratio_iqr"], "n": max(stat["pairs"], 1)}
+
+
 def ties_with(best: dict, other: dict) -> bool:
     """Whether two variants' medians are within noise of each other: their box-plot notches
     (median +- 1.58 IQR / sqrt(n), McGill, Tukey and Larsen 1978) overlap."""
@@ -127,10 +198,14 @@ def ties_with(best: dict, other: dict) -> bool:
 
 
 def decide(stats: dict, order: list[str], reference: str) -> tuple[str, list[str]]:
-    """(chosen tag, the tags tied with the fastest). The fastest median wins unless others are
-    within its noise (a tie); a tie goes to the reference, else to the first tag in candidate
-    order (`order`), among the tied ones whose median is within TIE_COST of the fastest's, so
-    that breaking a tie never costs more than that (decision 193)."""
+    """(chosen tag, the tags tied with the fastest). The fastest wins unless others are within
+    its noise (a tie); a tie goes to the reference, else to the first tag in candidate order
+    (`order`), among the tied ones within TIE_COST of the fastest, so that breaking a tie never
+    costs more than that (decision 193). With paired ratios (`paired`, decision 233) the fastest
+    and the ties are judged on each variant's ratio to the fastest (whose own is exactly 1),
+    else on the medians."""
+    if all("ratio" in s for s in stats.values()):
+        stats = {t: _ratio_view(s) for t, s in stats.items()}
     fastest = min(stats, key=lambda t: stats[t]["median"])
     tied = [t for t in order if t in stats and ties_with(stats[fastest], stats[t])]
     if len(tied) <= 1:

@@ -4,54 +4,32 @@ cache), runs each on the tuning inputs it is sent, checks it against the referen
 them, reporting every step back, so that a variant that crashes or hangs takes down this process
 only. `run_job` is also how a variant without a recipe is measured in the user's process.
 
-Messages (pickled, length-prefixed) to the parent: ("at", tag) before every call of a variant,
-("hang", tag, seconds) from the watchdog before it ends the process, ("raised", tag, error) for
-a GPU variant that raised (its CUDA context may be poisoned: the parent starts a fresh child),
-("done", result)."""
+Messages (wire.py: JSON and raw array bytes, which reading cannot run) to the parent:
+("at", tag) before every call of a variant, ("hang", tag, seconds) from the watchdog before it
+ends the process, ("raised", tag, error) for a GPU variant that raised (its CUDA context may be
+poisoned: the parent starts a fresh child), ("done", result)."""
 
 from __future__ import annotations
 
 import os
-import pickle
 import signal
-import struct
 import sys
 import threading
 import time
 
-from . import measure
-
-_HEADER = struct.Struct("<Q")
+from . import measure, wire
 
 
 def write_message(fd: int, message) -> None:
-    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    view = memoryview(_HEADER.pack(len(data)) + data)
-    while view:
-        view = view[os.write(fd, view) :]
-
-
-def read_exactly(fd: int, size: int) -> bytes | None:
-    chunks, left = [], size
-    while left:
-        chunk = os.read(fd, min(left, 1 << 20))
-        if not chunk:
-            return None
-        chunks.append(chunk)
-        left -= len(chunk)
-    return b"".join(chunks)
+    wire.write(fd, message)
 
 
 def read_message(fd: int):
-    header = read_exactly(fd, _HEADER.size)
-    if header is None:
-        return None
-    data = read_exactly(fd, _HEADER.unpack(header)[0])
-    return None if data is None else pickle.loads(data)
+    return wire.read(fd)
 
 
 def outs_from(description):
-    """The `outs=` of a call from its picklable description ((shape, dtype) pairs)."""
+    """The `outs=` of a call from its description on the wire ((shape, dtype) pairs)."""
     import jax
 
     if description is None:
@@ -99,7 +77,7 @@ def run_job(job: dict, functions: dict, send) -> None:
             runs[tag] = run
         samples, cut = measure.time_rounds(runs, xs, deadline, at=lambda t: send(("at", t)))
     send(("idle",))
-    stats = {tag: measure.summary(v) for tag, v in samples.items()}
+    stats = measure.paired(samples) if samples else {}
     send(("done", {"stats": stats, "excluded": excluded, "exhausted": exhausted or cut}))
 
 
@@ -136,7 +114,7 @@ def _load_functions(recipes: dict, loaded: dict) -> dict:
 
     functions = {}
     for tag, (recipe, function) in recipes.items():
-        known = pickle.dumps(recipe)
+        known = wire.encode(recipe)
         if known not in loaded:
             kind, *rest = recipe
             if kind == "request":

@@ -8,7 +8,6 @@ is the reference build under the plain names, its tuned functions replaced by Tu
 from __future__ import annotations
 
 import os
-import pickle
 import re
 import warnings
 from concurrent.futures import ThreadPoolExecutor
@@ -19,7 +18,7 @@ from jaxcc.call import ffi_targets
 from jaxcc.call.compiled_module import CompiledModule
 from jaxcc.errors import AutotuneError, AutotuneWarning, CompileError, SpecError
 
-from . import isolation, store
+from . import isolation, store, wire
 from .choose import TunedFunction
 from .spec import TuneSpec, config_flags, config_tag, config_text, merge_annotations, module_configs
 
@@ -220,8 +219,8 @@ def _recipe(where: str, arguments: dict, config: dict, prefix: str):
     args["sources"] = sources
     recipe = ("request", where, args, prefix)
     try:
-        pickle.dumps(recipe)
-    except Exception:  # a user object among the arguments: measured in this process
+        wire.encode(recipe)
+    except TypeError:  # a user object among the arguments: measured in this process
         return None
     return recipe
 
