@@ -6,6 +6,7 @@ variants each: real builds, kept short."""
 import json
 import os
 import textwrap
+import uuid
 import warnings
 
 import jax
@@ -57,20 +58,31 @@ def printed(monkeypatch):
     monkeypatch.setenv("JAXCC_PRINT_AUTOTUNING", "1")
 
 
+@pytest.fixture(scope="module")
+def repeat_name():
+    """The module that tests tuning REPEAT_SOURCE over REPEAT=[3000, 1] share (built once); each
+    calls it at shapes of its own, so every test's key is its own decision."""
+    return f"t_autotune_repeat_{uuid.uuid4().hex[:8]}"
+
+
+def _keys(module: str) -> set[str]:
+    return {r["key"] for r in store.list_decisions(jaxcc.get_cache_dir()) if r["module"] == module}
+
+
 def _decision_lines(err: str) -> list[str]:
     return [line for line in err.splitlines() if line.startswith("jaxcc autotune:")]
 
 
-def test_tuned_function_picks_fastest_variant_and_prints_one_line(unique_name, printed, capfd):
-    mod = jaxcc.load_cpp_inline(unique_name, REPEAT_SOURCE, tune={"bump": {"REPEAT": [3000, 1]}})
+def test_tuned_function_picks_fastest_variant_and_prints_one_line(repeat_name, printed, capfd):
+    mod = jaxcc.load_cpp_inline(repeat_name, REPEAT_SOURCE, tune={"bump": {"REPEAT": [3000, 1]}})
     targets = mod.bump.variant_targets
     assert targets == {
-        "REPEAT=3000": f"{unique_name}@tune-REPEAT3000.bump",
-        "REPEAT=1": f"{unique_name}@tune-REPEAT1.bump",
+        "REPEAT=3000": f"{repeat_name}@tune-REPEAT3000.bump",
+        "REPEAT=1": f"{repeat_name}@tune-REPEAT1.bump",
     }
     registered = jaxcc.list_registered_targets()
     assert all(t in registered for t in targets.values())
-    assert f"{unique_name}.bump" in registered  # the reference under the plain name
+    assert f"{repeat_name}.bump" in registered  # the reference under the plain name
     np.testing.assert_array_equal(mod.bump(X), X + 1)
     assert mod.bump.chosen_config(X) == {"REPEAT": 1}
     lines = _decision_lines(capfd.readouterr().err)
@@ -81,19 +93,19 @@ def test_tuned_function_picks_fastest_variant_and_prints_one_line(unique_name, p
     assert not _decision_lines(capfd.readouterr().err)
 
 
-def test_tuned_call_inside_jit_and_vmap_lowers_to_the_chosen_target(unique_name):
-    mod = jaxcc.load_cpp_inline(unique_name, REPEAT_SOURCE, tune={"bump": {"REPEAT": [3000, 1]}})
+def test_tuned_call_inside_jit_and_vmap_lowers_to_the_chosen_target(repeat_name):
+    mod = jaxcc.load_cpp_inline(repeat_name, REPEAT_SOURCE, tune={"bump": {"REPEAT": [3000, 1]}})
+    before = _keys(repeat_name)  # other tests' keys of the shared module
     x = jnp.ones((2, 512), jnp.float32)
     hlo = jax.jit(lambda v: mod.bump(v)).lower(x).as_text()
-    assert f"{unique_name}@tune-REPEAT1.bump" in hlo
-    assert f"{unique_name}@tune-REPEAT3000.bump" not in hlo
+    assert f"{repeat_name}@tune-REPEAT1.bump" in hlo
+    assert f"{repeat_name}@tune-REPEAT3000.bump" not in hlo
     np.testing.assert_array_equal(jax.jit(jax.vmap(mod.bump))(x), x + 1)
     # vmap's key is the per-element shape (what the sequential calls run on)
-    record = [r for r in store.list_decisions(jaxcc.get_cache_dir()) if r["module"] == unique_name]
-    assert {r["key"] for r in record} == {"float32[2,512]", "float32[512]"}
+    assert _keys(repeat_name) - before == {"float32[2,512]", "float32[512]"}
 
 
-def test_second_process_times_nothing(fresh_cache, unique_name):
+def test_second_process_times_nothing(fresh_cache, unique_name, capsys):
     code = textwrap.dedent(f"""
         import jax.numpy as jnp, jaxcc
         mod = jaxcc.load_cpp_inline({unique_name!r}, {REPEAT_SOURCE!r},
@@ -110,11 +122,15 @@ def test_second_process_times_nothing(fresh_cache, unique_name):
     assert not line1.endswith("cached") and line2.endswith("cached")
     assert line1.split(" -> ")[1].split()[0] == line2.split(" -> ")[1].split()[0] == "REPEAT=1"
     assert second.stdout.strip() == "1.0"
-    listing = run_python("from jaxcc.__main__ import main; main(['cache', 'ls'])", env)
-    assert "autotuning decisions: 1" in listing.stdout
-    assert f"{unique_name}.bump [float32[2048]]" in listing.stdout
-    as_json = run_python("from jaxcc.__main__ import main; main(['cache', 'ls', '--json'])", env)
-    assert json.loads(as_json.stdout)["autotune"][0]["chosen_text"] == "REPEAT=1"
+    from jaxcc.__main__ import main
+
+    capsys.readouterr()
+    main(["cache", "ls"])  # `jaxcc cache ls` (this process's cache is fresh_cache too)
+    listing = capsys.readouterr().out
+    assert "autotuning decisions: 1" in listing
+    assert f"{unique_name}.bump [float32[2048]]" in listing
+    main(["cache", "ls", "--json"])
+    assert json.loads(capsys.readouterr().out)["autotune"][0]["chosen_text"] == "REPEAT=1"
     jaxcc.clear_cache(unique_name)
     assert not store.list_decisions(str(fresh_cache))
 
@@ -291,24 +307,22 @@ def test_reordered_sum_cancelling_to_near_zero_is_not_a_disagreement(unique_name
         mod.total(jnp.asarray(x))
 
 
-def test_export_calls_the_chosen_variant_and_deserialize_in_another_process(
-    fresh_cache, unique_name
-):
+def test_export_calls_the_chosen_variant_and_deserialize_in_another_process(repeat_name):
     """The artefact names the chosen variant's target; a process that loads the same tuned
     module (its decision read from the cache, so the same variant) runs it."""
-    mod = jaxcc.load_cpp_inline(unique_name, REPEAT_SOURCE, tune={"bump": {"REPEAT": [3000, 1]}})
+    mod = jaxcc.load_cpp_inline(repeat_name, REPEAT_SOURCE, tune={"bump": {"REPEAT": [3000, 1]}})
     x = jax.ShapeDtypeStruct((1024,), jnp.float32)
     exported = jaxcc.export(lambda v: mod.bump(v) * 2, x)
-    assert f"{unique_name}@tune-REPEAT1.bump" in required_targets(exported)
+    assert f"{repeat_name}@tune-REPEAT1.bump" in required_targets(exported)
     blob = bytes(exported.serialize())
     code = textwrap.dedent(f"""
         import numpy as np, jax.numpy as jnp, jaxcc
-        mod = jaxcc.load_cpp_inline({unique_name!r}, {REPEAT_SOURCE!r},
+        mod = jaxcc.load_cpp_inline({repeat_name!r}, {REPEAT_SOURCE!r},
                                     tune={{"bump": {{"REPEAT": [3000, 1]}}}})
         exp = jaxcc.deserialize(bytes.fromhex({blob.hex()!r}), modules=[mod])
         print(float(exp.call(jnp.ones(1024, jnp.float32))[0]))
     """)
-    done = run_python(code, {"JAXCC_CACHE_DIR": str(fresh_cache)})
+    done = run_python(code)  # the session's cache: the builds and the decision are there
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "4.0"
 
@@ -359,7 +373,9 @@ def test_cuda_variants_build_without_a_gpu_each_with_its_macros(unique_name, mon
     assert f"{unique_name}@tune-THREADS256-ITEMS4.twice" in jaxcc.list_registered_targets()
 
 
-def test_jaxcc_tune_decides_ahead_so_the_next_process_times_nothing(fresh_cache, tmp_path):
+def test_jaxcc_tune_decides_ahead_so_the_next_process_times_nothing(
+    fresh_cache, tmp_path, monkeypatch, capsys
+):
     (tmp_path / "tuned_ops.py").write_text(
         "import jaxcc\n"
         f"mod = jaxcc.load_cpp_inline('aot_ops', {REPEAT_SOURCE!r}, "
@@ -376,10 +392,14 @@ def test_jaxcc_tune_decides_ahead_so_the_next_process_times_nothing(fresh_cache,
             f"import sys; from jaxcc.__main__ import main; sys.exit(main({list(argv)!r}))", env
         )
 
-    bad = cli("tune", "tuned_ops", "--shapes", "bump=float32(3)")
-    assert bad.returncode == 2 and "is not DTYPE[D0,D1,...]" in bad.stderr
-    missing = cli("tune", "no_such_ops_module", "--shapes", "bump=float32[3]")
-    assert missing.returncode == 2 and "cannot import 'no_such_ops_module'" in missing.stderr
+    from jaxcc.__main__ import main
+
+    monkeypatch.setenv("JAXCC_PRINT_AUTOTUNING", "1")  # `jaxcc tune` sets it when unset
+    # Usage errors end before anything loads: asked in this process.
+    assert main(["tune", "tuned_ops", "--shapes", "bump=float32(3)"]) == 2
+    assert "is not DTYPE[D0,D1,...]" in capsys.readouterr().err
+    assert main(["tune", "no_such_ops_module", "--shapes", "bump=float32[3]"]) == 2
+    assert "cannot import 'no_such_ops_module'" in capsys.readouterr().err
     ahead = cli("tune", "tuned_ops", "--shapes", "bump=float32[333]")
     assert ahead.returncode == 0, ahead.stderr
     (line,) = _decision_lines(ahead.stderr)
