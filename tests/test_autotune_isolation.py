@@ -155,12 +155,13 @@ def test_vmap_that_runs_once_on_the_batch_is_keyed_and_checked_at_the_batch(uniq
         np.testing.assert_array_equal(jax.jit(jax.vmap(mod.twice))(xs), 2 * xs)
         # vmap of a jit traces the call per element, then batches the jaxpr (decision 230)
         np.testing.assert_array_equal(jax.vmap(jax.jit(mod.twice))(xs), 2 * xs)
-        np.testing.assert_array_equal(jax.vmap(_rows_twice(mod.twice))(xs.reshape(4, 2, 512)),
-                                      2 * xs.reshape(4, 2, 512))  # fmt: skip
+        rows = jnp.stack([xs, -xs], axis=1)  # per element, a scan over 2 rows of 512
+        np.testing.assert_array_equal(jax.vmap(_rows_twice(mod.twice))(rows), 2 * rows)
         nested = jax.vmap(jax.vmap(jax.jit(mod.twice)))(xs.reshape(2, 4, 512))
         np.testing.assert_array_equal(nested, 2 * xs.reshape(2, 4, 512))
+    # Every call ran on [8,512] (jit of vmap, vmap of jit, each step of the scan) or [2,4,512].
     records = {r["key"]: r for r in _decisions(unique_name)}
-    assert set(records) == {"float32[8,512]", "float32[4,512]", "float32[2,4,512]"}, records
+    assert set(records) == {"float32[8,512]", "float32[2,4,512]"}, records
     for record in records.values():
         assert record["chosen_text"] != "FAST=1" and "FAST=1" in record["excluded"]
 
@@ -278,6 +279,31 @@ def test_paired_rounds_choose_within_3_percent_of_the_best_under_load():
         ratios.append(true[chosen] / min(true.values()))
     # Independent medians of the same rounds: 39 of 200 over 3 % slower (decision 233).
     assert sum(r > 1.03 for r in ratios) <= 0.05 * len(ratios) and max(ratios) < 1.06, ratios
+
+
+def test_variants_tied_with_the_fastest_get_more_rounds_and_the_rest_do_not(monkeypatch):
+    import random
+    import types
+
+    from jaxcc.tune import measure
+
+    clock, rng = [0.0], random.Random(1)
+
+    def run(cost):  # a call that takes `cost` seconds, +-5 %, on a simulated clock
+        def call():
+            clock[0] += cost * rng.uniform(0.95, 1.05)
+
+        return call
+
+    fake = types.SimpleNamespace(perf_counter=lambda: clock[0], time=lambda: clock[0])
+    monkeypatch.setattr(measure, "time", fake)
+    runs = {"A": run(1.000e-3), "B": run(1.004e-3), "C": run(2e-3)}
+    samples, cut = measure.time_rounds(runs, [], None)
+    first = len(samples["C"])  # C is twice as slow: no more rounds for it
+    assert not cut and first == measure.MAX_RUNS
+    assert len(samples["A"]) == len(samples["B"]) > first  # A and B tied: more rounds
+    spent = sum(map(sum, samples.values()))
+    assert spent <= 1.5 * sum(sum(v[:first]) for v in samples.values()) + 2e-3  # the cost cap
 
 
 def test_a_decision_made_under_load_is_retimed_once_by_the_next_process(shared, monkeypatch):
