@@ -3,7 +3,8 @@
 // (results and `jaxcc::Scratch` workspaces alike, which XLA owns and places end to end), with
 // guard bytes before and after each, and checks the guards when the function returns. A write
 // past either end is an error naming the function, the buffer and how far it went, raised as the
-// call's exception; the outputs are copied back only after a clean check.
+// call's exception; the outputs are copied back only after a clean check. The copies start as
+// the guard pattern, not as XLA's buffer: an element never written is the same in every run.
 //
 // Inputs get padded copies too (decision 220). A read outside an input cannot be seen in the
 // guard bytes, so their fill is a variable: JAXCC_DEBUG_INPUT_FILL (read at every call) sets it,
@@ -95,9 +96,10 @@ class GuardedOutputs {
       const std::size_t bytes = rets[i].nbytes();
       auto* block = static_cast<unsigned char*>(std::malloc(bytes + 2 * kGuardBytes));
       if (block == nullptr) throw std::bad_alloc();
-      std::memset(block, kGuardByte, kGuardBytes);
-      std::memset(block + kGuardBytes + bytes, kGuardByte, kGuardBytes);
-      if (bytes > 0) std::memcpy(block + kGuardBytes, rets[i].data_ptr(), bytes);
+      // The whole block, the output included, holds the pattern: an element the function
+      // never writes reads the same in every run (XLA's buffer holds whatever was there), as
+      // -ftrivial-auto-var-init=pattern does for locals, so `bounds` can compare two runs.
+      std::memset(block, kGuardByte, bytes + 2 * kGuardBytes);
       originals_[i] = rets[i].data_ptr();
       blocks_[i] = block;
       const Tensor& t = rets[i];
