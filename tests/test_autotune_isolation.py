@@ -159,6 +159,8 @@ def test_vmap_that_runs_once_on_the_batch_is_keyed_and_checked_at_the_batch(uniq
         np.testing.assert_array_equal(jax.vmap(_rows_twice(mod.twice))(rows), 2 * rows)
         nested = jax.vmap(jax.vmap(jax.jit(mod.twice)))(xs.reshape(2, 4, 512))
         np.testing.assert_array_equal(nested, 2 * xs.reshape(2, 4, 512))
+    with pytest.raises(jaxcc.NotDifferentiableError):  # as the variants' own calls say
+        jax.grad(lambda x: jax.jit(mod.twice)(x).sum())(xs[0])
     # Every call ran on [8,512] (jit of vmap, vmap of jit, each step of the scan) or [2,4,512].
     records = {r["key"]: r for r in _decisions(unique_name)}
     assert set(records) == {"float32[8,512]", "float32[2,4,512]"}, records

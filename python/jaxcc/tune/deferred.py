@@ -108,7 +108,8 @@ def call(fn, arrays, outs, attributes: dict):
 
     arrays = [jnp.asarray(a) if isinstance(a, (np.ndarray, np.generic)) else a for a in arrays]
     types, as_list = fn._output_types(arrays, outs)
-    fn._convert_attributes(attributes)  # a CallError for wrong attributes, at the user's call
+    # A CallError for wrong attributes at the user's call (the workspace's size is no attribute).
+    fn._convert_attributes({k: v for k, v in attributes.items() if k != "scratch_bytes"})
     types = tuple(types) if as_list else (types,)
     results = primitive().bind(*arrays, fn=fn, outs=types, attributes=Attributes(attributes))
     return list(results) if as_list else results[0]

@@ -1,6 +1,9 @@
 """What a tuning decision is keyed on and how it is told: the shapes the kernel runs on (under
-jax.vmap with broadcast_all/expand_dims the whole batch, decision 192), configurations with their
-declared types, and the user's line for warnings raised deep inside a trace (decision 195)."""
+jax.vmap with broadcast_all/expand_dims the whole batch, decision 192; a traced call of those
+methods is chosen at lowering, where the shapes are the batch's already, deferred.py and decision
+230, so the vmap levels read here serve calls such as chosen_config under jax.vmap), configurations
+with their declared types, and the user's line for warnings raised deep inside a trace (decision
+195)."""
 
 from __future__ import annotations
 
