@@ -85,7 +85,12 @@ FIX_WORDING = re.compile(
     r"\b[Rr]un `|\b[Ii]nstall |\b[Rr]einstall|\b[Uu]pgrade|\b[Rr]emove |\b[Rr]ebuild|"
     r"\b[Gg]ive |\b[Dd]eclare |\b[Ww]rap |\b[Ll]oad .{0,80}\b(first|before)\b|"
     r"\bcall .{0,60}\bfirst\b|\b[Pp]oint \S+ at\b|\b[Ee]xport [A-Z]|\b[Mm]ark |"
-    r"\b[Ll]eave \S+ unset)"
+    r"\b[Ll]eave \S+ unset|\b[Dd]ecode (it|byte)|\b[Rr]egister (one|a kernel)|\b[Cc]lear it\b|"
+    r"\b[Dd]rop (one|the|it)\b|\b[Rr]ename (the|one|it)\b|\b[Nn]ame (it|the target)\b|"
+    r"\b[Uu]se (a|the same|it|one|the macro)\b|\b[Ww]rite (one|it|them|the type)\b|\bmake it\b|"
+    r"\b[Ss]pell\b|\b[Cc]heck (that|its|the index|the size|the permissions)\b|"
+    r"\b[Pp]ut (the|its|nvcc)\b|\b[Kk]eep one\b|\b[Rr]aise JAXCC|\b[Mm]ove the\b|"
+    r"\b[Ss]plit (the|it)\b|\b[Dd]elete the\b|\b[Rr]un on\b)"
 )
 
 # Strings the scan finds that are no message to a user, each with the reason.
@@ -110,6 +115,9 @@ NOT_MESSAGES = {
     ("src/pipeline/load_module.cc", "remove build dir"): "a step's name",
     ("src/pipeline/run_build.cc", "built in a private temporary directory instead"): "a finding",
     ("src/util/fs.cc", "refusing to remove the root directory"): "an internal guard, no advice",
+    ("src/bindings/bundle_types.cc", "write it as a bundle directory"): "a binding's docstring",
+    ("src/bundle/compat.cc", "which cannot run on this machine's GPU"): "bundle_gpu_arch's finding",
+    ("src/bundle/write_bundle.cc", "cannot move the bundle into"): "a failure, no advice",
 }
 
 
@@ -324,6 +332,12 @@ void cplx(const jaxcc::Tensor& x, jaxcc::Tensor y, float re, float im) {
     for (int64_t i = 0; i < x.numel(); ++i) out[i] = in[i] * re - im;
 }
 
+void half_attr(const jaxcc::Tensor& x, jaxcc::Tensor y, uint16_t h) {
+    const float* in = x.data_ptr<float>();
+    float* out = y.data_ptr<float>();
+    for (int64_t i = 0; i < x.numel(); ++i) out[i] = in[i] + (h == 0x3C00 ? 1.0f : 0.0f);
+}
+
 void rowsum(const jaxcc::Tensor& x, jaxcc::Tensor y) {
     const float* in = x.data_ptr<float>();
     float* out = y.data_ptr<float>();
@@ -342,6 +356,7 @@ FUNCTIONS = {
     "scratchy": None,
     "typed": ["arg:float32", "ret:float32"],
     "cplx": None,
+    "half_attr": ["arg", "ret", "attr.h:float16"],
     "rowsum": None,
 }
 SHARDING = {"rowsum": "r c -> r; reduction: c"}
@@ -414,6 +429,37 @@ def _(shared, tmp_path, env):
 def _(shared, tmp_path, env):
     expect("nul_in_flag", load, extra_cflags=["-DERRFIX\0"])
     works(load(extra_cflags=["-DERRFIX"]))
+
+
+@case("flag_bytes")
+def _(shared, tmp_path, env):
+    flag = b"-DERRFIX"
+    expect("flag_bytes", load, extra_cflags=[flag])
+    works(load(extra_cflags=[flag.decode()]))
+
+
+@case("source_bytes")
+def _(shared, tmp_path, env):
+    source = SOURCE.encode("utf-8")
+    expect("source_bytes", load, source)
+    works(load(source.decode("utf-8")))
+
+
+@case("build_timeout_hit")
+def _(shared, tmp_path, env):
+    env.setenv("JAXCC_BUILD_TIMEOUT", "0.05")  # no compile of jaxcc.h fits in 50 ms
+    error = expect("build_timeout_hit", load, force_rebuild=True)
+    assert "within 0.05 s" in str(error), error
+    env.setenv("JAXCC_BUILD_TIMEOUT", "600")  # raised
+    works(load(force_rebuild=True))
+
+
+@case("attr_named_outs")
+def _(shared, tmp_path, env):
+    clash = SOURCE.replace("float re, float im)", "float outs, float im)")
+    expect("attr_named_outs", load, clash)
+    mod = load(SOURCE)  # the parameter renamed (back to `re`; 'num_outs' is the message's example)
+    np.testing.assert_allclose(mod.cplx(X, re=2.0, im=1.0), X * 2 - 1)
 
 
 @case("nul_in_cache_dir")
@@ -549,6 +595,21 @@ def _(shared, tmp_path, env):
     )
 
 
+@case("sig_half_attr")
+def _(shared, tmp_path, env):
+    inferred = {**FUNCTIONS, "half_attr": None}
+    expect("sig_half_attr", load, SOURCE.replace("uint16_t h", "_Float16 h"), functions=inferred)
+    mod = load(SOURCE, functions={**FUNCTIONS, "half_attr": ["arg", "ret", "attr.h:float16"]})
+    np.testing.assert_allclose(mod.half_attr(X, h=1.0), X + 1)  # 1.0 arrives as 0x3C00
+
+
+@case("sig_half_token")
+def _(shared, tmp_path, env):
+    expect("sig_half_token", load, SOURCE.replace("uint16_t h", "float h"))
+    mod = load(SOURCE)  # the parameter declared `uint16_t`
+    np.testing.assert_allclose(mod.half_attr(X, h=1.0), X + 1)
+
+
 def _signature_case(ident, bad, good="const jaxcc::Tensor& x, jaxcc::Tensor y, float factor"):
     """`scale`'s parameters replaced by `bad` fail; written as the message says, the source is
     the shared one again."""
@@ -582,6 +643,16 @@ def _(shared, tmp_path, env):
         error
     )  # the token in parentheses  # the token in parentheses, which the fix gives
     works(load(functions={**FUNCTIONS, "scale": ["arg", "ret", "attr.factor:float32"]}))
+
+
+@case("const_token_ret")
+def _(shared, tmp_path, env):
+    expect(
+        "const_token_ret",
+        load,
+        functions={**FUNCTIONS, "scale": ["ret", "ret", "attr.factor:float32"]},
+    )
+    works(load(functions={**FUNCTIONS, "scale": ["arg", "ret", "attr.factor:float32"]}))  # `arg`
 
 
 @case("sig_token_count")
@@ -854,6 +925,143 @@ def _(shared, tmp_path, env):
     np.testing.assert_allclose(jax.grad(lambda x: scale2(x).sum())(X), np.full(4, 2.0))
 
 
+# -- XLACustomKernel
+
+
+def _primitive(name, **backends):
+    prim = jaxcc.XLACustomKernel(name)
+    prim.def_cpp_kernel(lambda **params: SHARED_MODULE[0].scale)
+    for backend, platform in backends.items():
+        prim.def_kernel(backend, platform, lambda **params: SHARED_MODULE[0].scale)
+    return prim
+
+
+SHARED_MODULE = []  # the shared module, for kernel generators
+OUT = jax.ShapeDtypeStruct(X.shape, jnp.float32)
+
+
+@pytest.fixture
+def prim_module(shared):
+    SHARED_MODULE[:] = [shared]
+    return shared
+
+
+@case("backend_unknown")
+def _(prim_module, tmp_path, env):
+    prim = _primitive("errfix_backend_unknown", other="gpu")
+    expect("backend_unknown", prim, X, outs=OUT, factor=2.0, backend="other")
+    np.testing.assert_allclose(prim(X, outs=OUT, factor=2.0, backend="cpp"), X * 2)
+
+
+@case("backend_preference")
+def _(prim_module, tmp_path, env):
+    import warnings
+
+    jaxcc.set_backend("cpu", "other")
+    try:
+        prim = _primitive("errfix_backend_preference")
+        with pytest.warns(jaxcc.errors.BackendWarning) as caught:
+            prim(X, outs=OUT, factor=2.0)
+        assert ROWS["backend_preference"].pattern().search(str(caught[0].message))
+        fixed = _primitive("errfix_backend_preference_fixed")
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", jaxcc.errors.BackendWarning)
+            out = fixed(X, outs=OUT, factor=2.0, backend="cpp")  # backend= on the call
+        np.testing.assert_allclose(out, X * 2)
+    finally:
+        jaxcc.clear_backends()
+
+
+@case("jvp_rule_count")
+def _(prim_module, tmp_path, env):
+    prim = _primitive("errfix_jvp_rule_count")
+    rule = lambda t, x, **params: prim(t, outs=OUT, factor=params["factor"])  # noqa: E731
+    prim.def_jvp_rule2(rule, rule)
+    call = lambda x: prim(x, outs=OUT, factor=2.0)  # noqa: E731
+    expect("jvp_rule_count", jax.jvp, call, (X,), (jnp.ones(4),))
+    prim.def_jvp_rule2(rule)  # one rule per input
+    _, tangent = jax.jvp(call, (X,), (jnp.ones(4),))
+    np.testing.assert_allclose(tangent, np.full(4, 2.0))
+
+
+@case("lowering_outs")
+def _(prim_module, tmp_path, env):
+    prim = jaxcc.XLACustomKernel("errfix_lowering_outs")
+    prim.def_kernel("jax", "cpu", lambda **params: lambda x: x * 2.0)
+    expect("lowering_outs", prim, X, outs=jax.ShapeDtypeStruct((3,), jnp.float32))
+    np.testing.assert_allclose(prim(X, outs=OUT), X * 2)  # the kernel's own shape and dtype
+
+
+@case("primitive_input")
+def _(prim_module, tmp_path, env):
+    prim = _primitive("errfix_primitive_input")
+    expect("primitive_input", prim, "1 2 3 4", outs=OUT, factor=2.0)
+    np.testing.assert_allclose(prim(jnp.asarray(X), outs=OUT, factor=2.0), X * 2)
+
+
+@case("primitive_unhashable")
+def _(prim_module, tmp_path, env):
+    prim = _primitive("errfix_primitive_unhashable")
+    expect("primitive_unhashable", prim, X, outs=OUT, factor=2.0, axes=[0])
+    np.testing.assert_allclose(prim(X, outs=OUT, factor=2.0, axes=(0,)), X * 2)  # a tuple
+
+
+# -- check_kernel's rows
+
+
+def _row(report, name):
+    return next(r for r in report.rows if r.name == name)
+
+
+@case("check_no_reference")
+def _(shared, tmp_path, env):
+    row = _row(jaxcc.check_kernel(shared.scale, X, factor=2.0, checks=["reference"]), "reference")
+    assert row.status == "skipped" and ROWS["check_no_reference"].pattern().search(row.detail)
+    report = jaxcc.check_kernel(
+        shared.scale, X, factor=2.0, checks=["reference"], reference=lambda x, factor: x * factor
+    )
+    assert _row(report, "reference").status == "passed", report
+
+
+@case("check_reference_backend")
+def _(shared, tmp_path, env):
+    report = jaxcc.check_kernel(shared.scale, X, factor=2.0, checks=["reference"], reference="cpp")
+    row = _row(report, "reference")
+    assert row.status == "failed" and ROWS["check_reference_backend"].pattern().search(row.detail)
+    report = jaxcc.check_kernel(
+        shared.scale, X, factor=2.0, checks=["reference"], reference=lambda x, factor: x * factor
+    )
+    assert _row(report, "reference").status == "passed", report
+
+
+@case("check_one_device")
+def _(shared, tmp_path, env):
+    import subprocess
+    import sys
+
+    child = (
+        f"import sys; sys.path.insert(0, {str(ROOT / 'tests')!r})\n"
+        "import jax, jaxcc, numpy as np, test_error_fixes as t\n"
+        "mod = t.load()\n"
+        "x = np.arange(64, dtype=np.float32).reshape(8, 8)\n"
+        "out = jax.ShapeDtypeStruct((8,), np.float32)\n"
+        "report = jaxcc.check_kernel(mod.rowsum, x, outs=out, checks=['sharding'])\n"
+        "row = t._row(report, 'sharding')\n"
+        "print(row.status, '|', row.detail)\n"
+    )
+    one = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True)
+    assert one.returncode == 0, one.stderr[-3000:]
+    status, detail = one.stdout.strip().splitlines()[-1].split(" | ", 1)
+    assert status == "skipped" and ROWS["check_one_device"].pattern().search(detail), one.stdout
+    flags = "--xla_force_host_platform_device_count=8"  # set before JAX starts, as told
+    eight = subprocess.run(
+        [sys.executable, "-c", child], capture_output=True, text=True,
+        env={**os.environ, "XLA_FLAGS": flags},
+    )  # fmt: skip
+    assert eight.returncode == 0, eight.stderr[-3000:]
+    assert eight.stdout.strip().splitlines()[-1].startswith("passed"), eight.stdout
+
+
 # -- bundles, export and deserialize
 
 
@@ -997,6 +1205,37 @@ def _(shared, tmp_path, env):
 
 
 # -- the command line
+
+
+@case("build_module_flags")
+def _(shared, tmp_path, env, bundle_source):
+    (tmp_path / "errfix_user_mod.py").write_text(
+        f"import sys; sys.path.insert(0, {str(ROOT / 'tests')!r})\n"
+        "import test_error_fixes as t\nmod = t.load()\n"
+    )
+    env.syspath_prepend(str(tmp_path))
+    argv = ["build", "--module", "errfix_user_mod", "-O", "2", "--out", str(tmp_path / "o")]
+    status, err = cli(*argv)
+    assert status != 0 and ROWS["build_module_flags"].pattern().search(err), err
+    works_bundle(good_bundle(bundle_source))  # SRC... instead of --module: bundle_source's command
+
+
+@case("build_compile_commands_inline")
+def _(shared, tmp_path, env, bundle_source):
+    (tmp_path / "errfix_user_cc.py").write_text(
+        f"import sys; sys.path.insert(0, {str(ROOT / 'tests')!r})\n"
+        "import test_error_fixes as t\nmod = t.load()\n"
+    )
+    env.syspath_prepend(str(tmp_path))
+    db = str(tmp_path / "db")
+    argv = ["--module", "errfix_user_cc", "--compile-commands", db, "--out", str(tmp_path / "o")]
+    status, err = cli("build", *argv)
+    assert status != 0 and ROWS["build_compile_commands_inline"].pattern().search(err), err
+    out = tmp_path / "with-db"
+    status, err = cli("build", str(bundle_source), "--compile-commands", db, "--out", str(out))
+    assert status == 0, err
+    assert (tmp_path / "db" / "compile_commands.json").exists()
+    works_bundle(out)
 
 
 @case("build_src_and_module")

@@ -1,6 +1,7 @@
 #include "build/builder.h"
 
 #include <chrono>
+#include <cstdio>
 #include <set>
 
 #include "build/compile_diagnostics.h"
@@ -117,9 +118,10 @@ Result<BuildOutcome> RunBuild(const BuildRequest& request) {
   std::string log_path = JoinPath(request.build_dir, "build.log");
   (void)WriteFile(log_path, ShellJoin(argv) + "\n" + run->output);
   if (run->timed_out) {
+    char seconds[32];  // %g: "600", "0.5" (a cast to int printed a sub-second limit as 0)
+    std::snprintf(seconds, sizeof seconds, "%g", request.timeout_seconds);
     return MakeError(ErrorKind::kCompile,
-                     "the build did not finish within " +
-                         std::to_string(static_cast<int>(request.timeout_seconds)) +
+                     std::string("the build did not finish within ") + seconds +
                          " s and was stopped. Raise JAXCC_BUILD_TIMEOUT if the kernel is "
                          "really that large.",
                      log_path);

@@ -124,11 +124,14 @@ class KernelTable:
 
     # -- selection ------------------------------------------------------------------------
 
-    def selection(self, warn: bool = True) -> tuple[tuple[str, str], ...]:
+    def selection(
+        self, warn: bool = True, explicit: str | None = None
+    ) -> tuple[tuple[str, str], ...]:
         """(platform, backend) chosen now for every platform with kernels: the process-wide
         `jaxcc.set_backend` choice if this primitive has it, else the platform's default. A
         global choice this primitive lacks warns once per platform and backend (`warn`: for
-        calls, which then mark the table used)."""
+        calls, which then mark the table used), unless the call names its backend (`explicit`,
+        its `backend=`), which the warning gives as the fix."""
         if warn:
             self._used = True
         preferred = selection.global_backends()
@@ -139,7 +142,7 @@ class KernelTable:
             default = self.default(platform)
             backend = preferred.get(platform)
             if backend is not None and backend not in kernels:
-                if warn:
+                if warn and explicit is None:
                     self._warn_missing(platform, backend, default, kernels)
                 backend = None
             chosen[platform] = backend or default

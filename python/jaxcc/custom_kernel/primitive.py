@@ -85,6 +85,8 @@ def _as_array(x, index: int, where: str):
     if isinstance(x, (jax.Array, Tracer)):
         return x
     try:
+        if isinstance(x, (str, bytes)):  # JAX reads a string as a dtype name, or fails to parse it
+            raise TypeError("text is not an array")
         return jnp.asarray(x)
     except (TypeError, ValueError) as exc:
         raise CallError(
@@ -329,7 +331,7 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
                     fast_key = known = None
                 if known is not None:
                     tree, functions = known
-                    chosen = self.kernel_table.selection()
+                    chosen = self.kernel_table.selection(explicit=backend)
                     fn = functions.get(chosen)
                     if fn is not None:
                         return tree.unflatten(self._run_eager(fn, ins))
@@ -356,7 +358,7 @@ class XLACustomKernel(RegistrationMixin, TransformsMixin, BenchmarkingMixin):
         if self.sharding is not None:
             self.sharding.check_counts(len(arrays), len(avals))
             self.sharding.expand([a.shape for a in arrays], [a.shape for a in avals])
-        chosen = self.kernel_table.selection()
+        chosen = self.kernel_table.selection(explicit=backend)
         bound = {
             "outs": avals,
             lowering.BACKEND_PARAM: backend,
