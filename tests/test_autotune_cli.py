@@ -18,15 +18,23 @@ SCALE_SOURCE = (
 )
 
 
-@pytest.fixture
-def cli(fresh_cache, tmp_path):
-    (tmp_path / "scaled_ops.py").write_text(
+@pytest.fixture(scope="module")
+def ops_dir(tmp_path_factory):
+    """A directory holding the user's module `scaled_ops`, shared by the file's tests: its builds
+    land in the session's cache once (the usage errors store nothing, and only the first test
+    tunes, at a key of its own)."""
+    where = tmp_path_factory.mktemp("scaled_ops")
+    (where / "scaled_ops.py").write_text(
         f"import jaxcc\nmod = jaxcc.load_cpp_inline('scaled_ops', {SCALE_SOURCE!r})\n"
     )
+    return where
+
+
+@pytest.fixture
+def cli(ops_dir):
     env = {
-        "JAXCC_CACHE_DIR": str(fresh_cache),
         "JAXCC_PRINT_AUTOTUNING": "1",
-        "PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
+        "PYTHONPATH": f"{ops_dir}{os.pathsep}{os.environ.get('PYTHONPATH', '')}",
     }
 
     def run(*argv):
@@ -70,8 +78,13 @@ def test_tune_with_attrs_decides_ahead_for_the_next_process(cli):
         (["--attrs", "other:x=1"], "--attrs for other, which no --shapes names"),
     ],
 )
-def test_missing_or_bad_attrs_are_usage_errors(cli, argv, message):
-    done = cli("tune", "scaled_ops", "--shapes", "scale=float32[8]", *argv)
-    assert done.returncode == 2, done.stderr
-    assert message in done.stderr, done.stderr
-    assert not _lines(done.stderr)
+def test_missing_or_bad_attrs_are_usage_errors(ops_dir, monkeypatch, capsys, argv, message):
+    from jaxcc.__main__ import main
+
+    # In this process: `jaxcc tune` imports scaled_ops (built once) and answers before tuning.
+    monkeypatch.syspath_prepend(str(ops_dir))
+    monkeypatch.setenv("JAXCC_PRINT_AUTOTUNING", "1")  # `jaxcc tune` sets it when unset
+    assert main(["tune", "scaled_ops", "--shapes", "scale=float32[8]", *argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err, err
+    assert not _lines(err)
