@@ -721,6 +721,16 @@ def _(shared, tmp_path, env):
     works(load())  # the flag removed
 
 
+@case("compile_missing_include")
+def _(shared, tmp_path, env):
+    loop = "for (int64_t i = 0; i < x.numel(); ++i) out[i] = in[i] * factor;"
+    pooled = "jaxcc::parallel_for(0, x.numel(), 1024, [&](int64_t b, int64_t e) { for (int64_t i = b; i < e; ++i) out[i] = in[i] * factor; });"
+    source = SOURCE.replace(loop, pooled, 1)
+    error = expect("compile_missing_include", load, source)
+    header = str(error).split("add `#include ")[1].split("`")[0]  # "jaxcc/parallel.h", as told
+    works(load(source.replace("#include <cstring>", f"#include <cstring>\n#include {header}")))
+
+
 @case("compile_openmp_call")
 def _(shared, tmp_path, env):
     source = SOURCE.replace("#include <cstring>", "#include <cstring>\n#include <omp.h>").replace(
