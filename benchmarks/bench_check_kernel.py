@@ -1,8 +1,13 @@
 """What a full check_kernel costs (issue 50 item 10): every row of a typical kernel (a row softmax
 on float32[6, 10] with a JAX reference, its extra shapes derived), in fresh processes.
 
-Run:  python benchmarks/bench_check_kernel.py [--rounds 3] [--plain]
+Run:  python benchmarks/bench_check_kernel.py [--rounds 3] [--plain] [--torch-python PATH]
 (`--plain`: no reference=, so an older jaxcc can be timed with PYTHONPATH pointing at it.)
+Beside it, torch's `torch.library.opcheck` on the equivalent PyTorch custom op (a row softmax
+defined with `torch.library.custom_op`, a fake kernel and an autograd rule) in fresh processes
+of `--torch-python` (default: build/venv-torch/bin/python when it exists, else this Python):
+opcheck's first call and a second one. Skipped, with the reason printed, where torch does not
+import.
 Per round, three child processes: `cold` (an empty cache directory: the module and its debug
 twin are built), `warm` (the same directory again: both load from the cache), and in the warm
 process a second check (`again`: every jit and load already made). Timed: the check_kernel call
@@ -71,6 +76,58 @@ PROBE = textwrap.dedent(
 )
 
 
+# torch's opcheck on the same computation: a custom op (schema, fake tensor, autograd and AOT
+# dispatch with dynamic shapes are what opcheck tests), on float32[6, 10].
+TORCH_PROBE = textwrap.dedent(
+    r"""
+    import json, time
+    start = time.perf_counter()
+    import torch
+    imported = time.perf_counter()
+
+    @torch.library.custom_op("jaxcc_bench::softmax", mutates_args=())
+    def softmax(x: torch.Tensor) -> torch.Tensor:
+        e = (x - x.max(dim=-1, keepdim=True).values).exp()
+        return e / e.sum(dim=-1, keepdim=True)
+
+    @softmax.register_fake
+    def _(x):
+        return torch.empty_like(x)
+
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(output)
+
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return y * (grad - (grad * y).sum(dim=-1, keepdim=True))
+
+    softmax.register_autograd(backward, setup_context=setup_context)
+    x = torch.randn(6, 10, requires_grad=True)
+    first = time.perf_counter()
+    torch.library.opcheck(softmax, (x,))
+    second = time.perf_counter()
+    torch.library.opcheck(softmax, (x,))
+    end = time.perf_counter()
+    print(json.dumps({"import": imported - start, "opcheck": second - first,
+                      "again": end - second, "torch": torch.__version__}))
+    """
+)
+_VENV_TORCH = os.path.join(os.path.dirname(__file__), "..", "build", "venv-torch", "bin", "python")
+
+
+def run_torch(python: str) -> dict | str:
+    """opcheck's times from a fresh `python` process, or why it could not run."""
+    try:
+        proc = subprocess.run([python, "-c", TORCH_PROBE], capture_output=True, text=True,
+                              timeout=600, check=False)  # fmt: skip
+    except OSError as e:
+        return f"cannot start {python}: {e}"
+    if proc.returncode:
+        tail = (proc.stderr or proc.stdout).strip().splitlines()[-1:] or ["no output"]
+        return f"torch's opcheck did not run under {python}: {tail[0]}"
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
 def run(cache: str, plain: bool) -> dict:
     env = dict(os.environ, JAXCC_CACHE_DIR=cache)
     env.pop("XLA_FLAGS", None)
@@ -87,6 +144,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument(
         "--plain", action="store_true", help="no reference= (to time a check_kernel without one)"
+    )
+    parser.add_argument(
+        "--torch-python",
+        default=_VENV_TORCH if os.path.exists(_VENV_TORCH) else sys.executable,
+        help="the Python whose torch runs opcheck beside check_kernel",
     )
     args = parser.parse_args()
     cold, warm = [], []
@@ -107,7 +169,16 @@ def main() -> None:
         names = runs[0][key]
         shown = ", ".join(f"{n} {statistics.median(r[key][n] for r in runs):.2f}" for n in names)
         print(f"rows {label}: {shown}")
-    print(json.dumps({"cold": cold, "warm": warm}))
+    torch_runs = [run_torch(args.torch_python) for _ in range(args.rounds)]
+    failed = [r for r in torch_runs if isinstance(r, str)]
+    if failed:
+        print(f"torch opcheck: skipped ({failed[0]})")
+        torch_runs = []
+    else:
+        print(f"torch {torch_runs[0]['torch']} opcheck (fresh process, after import torch "
+              f"{median(torch_runs, 'import'):.2f}): first {median(torch_runs, 'opcheck'):.2f}"
+              f"  again {median(torch_runs, 'again'):.2f}")  # fmt: skip
+    print(json.dumps({"cold": cold, "warm": warm, "torch": torch_runs}))
 
 
 if __name__ == "__main__":
