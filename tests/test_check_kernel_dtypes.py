@@ -82,6 +82,12 @@ def test_right_branches_pass_and_a_second_check_sends_the_child_nothing(ops, mon
     assert dtypes(ops.scaled_right, reference=reference) == (status, detail)
 
 
+def test_right_branches_pass_without_a_reference_against_the_sample(ops):
+    status, detail = dtypes(ops.scaled_right)
+    assert status == "passed", detail
+    assert "compared with the sample's outputs (no reference=), at 10x" in detail
+
+
 def test_a_refused_dtype_is_not_accepted_not_a_failure(ops):
     status, detail = dtypes(ops.scaled_f32, reference=reference)
     assert status == "passed", detail
