@@ -47,6 +47,12 @@ void async_read_after(const jaxcc::Tensor& x, jaxcc::Tensor& out, jaxcc::Async) 
   float* o = out.data_ptr<float>();
   for (int64_t i = 0; i < out.numel(); ++i) o[i] = a[i + 1];
 }
+// Where the debug build puts its buffers: XLA's are 64-byte aligned, and so must the copies be.
+void alignment(const jaxcc::Tensor x, jaxcc::Tensor out) {
+  int32_t* o = out.data_ptr<int32_t>();
+  o[0] = static_cast<int32_t>(reinterpret_cast<uintptr_t>(x.data_ptr()) % 64);
+  o[1] = static_cast<int32_t>(reinterpret_cast<uintptr_t>(out.data_ptr()) % 64);
+}
 // Asynchronous and right.
 void async_twice(const jaxcc::Tensor& x, jaxcc::Tensor& out, jaxcc::Async) {
   const float* a = x.data_ptr<float>();
@@ -128,6 +134,15 @@ def test_the_fill_variable_sets_one_zone_or_is_an_error_naming_it(monkeypatch):
     monkeypatch.setenv("JAXCC_DEBUG_INPUT_FILL", "300")
     with pytest.raises(Exception, match=r"JAXCC_DEBUG_INPUT_FILL='300' is not a byte"):
         np.asarray(debug.read_after(X, Y))
+
+
+def test_the_guarded_copies_are_as_aligned_as_xlas_buffers():
+    import jax
+
+    debug = jaxcc.load_cpp_inline("check_input_guards_align", SOURCE, ["alignment"], debug=True)
+    outs = jax.ShapeDtypeStruct((2,), np.int32)
+    for n in (1, 3, 8, 1000):  # block sizes that are not multiples of 64
+        assert np.asarray(debug.alignment(np.ones(n, np.float32), outs=outs)).tolist() == [0, 0]
 
 
 def test_bounds_leaves_the_fill_variable_as_it_was(ops, monkeypatch):

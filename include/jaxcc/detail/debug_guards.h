@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -41,6 +42,20 @@ class GuardZoneError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+
+/// XLA's CPU buffers are 64-byte aligned, and a kernel may rely on it (aligned vector loads).
+inline constexpr std::size_t kBufferAlignment = 64;
+static_assert(kGuardBytes % kBufferAlignment == 0, "the buffer after the guard stays aligned");
+
+/// A block for a buffer of `bytes` with guard zones on both sides, the buffer as aligned as
+/// XLA's (std::malloc gives 16 bytes); freed with std::free.
+inline unsigned char* AllocateGuarded(std::size_t bytes) {
+  const std::size_t total = bytes + 2 * kGuardBytes;
+  const std::size_t rounded = (total + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
+  void* block = std::aligned_alloc(kBufferAlignment, rounded);
+  if (block == nullptr) throw std::bad_alloc();
+  return static_cast<unsigned char*>(block);
+}
 
 /// Where the guard of `zone` (kGuardBytes long) was written: the first and last byte that no
 /// longer holds the pattern, or -1 when it is intact.
@@ -94,8 +109,7 @@ class GuardedOutputs {
   GuardedOutputs(const FrameSpec& spec, Tensor* rets) : spec_(spec), rets_(rets) {
     for (int i = 0; i < spec.num_rets && i < kMaxGuarded; ++i) {
       const std::size_t bytes = rets[i].nbytes();
-      auto* block = static_cast<unsigned char*>(std::malloc(bytes + 2 * kGuardBytes));
-      if (block == nullptr) throw std::bad_alloc();
+      auto* block = AllocateGuarded(bytes);
       // The whole block, the output included, holds the pattern: an element the function
       // never writes reads the same in every run (XLA's buffer holds whatever was there), as
       // -ftrivial-auto-var-init=pattern does for locals, so `bounds` can compare two runs.
@@ -197,8 +211,7 @@ class GuardedInputs {
       : spec_(spec), args_(args), fill_(ReadInputFill()) {
     for (int i = 0; i < spec.num_args && i < kMaxGuarded; ++i) {
       const std::size_t bytes = args[i].nbytes();
-      auto* block = static_cast<unsigned char*>(std::malloc(bytes + 2 * kGuardBytes));
-      if (block == nullptr) throw std::bad_alloc();
+      auto* block = AllocateGuarded(bytes);
       std::memset(block, fill_.For(i, false), kGuardBytes);
       std::memset(block + kGuardBytes + bytes, fill_.For(i, true), kGuardBytes);
       if (bytes > 0) std::memcpy(block + kGuardBytes, args[i].data_ptr(), bytes);
