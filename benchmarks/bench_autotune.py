@@ -84,11 +84,11 @@ def _operands(n, k, m):
     return a, b, jax.ShapeDtypeStruct((n, m), jnp.float32)
 
 
-def time_variants(function, operands, out, rounds: int) -> dict[str, float]:
-    """Median per-call time of every variant of a tuned `function` on `operands` over `rounds`
-    interleaved rounds (one blocking call of each variant per round, as the tuner times, but
-    several times as many rounds), so a burst of load on the shared machine hits every variant
-    alike."""
+def time_variant_samples(function, operands, out, rounds: int) -> dict[str, list[float]]:
+    """Every variant of a tuned `function` timed on `operands` over `rounds` interleaved rounds
+    (one blocking call of each variant per round, the order rotating from round to round, as
+    the tuner times (decision 233), but several times as many rounds), so a burst of load on
+    the shared machine hits every variant alike: sample i of every variant is round i's."""
     runs = {
         text: jax.jit(lambda *xs, t=target: jax.ffi.ffi_call(t, out)(*xs))
         for text, target in function.variant_targets.items()
@@ -96,12 +96,20 @@ def time_variants(function, operands, out, rounds: int) -> dict[str, float]:
     for run in runs.values():
         for _ in range(3):
             run(*operands).block_until_ready()
+    texts = list(runs)
     samples: dict[str, list[float]] = {text: [] for text in runs}
-    for _ in range(rounds):
-        for text, run in runs.items():
+    for r in range(rounds):
+        turn = r % len(texts)
+        for text in texts[turn:] + texts[:turn]:
             t0 = time.perf_counter()
-            run(*operands).block_until_ready()
+            runs[text](*operands).block_until_ready()
             samples[text].append(time.perf_counter() - t0)
+    return samples
+
+
+def time_variants(function, operands, out, rounds: int) -> dict[str, float]:
+    """Median per-call time of every variant (time_variant_samples)."""
+    samples = time_variant_samples(function, operands, out, rounds)
     return {text: statistics.median(s) for text, s in samples.items()}
 
 
