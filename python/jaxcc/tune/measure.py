@@ -21,8 +21,11 @@ NOISY_SPREAD = 0.25
 # Breaking a tie for the reference (or the first configuration) may cost at most this fraction
 # over the fastest median: wider notches on a busy machine must not buy a slower kernel.
 TIE_COST = 0.02
-# Variants tied with the fastest and at most this much slower (paired ratio) get more rounds.
+# Variants tied with the fastest and at most this much slower (paired ratio) get more rounds,
+# for at most EXTRA times the time the rounds before took (the cost of isolation and timing
+# together stays within issue 51's 1.5x).
 CLOSE = 0.10
+EXTRA = 0.25
 
 
 def timed_call(fn, outs, attributes):
@@ -97,9 +100,9 @@ def time_rounds(runs: dict, xs, deadline: float | None, at=None) -> tuple[dict, 
     round) so that a burst of load from other processes falls on every variant alike and no
     variant always runs first: at least MIN_RUNS rounds, then rounds until each has about
     TARGET_S of samples or MAX_RUNS. Then the variants still tied with the fastest (paired
-    ratios, decision 233) get more rounds among themselves, for at most half the time spent so
-    far, until the tie is resolved or MAX_RUNS more. Past `deadline` (time.time()) the rounds done
-    so far count. `at(tag)` is told which variant is about to run (the tuning child's watchdog
+    ratios, decision 233) get more rounds among themselves, for at most EXTRA of the time spent
+    so far, until the tie is resolved or MAX_RUNS more. Past `deadline` (time.time()) the rounds
+    done so far count. `at(tag)` is told which variant is about to run (the tuning child's watchdog
     names a hang by it)."""
     import jax
 
@@ -119,7 +122,7 @@ def time_rounds(runs: dict, xs, deadline: float | None, at=None) -> tuple[dict, 
             break
         if deadline is not None and time.time() > deadline:
             return samples, len(runs) > 1 and rounds + 1 < MIN_RUNS
-    extra_until = time.perf_counter() + 0.5 * (time.perf_counter() - start)
+    extra_until = time.perf_counter() + EXTRA * (time.perf_counter() - start)
     contenders = _contenders(samples)
     for rounds in range(MAX_RUNS):
         if len(contenders) < 2 or time.perf_counter() > extra_until:
