@@ -90,7 +90,8 @@ FIX_WORDING = re.compile(
     r"\b[Uu]se (a|the same|it|one|the macro)\b|\b[Ww]rite (one|it|them|the type)\b|\bmake it\b|"
     r"\b[Ss]pell\b|\b[Cc]heck (that|its|the index|the size|the permissions)\b|"
     r"\b[Pp]ut (the|its|nvcc)\b|\b[Kk]eep one\b|\b[Rr]aise JAXCC|\b[Mm]ove the\b|"
-    r"\b[Ss]plit (the|it)\b|\b[Dd]elete the\b|\b[Rr]un on\b)"
+    r"\b[Ss]plit (the|it)\b|\b[Dd]elete the\b|\b[Rr]un on\b|\b[Uu]se `|\b[Ww]rite `|"
+    r"\b[Uu]se letters|\b[Cc]hoose |\b[Cc]ast (it|the)\b)"
 )
 
 # Strings the scan finds that are no message to a user, each with the reason.
@@ -118,6 +119,9 @@ NOT_MESSAGES = {
     ("src/bindings/bundle_types.cc", "write it as a bundle directory"): "a binding's docstring",
     ("src/bundle/compat.cc", "which cannot run on this machine's GPU"): "bundle_gpu_arch's finding",
     ("src/bundle/write_bundle.cc", "cannot move the bundle into"): "a failure, no advice",
+    ("python/jaxcc/custom_kernel/bridges/numba_cpu_trampoline.py", "#include <unistd.h>"): (
+        "generated C++ (its messages are the kernel's)"
+    ),
 }
 
 
@@ -655,6 +659,96 @@ def _(shared, tmp_path, env):
     works(load(functions={**FUNCTIONS, "scale": ["arg", "ret", "attr.factor:float32"]}))  # `arg`
 
 
+@case("spec_keyword")
+def _(shared, tmp_path, env):
+    keyword = {**FUNCTIONS, "cplx": ["arg", "ret", "attr.class:float32", "attr.im:float32"]}
+    expect("spec_keyword", load, functions=keyword)
+    mod = load()  # the attribute named as its parameter, `re`
+    np.testing.assert_allclose(mod.cplx(X, re=2.0, im=1.0), X * 2 - 1)
+
+
+@case("spec_name_long")
+def _(shared, tmp_path, env):
+    long = {**FUNCTIONS, "cplx": ["arg", "ret", f"attr.{'r' * 1000}:float32", "attr.im:float32"]}
+    expect("spec_name_long", load, functions=long)
+    mod = load()  # a short name: `re`
+    np.testing.assert_allclose(mod.cplx(X, re=2.0, im=1.0), X * 2 - 1)
+
+
+@case("token_other_name")
+def _(shared, tmp_path, env):
+    untyped = {**FUNCTIONS, "scale": ["arg", "ret", "attr.f"]}
+    expect("token_other_name", load, functions=untyped)
+    works(load(functions={**FUNCTIONS, "scale": ["arg", "ret", "attr.factor"]}))  # the same name
+
+
+@case("char_attr")
+def _(shared, tmp_path, env):
+    expect("char_attr", load, SOURCE.replace("int8_t small", "wchar_t small"))
+    mod = load(SOURCE)  # a fixed-width integer: int8_t
+    np.testing.assert_allclose(mod.attrs(X, **_attrs()), X + 5)
+
+
+@case("attr_same_name")
+def _(shared, tmp_path, env):
+    expect("attr_same_name", load, SOURCE.replace("float re, float im)", "float re, float re)"))
+    mod = load(SOURCE)  # one of them renamed: `im`
+    np.testing.assert_allclose(mod.cplx(X, re=2.0, im=1.0), X * 2 - 1)
+
+
+@case("attr_unnamed")
+def _(shared, tmp_path, env):
+    expect("attr_unnamed", load, SOURCE.replace("float re, float im)", "float re, float)"))
+    mod = load(SOURCE)  # named: `im`
+    np.testing.assert_allclose(mod.cplx(X, re=2.0, im=1.0), X * 2 - 1)
+
+
+@case("dtype_cast")
+def _(shared, tmp_path, env):
+    x = np.arange(4, dtype=np.int32)
+    error = expect("dtype_cast", shared.typed, x, outs=OUT)
+    assert "`x.astype(jnp.float32)`" in str(error), error
+    np.testing.assert_allclose(shared.typed(x.astype(jnp.float32), outs=OUT), X)  # as written
+
+
+def _token_case(ident, bad_tokens, good_tokens, function="scale"):
+    expect(ident, load, functions={**FUNCTIONS, function: bad_tokens})
+    return load(functions={**FUNCTIONS, function: good_tokens})
+
+
+@case("spec_no_attr_name")
+def _(shared, tmp_path, env):
+    works(_token_case("spec_no_attr_name", ["arg", "ret", "attr."], ["arg", "ret", "attr.factor"]))
+
+
+@case("spec_attr_needs_name")
+def _(shared, tmp_path, env):
+    works(
+        _token_case("spec_attr_needs_name", ["arg", "ret", "attr"], ["arg", "ret", "attr.factor"])
+    )
+
+
+@case("spec_not_identifier")
+def _(shared, tmp_path, env):
+    good = ["arg", "ret", "attr.factor:float32"]
+    works(_token_case("spec_not_identifier", ["arg", "ret", "attr.1x:float32"], good))
+
+
+@case("spec_no_dtype")
+def _(shared, tmp_path, env):
+    mod = _token_case(
+        "spec_no_dtype", ["arg:", "ret:float32"], ["arg:float32", "ret:float32"], "typed"
+    )
+    np.testing.assert_allclose(mod.typed(X), X)
+
+
+@case("plain_char")
+def _(shared, tmp_path, env):
+    expect("plain_char", load, SOURCE.replace("int8_t small", "char small"))
+    mod = load(SOURCE)  # `int8_t`, as told
+    np.testing.assert_allclose(mod.attrs(X, **_attrs()), X + 5)
+
+
 @case("sig_token_count")
 def _(shared, tmp_path, env):
     expect("sig_token_count", load, functions={**FUNCTIONS, "scale": ["arg", "ret"]})
@@ -1014,6 +1108,33 @@ def _(prim_module, tmp_path, env):
     prim = _primitive("errfix_primitive_unhashable")
     expect("primitive_unhashable", prim, X, outs=OUT, factor=2.0, axes=[0])
     np.testing.assert_allclose(prim(X, outs=OUT, factor=2.0, axes=(0,)), X * 2)  # a tuple
+
+
+@case("param_reserved")
+def _(prim_module, tmp_path, env):
+    from jaxcc.custom_kernel import lowering
+
+    prim = _primitive("errfix_param_reserved")
+    expect("param_reserved", prim, X, outs=OUT, factor=2.0, **{lowering.SELECTION_PARAM: 1})
+    renamed = {lowering.SELECTION_PARAM.strip("_") + "_value": 1}  # the parameter renamed
+    np.testing.assert_allclose(prim(X, outs=OUT, factor=2.0, **renamed), X * 2)
+
+
+@case("no_kernel_platform")
+def _(prim_module, tmp_path, env):
+    prim = _primitive("errfix_no_kernel_platform")
+    expect("no_kernel_platform", prim.set_default, "gpu", "cpp")
+    prim.def_kernel("cpp", "gpu", lambda **params: SHARED_MODULE[0].scale)  # registered first
+    prim.set_default("gpu", "cpp")
+    np.testing.assert_allclose(prim(X, outs=OUT, factor=2.0), X * 2)
+
+
+@case("benchmark_no_call")
+def _(prim_module, tmp_path, env):
+    prim = _primitive("errfix_benchmark_no_call")
+    expect("benchmark_no_call", prim.call, X)
+    prim.def_call(lambda x: prim(x, outs=OUT, factor=2.0))
+    np.testing.assert_allclose(prim.call(X), X * 2)
 
 
 # -- check_kernel's rows
