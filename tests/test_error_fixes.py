@@ -1137,6 +1137,50 @@ def _(prim_module, tmp_path, env):
     np.testing.assert_allclose(prim.call(X), X * 2)
 
 
+def _ruled(name, rule, function="scale"):
+    prim = jaxcc.XLACustomKernel(name, sharding=rule)
+    prim.def_cpp_kernel(lambda **params: getattr(SHARED_MODULE[0], function))
+    return prim
+
+
+@case("rule_operand_count")
+def _(prim_module, tmp_path, env):
+    expect("rule_operand_count", _ruled("errfix_rule_count", "i -> i, i"), X, outs=OUT, factor=2.0)
+    fixed = _ruled("errfix_rule_count_fixed", "i -> i")  # one operand per output
+    np.testing.assert_allclose(fixed(X, outs=OUT, factor=2.0), X * 2)
+
+
+@case("rule_rank")
+def _(prim_module, tmp_path, env):
+    expect("rule_rank", _ruled("errfix_rule_rank", "i j -> i j"), X, outs=OUT, factor=2.0)
+    fixed = _ruled("errfix_rule_rank_fixed", "i -> i")  # one factor per dimension
+    np.testing.assert_allclose(fixed(X, outs=OUT, factor=2.0), X * 2)
+    leading = _ruled("errfix_rule_rank_leading", "... j -> ... j")  # or `...` first
+    np.testing.assert_allclose(leading(X, outs=OUT, factor=2.0), X * 2)
+
+
+@case("rule_sizes")
+def _(prim_module, tmp_path, env):
+    by = np.asarray([2.0], np.float32)
+    bad = _ruled("errfix_rule_sizes", "i, i -> i", "scale_by")
+    expect("rule_sizes", bad, X, by, outs=OUT)
+    # different factors; `j` is then folded away, so it also needs rule_folded_factor's fix
+    fixed = _ruled("errfix_rule_sizes_fixed", "i, j -> i; need_replication: j", "scale_by")
+    np.testing.assert_allclose(fixed(X, by, outs=OUT), X * 2)
+
+
+@case("rule_params")
+def _(shared, tmp_path, env):
+    expect("rule_params", load, sharding={"rowsum": "r c, q -> r; reduction: c"})
+    works(load(sharding={"rowsum": "r c -> r; reduction: c"}))  # one operand per `arg`
+
+
+@case("rule_reduction_in_output")
+def _(shared, tmp_path, env):
+    expect("rule_reduction_in_output", load, sharding={"rowsum": "r c -> c; reduction: c"})
+    works(load(sharding={"rowsum": "r c -> r; reduction: c"}))  # only the input names `c`
+
+
 # -- check_kernel's rows
 
 
