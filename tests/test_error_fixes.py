@@ -749,6 +749,14 @@ def _(shared, tmp_path, env):
     np.testing.assert_allclose(mod.attrs(X, **_attrs()), X + 5)
 
 
+@case("overloads")
+def _(shared, tmp_path, env):
+    other = "\nvoid scale(const jaxcc::Tensor& x, jaxcc::Tensor y, int32_t n) {}\n"
+    expect("overloads", load, SOURCE + other)
+    mod = load(SOURCE + other.replace("void scale(", "void scale_int("))  # the other renamed
+    works(mod)
+
+
 @case("sig_token_count")
 def _(shared, tmp_path, env):
     expect("sig_token_count", load, functions={**FUNCTIONS, "scale": ["arg", "ret"]})
@@ -1181,6 +1189,34 @@ def _(shared, tmp_path, env):
     works(load(sharding={"rowsum": "r c -> r; reduction: c"}))  # only the input names `c`
 
 
+@case("numba_vmap_method")
+def _(tmp_path, env):
+    numba = pytest.importorskip("numba")
+
+    @numba.njit
+    def double(x, y):
+        for i in range(x.size):
+            y[i] = 2 * x[i]
+
+    expect("numba_vmap_method", jaxcc.numba_kernel, double, OUT, vmap_method="expand_dims")
+    kernel = jaxcc.numba_kernel(double, OUT)  # vmap_method left unset
+    np.testing.assert_allclose(jax.vmap(kernel)(np.stack([X, X])), np.stack([X, X]) * 2)
+
+
+@case("numba_signature")
+def _(tmp_path, env):
+    numba = pytest.importorskip("numba")
+
+    def double(x, y):
+        for i in range(x.size):
+            y[i] = 2 * x[i]
+
+    typed = numba.njit("void(float64[:], float64[:])")(double)
+    expect("numba_signature", jaxcc.numba_kernel(typed, OUT), X)
+    plain = numba.njit(double)  # decorated with plain @numba.njit
+    np.testing.assert_allclose(jaxcc.numba_kernel(plain, OUT)(X), X * 2)
+
+
 # -- check_kernel's rows
 
 
@@ -1410,6 +1446,41 @@ def _(shared, tmp_path, env, bundle_source):
     status, err = cli("build", str(bundle_source), "--compile-commands", db, "--out", str(out))
     assert status == 0, err
     assert (tmp_path / "db" / "compile_commands.json").exists()
+    works_bundle(out)
+
+
+@case("check_no_checks")
+def _(shared, tmp_path, env):
+    import sys
+
+    module = tmp_path / "errfix_user_chk.py"
+    module.write_text(
+        f"import sys; sys.path.insert(0, {str(ROOT / 'tests')!r})\n"
+        "import test_error_fixes as t\nmod = t.load()\n"
+    )
+    env.syspath_prepend(str(tmp_path))
+    env.chdir(tmp_path)
+    status, err = cli("check", "errfix_user_chk", "--checks", "jit")
+    assert status != 0 and ROWS["check_no_checks"].pattern().search(err), err
+    module.write_text(
+        module.read_text() + 'JAXCC_CHECKS = {"scale": (mod.scale, (t.X,), {"factor": 2.0})}\n'
+    )
+    sys.modules.pop("errfix_user_chk", None)  # what a new `jaxcc check` process imports
+    status, err = cli("check", "errfix_user_chk", "--checks", "jit")
+    assert status == 0, err
+
+
+@case("bundle_vmap_method")
+def _(shared, tmp_path, env, bundle_source):
+    import json
+
+    out = copied_bundle(bundle_source, tmp_path / "b")
+    manifest = out / "jaxcc-bundle.json"
+    data = json.loads(manifest.read_text())
+    data["vmap_method"] = "sideways"
+    manifest.write_text(json.dumps(data))
+    expect("bundle_vmap_method", jaxcc.load_library, str(out))
+    fresh_bundle(bundle_source, out)  # rebuilt with `jaxcc build`
     works_bundle(out)
 
 
