@@ -62,3 +62,37 @@ def test_the_numba_backend_is_an_export_error_as_with_concrete_shapes():
     for shape in (X, B4):
         with pytest.raises(jaxcc.ExportError, match=r"launcher of a numba_kernel"):
             jaxcc.export(call(k, None), shape)
+
+
+def test_check_kernels_export_row_exports_an_xla_custom_kernel_with_a_symbolic_batch(kernel):
+    """Item 8: the export row ran for loaded kernels only; an XLACustomKernel whose outs follow
+    from its inputs (outs= a function) is exported with `b` open and called at b and b - 1."""
+    pytest.importorskip("flatbuffers")
+
+    def outs(x):
+        return jax.ShapeDtypeStruct(x.shape, x.dtype)
+
+    report = jaxcc.check_kernel(kernel, X, outs=outs, backend="cpp", checks=["export"])
+    assert report["export"].status == "passed", str(report)
+    assert report["export"].detail.endswith(
+        "a symbolic leading dimension exports and equals eager at b=3 and b=2"
+    )
+    sized = jaxcc.check_kernel(kernel, X, outs=outs, backend="sized", checks=["export"])
+    assert sized["export"].status == "passed", str(sized)  # concrete export works
+    assert "symbolic batch not exported (ExportError: " in sized["export"].detail
+
+
+def test_check_kernels_export_row_skips_a_numba_backend_saying_why():
+    numba = pytest.importorskip("numba")
+    pytest.importorskip("flatbuffers")
+
+    @numba.njit
+    def doubled(x, out):
+        out[:] = 2 * x
+
+    k = jaxcc.XLACustomKernel("export_symbolic_numba_row")
+    k.def_numba_kernel(lambda outs, **p: jaxcc.numba_kernel(doubled, outs=outs))
+    report = jaxcc.check_kernel(k, X, outs=jax.ShapeDtypeStruct(X.shape, X.dtype),
+                                checks=["export"])  # fmt: skip
+    assert report["export"].status == "skipped", str(report)
+    assert report["export"].detail.startswith("this backend cannot be exported: ExportError: ")
