@@ -757,6 +757,14 @@ def _(shared, tmp_path, env):
     works(mod)
 
 
+@case("tune_unused_param")
+def _(shared, tmp_path, env):
+    with pytest.warns(jaxcc.errors.AutotuneWarning) as caught:
+        load(tune={"scale": {"ERRFIX_UNUSED": [1, 2]}})
+    assert any(ROWS["tune_unused_param"].pattern().search(str(w.message)) for w in caught)
+    works(load())  # the parameter dropped
+
+
 @case("sig_token_count")
 def _(shared, tmp_path, env):
     expect("sig_token_count", load, functions={**FUNCTIONS, "scale": ["arg", "ret"]})
@@ -1217,6 +1225,52 @@ def _(tmp_path, env):
     np.testing.assert_allclose(jaxcc.numba_kernel(plain, OUT)(X), X * 2)
 
 
+@case("numba_fortran")
+def _(tmp_path, env):
+    numba = pytest.importorskip("numba")
+
+    def double(x, y):
+        for i in range(x.shape[0]):
+            for j in range(x.shape[1]):
+                y[i, j] = 2 * x[i, j]
+
+    square = X.reshape(2, 2)
+    out = jax.ShapeDtypeStruct((2, 2), jnp.float32)
+    fortran = numba.njit("void(float32[::1, :], float32[::1, :])")(double)
+    expect("numba_fortran", jaxcc.numba_kernel(fortran, out), square)
+    c_order = numba.njit("void(float32[:, ::1], float32[:, ::1])")(double)  # C-order, as told
+    np.testing.assert_allclose(jaxcc.numba_kernel(c_order, out)(square), square * 2)
+
+
+@case("export_numba")
+def _(shared, tmp_path, env):
+    numba = pytest.importorskip("numba")
+
+    @numba.njit
+    def double(x, y):
+        for i in range(x.size):
+            y[i] = 2 * x[i]
+
+    launched = jaxcc.numba_kernel(double, OUT)
+    expect("export_numba", jaxcc.export, jax.jit(launched), OUT)
+    compiled = jax.jit(lambda x: shared.scale(x, factor=2.0))  # a kernel compiled by jaxcc
+    np.testing.assert_allclose(jaxcc.export(compiled, OUT).call(X), X * 2)
+
+
+@case("primitive_name_taken")
+def _(prim_module, tmp_path, env):
+    import warnings
+
+    _primitive("errfix_name_taken")
+    with pytest.warns(UserWarning) as caught:
+        _primitive("errfix_name_taken")
+    assert ROWS["primitive_name_taken"].pattern().search(str(caught[0].message))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        prim = _primitive("errfix_name_taken_2")  # a unique name
+    np.testing.assert_allclose(prim(X, outs=OUT, factor=2.0), X * 2)
+
+
 # -- check_kernel's rows
 
 
@@ -1243,6 +1297,32 @@ def _(shared, tmp_path, env):
         shared.scale, X, factor=2.0, checks=["reference"], reference=lambda x, factor: x * factor
     )
     assert _row(report, "reference").status == "passed", report
+
+
+@case("check_no_derivative")
+def _(shared, tmp_path, env):
+    row = _row(jaxcc.check_kernel(shared.scale, X, factor=2.0, checks=["jvp"]), "jvp")
+    assert row.status == "skipped" and ROWS["check_no_derivative"].pattern().search(row.detail)
+
+    @jax.custom_jvp
+    def scale2(x):
+        return shared.scale(x, factor=2.0)
+
+    scale2.defjvp(lambda primals, tangents: (scale2(*primals), 2.0 * tangents[0]))
+    report = jaxcc.check_kernel(scale2, X, checks=["jvp"])  # the custom_jvp around it, checked
+    assert _row(report, "jvp").status == "passed", report
+
+
+@case("check_outs_fixed")
+def _(shared, tmp_path, env):
+    half = jax.ShapeDtypeStruct((2,), jnp.float32)
+    row = _row(
+        jaxcc.check_kernel(shared.split, X, outs=[half, half], checks=["outputs"]), "outputs"
+    )
+    assert ROWS["check_outs_fixed"].pattern().search(row.detail), row
+    halves = lambda x: [jax.ShapeDtypeStruct((x.shape[0] // 2,), x.dtype)] * 2  # noqa: E731
+    row = _row(jaxcc.check_kernel(shared.split, X, outs=halves, checks=["outputs"]), "outputs")
+    assert row.status == "passed" and "outs is fixed" not in row.detail, row
 
 
 @case("check_one_device")
