@@ -765,6 +765,51 @@ def _(shared, tmp_path, env):
     works(load())  # the parameter dropped
 
 
+ANNOTATION = '// @jaxcc scale arg ret attr.factor:float32 sharding="i -> i"'
+SCALE_DEF = "void scale(const jaxcc::Tensor& x,"
+
+
+def _annotated(line=ANNOTATION, extra=""):
+    """SOURCE with `scale` annotated by `line` (and `extra` at the end), loaded from its
+    annotations alone; the fixed cases give back ANNOTATION, built once."""
+    return load(
+        SOURCE.replace(SCALE_DEF, line + "\n" + SCALE_DEF, 1) + extra, functions=None, sharding=None
+    )
+
+
+@case("annotation_twice")
+def _(shared, tmp_path, env):
+    expect("annotation_twice", _annotated, ANNOTATION + ' sharding="i -> i"')
+    works(_annotated())  # one kept
+
+
+@case("annotation_order")
+def _(shared, tmp_path, env):
+    expect(
+        "annotation_order",
+        _annotated,
+        '// @jaxcc scale sharding="i -> i" arg ret attr.factor:float32',
+    )
+    works(_annotated())  # the tokens moved before it
+
+
+@case("annotation_per_function")
+def _(shared, tmp_path, env):
+    expect(
+        "annotation_per_function",
+        _annotated,
+        ANNOTATION,
+        "\n// @BE scale arg ret attr.factor:float32\n",
+    )
+    works(_annotated())  # one annotation per function
+
+
+@case("annotation_no_function")
+def _(shared, tmp_path, env):
+    expect("annotation_no_function", _annotated, "// @jaxcc")
+    works(_annotated())  # `// @jaxcc <function> [tokens...]` written
+
+
 @case("sig_token_count")
 def _(shared, tmp_path, env):
     expect("sig_token_count", load, functions={**FUNCTIONS, "scale": ["arg", "ret"]})
