@@ -88,6 +88,7 @@ def test_crashing_and_hanging_variants_are_excluded_named_and_skipped_later(
     # A later process (nothing in memory) reads the decision: it runs neither bad variant, the
     # tuning child lives on, and the printed line says which were left out.
     worker = isolation._worker
+    monkeypatch.setattr(decide, "quiet", lambda: False)  # a noisy decision is not retimed yet
     choose._decisions.clear()
     with warnings.catch_warnings(record=True) as later:
         warnings.simplefilter("always")
