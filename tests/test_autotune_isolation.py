@@ -327,6 +327,12 @@ def test_a_decision_made_under_load_is_retimed_once_by_the_next_process(shared, 
     mod.twice(x)
     (kept,) = _decisions(shared, "float32[256]")
     assert kept["retimes"] == 0 and kept["created_unix"] == record["created_unix"]
+    monkeypatch.setattr(decide, "quiet", lambda: True)  # quiet, but JAXCC_TUNE_RETIME=0
+    monkeypatch.setenv("JAXCC_TUNE_RETIME", "0")
+    choose._decisions.clear()
+    mod.twice(x)
+    (kept,) = _decisions(shared, "float32[256]")
+    assert kept["retimes"] == 0 and kept["created_unix"] == record["created_unix"]
 
 
 def test_ctrl_c_during_a_hanging_variant_ends_tuning_promptly(shared, tmp_path):
