@@ -1264,6 +1264,9 @@ def _(tmp_path, env):
         for i in range(x.size):
             y[i] = 2 * x[i]
 
+    # The same code under a plain @njit, compiled first, must not serve the typed kernel (it
+    # did: jaxcc's numba cache keyed the code, not the explicit signatures).
+    np.testing.assert_allclose(jaxcc.numba_kernel(numba.njit(double), OUT)(X), X * 2)
     typed = numba.njit("void(float64[:], float64[:])")(double)
     expect("numba_signature", jaxcc.numba_kernel(typed, OUT), X)
     plain = numba.njit(double)  # decorated with plain @numba.njit

@@ -269,6 +269,11 @@ def _options(kernel) -> list:
             options.append((str(name), _canonical(value)))
     locals_ = getattr(kernel, "locals", None) or {}
     options.append(("locals", _canonical({str(k): str(v) for k, v in locals_.items()})))
+    if not getattr(kernel, "_can_compile", True):
+        # Explicit signatures (`@njit("void(f8[:], f8[:])")`) limit what the kernel takes: the
+        # same code compiled for other types by a plain @njit must not serve it (keys of plain
+        # kernels are unchanged).
+        options.append(("signatures", sorted(str(s) for s in kernel.signatures)))
     pipeline = getattr(getattr(kernel, "_compiler", None), "pipeline_class", None)
     if pipeline is not None:
         module = getattr(pipeline, "__module__", "") or ""
