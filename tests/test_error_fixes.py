@@ -876,14 +876,39 @@ def _(shared, tmp_path, env):
     works(load())  # the flag removed
 
 
+def _pooled(begin="0", end="x.numel()", grain="1024", include=True) -> str:
+    """SOURCE with `scale`'s loop spread by jaxcc::parallel_for (the fixed form is one build)."""
+    loop = "for (int64_t i = 0; i < x.numel(); ++i) out[i] = in[i] * factor;"
+    pooled = (
+        f"jaxcc::parallel_for({begin}, {end}, {grain}, [&](int64_t b, int64_t e) "
+        "{ for (int64_t i = b; i < e; ++i) out[i] = in[i] * factor; });"
+    )
+    source = SOURCE.replace(loop, pooled, 1)
+    if include:
+        source = source.replace(
+            "#include <cstring>", '#include <cstring>\n#include "jaxcc/parallel.h"'
+        )
+    return source
+
+
 @case("compile_missing_include")
 def _(shared, tmp_path, env):
-    loop = "for (int64_t i = 0; i < x.numel(); ++i) out[i] = in[i] * factor;"
-    pooled = "jaxcc::parallel_for(0, x.numel(), 1024, [&](int64_t b, int64_t e) { for (int64_t i = b; i < e; ++i) out[i] = in[i] * factor; });"
-    source = SOURCE.replace(loop, pooled, 1)
-    error = expect("compile_missing_include", load, source)
+    error = expect("compile_missing_include", load, _pooled(include=False))
     header = str(error).split("add `#include ")[1].split("`")[0]  # "jaxcc/parallel.h", as told
-    works(load(source.replace("#include <cstring>", f"#include <cstring>\n#include {header}")))
+    assert header == '"jaxcc/parallel.h"', header
+    works(load(_pooled()))
+
+
+@case("parallel_grain")
+def _(shared, tmp_path, env):
+    expect("parallel_grain", load(_pooled(grain="0")).scale, X, factor=2.0)
+    works(load(_pooled(grain="1024")))  # indices one task takes at least
+
+
+@case("parallel_negative")
+def _(shared, tmp_path, env):
+    expect("parallel_negative", load(_pooled(begin="x.numel()", end="0")).scale, X, factor=2.0)
+    works(load(_pooled()))  # begin <= end
 
 
 @case("compile_openmp_call")
