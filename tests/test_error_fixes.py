@@ -50,10 +50,9 @@ class Row:
         return self.fix.split(" … ")
 
     def pattern(self) -> re.Pattern:
-        """The pieces in order, `{}` standing for any value."""
-        parts = [
-            re.escape(p).replace(r"\{\}", ".*?").replace(r"\{\{\}", ".*?") for p in self.pieces
-        ]
+        """The pieces in order, `{}` (Python) and printf's `%s`, `%d`, `%lld` (C++) standing for
+        any value."""
+        parts = [re.sub(r"\\\{\\\}|%l*[sdu]", ".*?", re.escape(p)) for p in self.pieces]
         return re.compile(".*?".join(parts), re.S)
 
 
@@ -701,6 +700,15 @@ def _(shared, tmp_path, env):
     expect("attr_unnamed", load, SOURCE.replace("float re, float im)", "float re, float)"))
     mod = load(SOURCE)  # named: `im`
     np.testing.assert_allclose(mod.cplx(X, re=2.0, im=1.0), X * 2 - 1)
+
+
+@case("handler_declared_dtype")
+def _(shared, tmp_path, env):
+    call = jax.ffi.ffi_call(shared.typed.target, OUT)  # the raw target, as the README shows
+    ints = np.arange(4, dtype=np.int32)
+    error = expect("handler_declared_dtype", call, ints)
+    assert "(x.astype(jnp.float32))" in str(error), error
+    np.testing.assert_allclose(call(ints.astype(jnp.float32)), X)  # cast before the call
 
 
 @case("dtype_cast")
