@@ -1,12 +1,13 @@
 """What crosses the tuning child's pipes (decision 232): JSON for the structure, raw bytes for
 arrays, so that reading a message can never run code (pickle could, whatever wrote the pipe).
 
-A message is one frame: an 8-byte length, then the JSON text, then each buffer as an 8-byte length
-and its bytes. JSON objects are never plain data here but one-key tags: {"d": {...}} a dict with
-string keys, {"t": [...]} a tuple, {"a": [dtype, shape, buffer]} a NumPy array, {"g": [dtype,
-buffer]} a NumPy scalar, {"b": buffer} bytes, {"p": text} a path. Arrays come back as NumPy arrays
-of a numeric or bool dtype (never object dtype); anything else is refused with a TypeError when it
-is written (the variant is then measured in the user's process, as one without a recipe)."""
+A message is one frame: its length, the number of buffers, the JSON text's length and the text,
+then each buffer as its length and its bytes (lengths 8-byte little-endian). JSON objects are never
+plain data here but one-key tags: {"d": {...}} a dict with string keys, {"t": [...]} a tuple,
+{"a": [dtype, shape, buffer]} a NumPy array, {"g": [dtype, buffer]} a NumPy scalar, {"b": buffer}
+bytes, {"p": text} a path. Arrays come back as NumPy arrays of a numeric or bool dtype (never
+object dtype); anything else is refused with a TypeError when it is written (the variant is then
+measured in the user's process, as one without a recipe)."""
 
 from __future__ import annotations
 
@@ -16,9 +17,13 @@ import pathlib
 import struct
 
 _LENGTH = struct.Struct("<Q")
-# Kinds of dtype an array may have on the wire: bool, integers, floats (bfloat16 and the other
-# ml_dtypes included: their kind is "V" with no fields), complex.
+# Kinds of dtype an array may have on the wire: bool, integers, floats, complex; and the
+# ml_dtypes JAX uses (bfloat16, float8s, int4...: NumPy's kind "V", registered once JAX is
+# imported), by name.
 _KINDS = "biufc"
+_ML_DTYPES = {"bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3b11fnuz", "float8_e4m3fnuz",
+              "float8_e5m2fnuz", "float8_e3m4", "float8_e4m3", "float8_e8m0fnu", "float4_e2m1fn",
+              "int4", "uint4", "int2", "uint2"}  # fmt: skip
 
 
 def _dtype_name(dtype) -> str:
@@ -28,12 +33,6 @@ def _dtype_name(dtype) -> str:
     if dtype.kind not in _KINDS and dtype.name not in _ML_DTYPES:
         raise TypeError(f"an array of dtype {dtype} cannot cross to the tuning process")
     return dtype.name
-
-
-# The ml_dtypes JAX uses (registered with NumPy once JAX is imported).
-_ML_DTYPES = {"bfloat16", "float8_e4m3fn", "float8_e5m2", "float8_e4m3b11fnuz", "float8_e4m3fnuz",
-              "float8_e5m2fnuz", "float8_e3m4", "float8_e4m3", "float8_e8m0fnu", "float4_e2m1fn",
-              "int4", "uint4", "int2", "uint2"}  # fmt: skip
 
 
 def _encode(value, buffers: list):
