@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (clang, ASan+UBSan, build/fuzz) and runs them all at once, each for
-# about JAXCC_FUZZ_SECONDS (default 60) of one core, starting from a scratch copy of its corpus in
+# about JAXCC_FUZZ_SECONDS (default 30) of one core, starting from a scratch copy of its corpus in
 # fuzz/corpus/ so the repository's corpus stays as committed. Exits non-zero if any target crashed, timed out or
 # broke an invariant; the input that did it is kept under build/fuzz/artifacts/<target>/.
 #   JAXCC_FUZZ_SECONDS=600 ./scripts/fuzz.sh              # longer run
@@ -9,7 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-seconds=${JAXCC_FUZZ_SECONDS:-60}
+seconds=${JAXCC_FUZZ_SECONDS:-30}
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=(fuzz_arg_spec fuzz_signature fuzz_macro_expander)
 CXX_FUZZ=${CXX_FUZZ:-clang++}

@@ -3,7 +3,7 @@
 #   setup        scripts/setup.sh: tools, Python packages, jaxcc built and installed for $PYTHON
 #   ctest        C++ unit tests (GoogleTest via ctest)
 #   sanitize     the same under ASan+UBSan (scripts/sanitize.sh)
-#   fuzz         each libFuzzer target for JAXCC_FUZZ_SECONDS, default 60 (scripts/fuzz.sh)
+#   fuzz         each libFuzzer target for JAXCC_FUZZ_SECONDS, default 30 (scripts/fuzz.sh)
 #   pytest       the Python suite on $PYTHON (python3: Python 3.11, JAX 0.10.x), real JAX and g++
 #   pytest-3.12  the Python suite on Python 3.12 with the newest JAX on PyPI, in build/venv-py312
 #                (scripts/matrix.sh), without `slow` tests and without the `version_independent`
