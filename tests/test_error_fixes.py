@@ -290,6 +290,7 @@ NAME = "errfix"
 SOURCE = r"""
 #include "jaxcc/jaxcc.h"
 #include <cstring>
+#include <cmath>
 
 void scale(const jaxcc::Tensor& x, jaxcc::Tensor y, float factor) {
     const float* in = x.data_ptr<float>();
@@ -350,6 +351,60 @@ void rowsum(const jaxcc::Tensor& x, jaxcc::Tensor y) {
         out[r] = s;
     }
 }
+
+void scale_t(const jaxcc::Tensor& x, jaxcc::Tensor y, std::float_t gain) {
+    const float* in = x.data_ptr<float>();
+    float* out = y.data_ptr<float>();
+    for (int64_t i = 0; i < x.numel(); ++i) out[i] = in[i] * gain;
+}
+
+void colsum(const jaxcc::Tensor& x, jaxcc::Tensor y) {
+    const float* in = x.data_ptr<float>();
+    float* out = y.data_ptr<float>();
+    for (int64_t c = 0; c < x.size(1); ++c) {
+        float s = 0;
+        for (int64_t r = 0; r < x.size(0); ++r) s += in[r * x.size(1) + c];
+        out[c] = s;
+    }
+}
+
+void later(const jaxcc::Tensor& x, jaxcc::Tensor y, jaxcc::Async async) {
+    std::memcpy(y.data_ptr(), x.data_ptr(), x.nbytes());
+}
+
+static float negate(float v) { return -v; }
+static float twice(float v) { return 2 * v; }
+
+void apply(const jaxcc::Tensor& x, jaxcc::Tensor y, int32_t op) {
+    float (*fn)(float) = op == 0 ? negate : twice;  // the function chosen inside the kernel
+    const float* in = x.data_ptr<float>();
+    float* out = y.data_ptr<float>();
+    for (int64_t i = 0; i < x.numel(); ++i) out[i] = fn(in[i]);
+}
+
+using cudaStream_t = void*;  // a CPU build of a source also written for CUDA
+
+void streamed(const jaxcc::Tensor& x, jaxcc::Tensor y, int64_t stream, cudaStream_t s) {
+    const float* in = x.data_ptr<float>();
+    float* out = y.data_ptr<float>();
+    for (int64_t i = 0; i < x.numel(); ++i) out[i] = in[i] + stream;
+}
+
+struct Pixel {
+    float v;
+};
+
+void pixels(const jaxcc::Tensor& x, jaxcc::Tensor y) {
+    const Pixel* in = static_cast<const Pixel*>(x.data_ptr());
+    float* out = y.data_ptr<float>();
+    for (int64_t i = 0; i < x.numel(); ++i) out[i] = in[i].v + 1;
+}
+
+#define ERRFIX_KERNEL(name, params) void name params
+// @jaxcc copied
+ERRFIX_KERNEL(copied, (const jaxcc::Tensor& x, jaxcc::Tensor y)) {
+    std::memcpy(y.data_ptr(), x.data_ptr(), x.nbytes());
+}
 """
 FUNCTIONS = {
     "scale": ["arg", "ret", "attr.factor:float32"],
@@ -361,9 +416,16 @@ FUNCTIONS = {
     "cplx": None,
     "half_attr": ["arg", "ret", "attr.h:float16"],
     "rowsum": None,
+    "scale_t": ["arg", "ret", "attr.gain:float32"],
+    "colsum": None,
+    "later": ["arg", "ret", "async"],
+    "apply": None,
+    "pixels": None,
+    "streamed": ["arg", "ret", "attr.stream:int64", "stream"],
 }
-SHARDING = {"rowsum": "r c -> r; reduction: c"}
+SHARDING = {"rowsum": "r c -> r; reduction: c", "colsum": "r c -> c; reduction: r"}
 X = np.arange(4, dtype=np.float32)
+COPIED_NOTE = "// @jaxcc copied\n"  # SOURCE's one annotation (read by loads without `functions`)
 
 
 def load(source=SOURCE, **options):
@@ -548,8 +610,12 @@ def _(shared, tmp_path, env):
 
 @case("sharding_key")
 def _(shared, tmp_path, env):
-    expect("sharding_key", load, sharding={"rowsun": SHARDING["rowsum"]})
-    works(load(sharding={"rowsum": SHARDING["rowsum"]}))  # the key fixed
+    expect(
+        "sharding_key", load, sharding={"rowsun": SHARDING["rowsum"], "colsum": SHARDING["colsum"]}
+    )
+    works(
+        load(sharding={"rowsum": SHARDING["rowsum"], "colsum": SHARDING["colsum"]})
+    )  # the key fixed
 
 
 # -- the arg_spec and the C++ signature
@@ -591,8 +657,8 @@ def _(shared, tmp_path, env):
 
 @case("rule_folded_factor")
 def _(shared, tmp_path, env):
-    expect("rule_folded_factor", load, sharding={"rowsum": "r c -> r"})
-    mod = load(sharding={"rowsum": "r c -> r" + "; reduction: c"})
+    expect("rule_folded_factor", load, sharding={**SHARDING, "rowsum": "r c -> r"})
+    mod = load(sharding={**SHARDING, "rowsum": "r c -> r" + "; reduction: c"})
     np.testing.assert_allclose(
         mod.rowsum(X.reshape(2, 2), outs=jax.ShapeDtypeStruct((2,), jnp.float32)), [1, 5]
     )
@@ -777,11 +843,12 @@ ANNOTATION = '// @jaxcc scale arg ret attr.factor:float32 sharding="i -> i"'
 SCALE_DEF = "void scale(const jaxcc::Tensor& x,"
 
 
-def _annotated(line=ANNOTATION, extra=""):
-    """SOURCE with `scale` annotated by `line` (and `extra` at the end), loaded from its
-    annotations alone; the fixed cases give back ANNOTATION, built once."""
+def _annotated(line=ANNOTATION, extra="", source=SOURCE):
+    """`source` with `scale` annotated by `line` (and `extra` at the end), loaded from its
+    annotations alone (`scale`, and `copied`, annotated in SOURCE); the fixed cases give back
+    ANNOTATION, built once."""
     return load(
-        SOURCE.replace(SCALE_DEF, line + "\n" + SCALE_DEF, 1) + extra, functions=None, sharding=None
+        source.replace(SCALE_DEF, line + "\n" + SCALE_DEF, 1) + extra, functions=None, sharding=None
     )
 
 
@@ -849,7 +916,7 @@ def _(shared, tmp_path, env):
 
 @case("sig_no_functions")
 def _(shared, tmp_path, env):
-    expect("sig_no_functions", load, functions=None)
+    expect("sig_no_functions", load, SOURCE.replace(COPIED_NOTE, ""), functions=None)
     works(load(functions=FUNCTIONS))  # pass `functions`
 
 
@@ -1265,14 +1332,18 @@ def _(prim_module, tmp_path, env):
 
 @case("rule_params")
 def _(shared, tmp_path, env):
-    expect("rule_params", load, sharding={"rowsum": "r c, q -> r; reduction: c"})
-    works(load(sharding={"rowsum": "r c -> r; reduction: c"}))  # one operand per `arg`
+    expect("rule_params", load, sharding={**SHARDING, "rowsum": "r c, q -> r; reduction: c"})
+    works(load(sharding={**SHARDING, "rowsum": "r c -> r; reduction: c"}))  # one operand per `arg`
 
 
 @case("rule_reduction_in_output")
 def _(shared, tmp_path, env):
-    expect("rule_reduction_in_output", load, sharding={"rowsum": "r c -> c; reduction: c"})
-    works(load(sharding={"rowsum": "r c -> r; reduction: c"}))  # only the input names `c`
+    expect(
+        "rule_reduction_in_output", load, sharding={**SHARDING, "rowsum": "r c -> c; reduction: c"}
+    )
+    works(
+        load(sharding={**SHARDING, "rowsum": "r c -> r; reduction: c"})
+    )  # only the input names `c`
 
 
 @case("numba_vmap_method")
@@ -1706,6 +1777,112 @@ def _(shared, tmp_path, env):
     assert _doctor_line("CUDA runtime").status != "FAIL"
     env.delenv("JAXCC_CUDA_RUNTIME")
     assert _doctor_line("CUDA runtime").status != "FAIL"
+
+
+# -- issue 52, second pass: rows the shared module's added functions make cheap
+
+
+@case("rule_folded_ellipsis")
+def _(shared, tmp_path, env):
+    expect("rule_folded_ellipsis", load, sharding={**SHARDING, "colsum": "... c -> c"})
+    # the folded dimension written as a named factor and declared `reduction:`
+    mod = load(sharding={**SHARDING, "colsum": "r c -> c; reduction: r"})
+    out = mod.colsum(X.reshape(2, 2), outs=jax.ShapeDtypeStruct((2,), jnp.float32))
+    np.testing.assert_allclose(out, [2, 4])
+
+
+@case("rule_compound")
+def _(shared, tmp_path, env):
+    expect("rule_compound", load, sharding={**SHARDING, "rowsum": "r (a b) -> r; reduction: a"})
+    mod = load(sharding={**SHARDING, "rowsum": "r c -> r; reduction: c"})  # the compound dropped
+    out = mod.rowsum(X.reshape(2, 2), outs=jax.ShapeDtypeStruct((2,), jnp.float32))
+    np.testing.assert_allclose(out, [1, 5])
+
+
+@case("rule_output_unnamed")
+def _(shared, tmp_path, env):
+    expect("rule_output_unnamed", load, sharding={**SHARDING, "rowsum": "r c -> k; reduction: c"})
+    mod = load(sharding={**SHARDING, "rowsum": "k c -> k; reduction: c"})  # named in the input
+    out = mod.rowsum(X.reshape(2, 2), outs=jax.ShapeDtypeStruct((2,), jnp.float32))
+    np.testing.assert_allclose(out, [1, 5])
+
+
+@case("spec_pool_async")
+def _(shared, tmp_path, env):
+    expect(
+        "spec_pool_async", load, functions={**FUNCTIONS, "later": ["arg", "ret", "pool", "async"]}
+    )
+    mod = load(functions={**FUNCTIONS, "later": ["arg", "ret", "async"]})  # `pool` dropped
+    np.testing.assert_allclose(mod.later(X), X)
+
+
+@case("spec_alloc_async")
+def _(shared, tmp_path, env):
+    tokens = ["arg", "ret", "scratch_alloc", "async"]
+    expect("spec_alloc_async", load, functions={**FUNCTIONS, "later": tokens})
+    mod = load(functions={**FUNCTIONS, "later": ["arg", "ret", "async"]})  # `scratch_alloc` dropped
+    np.testing.assert_allclose(mod.later(X), X)
+
+
+@case("token_unknown_type")
+def _(shared, tmp_path, env):
+    error = expect(
+        "token_unknown_type", load, functions={**FUNCTIONS, "scale_t": ["arg", "ret", "attr.gain"]}
+    )
+    assert "e.g. `attr.gain:float32`" in str(error), error
+    mod = load(functions={**FUNCTIONS, "scale_t": ["arg", "ret", "attr.gain:float32"]})  # as told
+    np.testing.assert_allclose(mod.scale_t(X, gain=2.0), X * 2)
+
+
+@case("sig_alias_type")
+def _(shared, tmp_path, env):
+    expect("sig_alias_type", load, functions={**FUNCTIONS, "scale_t": None})  # std::float_t
+    tokens = ["arg", "ret", "attr.gain:float32"]  # the tokens given explicitly
+    mod = load(functions={**FUNCTIONS, "scale_t": tokens})
+    np.testing.assert_allclose(mod.scale_t(X, gain=2.0), X * 2)
+
+
+@case("sig_stream_attr")
+def _(shared, tmp_path, env):
+    expect("sig_stream_attr", load, functions={**FUNCTIONS, "streamed": None})
+    tokens = ["arg", "ret", "attr.stream:int64", "stream"]  # `attr.stream:int64`, explicitly
+    mod = load(functions={**FUNCTIONS, "streamed": tokens})
+    np.testing.assert_allclose(mod.streamed(X, stream=3), X + 3)
+
+
+@case("sig_macro_comma")
+def _(shared, tmp_path, env):
+    wrapped = "ERRFIX_KERNEL(copied, (const jaxcc::Tensor& x, jaxcc::Tensor y))"
+    bare = wrapped.replace("(const", "const").replace("y))", "y)")
+    expect("sig_macro_comma", _annotated, source=SOURCE.replace(wrapped, bare))
+    mod = _annotated()  # the parameters wrapped in parentheses, as SOURCE has them
+    np.testing.assert_allclose(mod.copied(X), X)
+
+
+@case("fn_pointer")
+def _(shared, tmp_path, env):
+    expect("fn_pointer", load, SOURCE.replace("int32_t op)", "float (*op)(float))"))
+    mod = load(SOURCE)  # `apply` chooses the function inside from its integer attribute `op`
+    np.testing.assert_allclose(mod.apply(X, op=0), -X)
+    np.testing.assert_allclose(mod.apply(X, op=1), X * 2)
+
+
+@case("data_ptr_unknown_type")
+def _(shared, tmp_path, env):
+    cast = "static_cast<const Pixel*>(x.data_ptr())"
+    expect("data_ptr_unknown_type", load, SOURCE.replace(cast, "x.data_ptr<Pixel>()"))
+    mod = load(SOURCE)  # the untyped data_ptr(), cast
+    np.testing.assert_allclose(mod.pixels(X), X + 1)
+
+
+@case("handler_element_type")
+def _(shared, tmp_path, env):
+    call = jax.ffi.ffi_call(shared.scale_by.target, OUT)  # the raw target
+    x = X.astype(jnp.float8_e4m3fn)
+    by = np.ones(1, np.float32)
+    error = expect("handler_element_type", call, x, by)
+    assert "(e.g. x.astype(jnp.float32))" in str(error), error
+    np.testing.assert_allclose(call(x.astype(jnp.float32), by), X)
 
 
 @pytest.mark.parametrize("ident", sorted(CASES))
