@@ -95,6 +95,27 @@ VERSION_INDEPENDENT_MODULES = {
     "test_build_world.py": "what the compiler and linker read, in the key; no JAX call",
     "test_build_world_property.py": "loads against fresh builds of a drawn world; no JAX call",
     "test_process_end.py": "the C++ runtime's reports as a process ends; JAX only dispatches",
+    "test_crash_report.py": "the C++ runtime's report of a fatal signal; JAX only dispatches",
+    "test_check_kernel_input_guards.py": "the debug frame runtime's guard zones (C++)",
+    "test_check_kernel_debug_build.py": "the debug build's flags against the release build",
+    "test_check_kernel_bounds.py": "the debug twin's guard zones at each shape (C++ runtime)",
+    "test_check_kernel_dtypes.py": "the x64 child's protocol; x64 calls are test_arg_dtypes'",
+    "test_autotune_isolation.py": "a crashing or hanging variant in the tuning child; the keys "
+    "under JAX's transforms are test_autotune.py's, run by both legs",
+    "test_autotune_wire.py": "the tuning child's message format; no JAX call",
+    "test_error_fixes.py": "the messages and their fixes; the transforms they come from run "
+    "in custom_kernel/ and test_calls.py on both legs",
+    "test_cache_shared_fs.py": "lock files on a cache shared by several hosts",
+    "test_load_stress.py": "many loads of one cache at once",
+    "test_doctor.py": "jaxcc doctor's view of the tools",
+    "test_clang_kernels.py": "kernels built by clang++; JAX only runs what it built",
+    "test_kernel_unit_headers.py": "the kernel headers a unit includes",
+    "test_macro_stamped.py": "signatures stamped out by macros",
+    "test_signature_proof.py": "the compiler's proof of a read signature",
+    "test_shared_cuda_runtime.py": "which CUDA runtime an nvcc build links; without a GPU",
+    "test_cuda_readiness.py": "nvcc builds refused or accepted before any GPU call",
+    "test_cuda_runtime_link.py": "the CUDA runtime a module links",
+    "test_prebuilt_wheel.py": "a wheel's prebuilt kernels installed and loaded",
 }
 
 
