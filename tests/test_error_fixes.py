@@ -290,7 +290,6 @@ NAME = "errfix"
 SOURCE = r"""
 #include "jaxcc/jaxcc.h"
 #include <cstring>
-#include <cmath>
 
 void scale(const jaxcc::Tensor& x, jaxcc::Tensor y, float factor) {
     const float* in = x.data_ptr<float>();
@@ -351,60 +350,6 @@ void rowsum(const jaxcc::Tensor& x, jaxcc::Tensor y) {
         out[r] = s;
     }
 }
-
-void scale_t(const jaxcc::Tensor& x, jaxcc::Tensor y, std::float_t gain) {
-    const float* in = x.data_ptr<float>();
-    float* out = y.data_ptr<float>();
-    for (int64_t i = 0; i < x.numel(); ++i) out[i] = in[i] * gain;
-}
-
-void colsum(const jaxcc::Tensor& x, jaxcc::Tensor y) {
-    const float* in = x.data_ptr<float>();
-    float* out = y.data_ptr<float>();
-    for (int64_t c = 0; c < x.size(1); ++c) {
-        float s = 0;
-        for (int64_t r = 0; r < x.size(0); ++r) s += in[r * x.size(1) + c];
-        out[c] = s;
-    }
-}
-
-void later(const jaxcc::Tensor& x, jaxcc::Tensor y, jaxcc::Async async) {
-    std::memcpy(y.data_ptr(), x.data_ptr(), x.nbytes());
-}
-
-static float negate(float v) { return -v; }
-static float twice(float v) { return 2 * v; }
-
-void apply(const jaxcc::Tensor& x, jaxcc::Tensor y, int32_t op) {
-    float (*fn)(float) = op == 0 ? negate : twice;  // the function chosen inside the kernel
-    const float* in = x.data_ptr<float>();
-    float* out = y.data_ptr<float>();
-    for (int64_t i = 0; i < x.numel(); ++i) out[i] = fn(in[i]);
-}
-
-using cudaStream_t = void*;  // a CPU build of a source also written for CUDA
-
-void streamed(const jaxcc::Tensor& x, jaxcc::Tensor y, int64_t stream, cudaStream_t s) {
-    const float* in = x.data_ptr<float>();
-    float* out = y.data_ptr<float>();
-    for (int64_t i = 0; i < x.numel(); ++i) out[i] = in[i] + stream;
-}
-
-struct Pixel {
-    float v;
-};
-
-void pixels(const jaxcc::Tensor& x, jaxcc::Tensor y) {
-    const Pixel* in = static_cast<const Pixel*>(x.data_ptr());
-    float* out = y.data_ptr<float>();
-    for (int64_t i = 0; i < x.numel(); ++i) out[i] = in[i].v + 1;
-}
-
-#define ERRFIX_KERNEL(name, params) void name params
-// @jaxcc copied
-ERRFIX_KERNEL(copied, (const jaxcc::Tensor& x, jaxcc::Tensor y)) {
-    std::memcpy(y.data_ptr(), x.data_ptr(), x.nbytes());
-}
 """
 FUNCTIONS = {
     "scale": ["arg", "ret", "attr.factor:float32"],
@@ -416,16 +361,9 @@ FUNCTIONS = {
     "cplx": None,
     "half_attr": ["arg", "ret", "attr.h:float16"],
     "rowsum": None,
-    "scale_t": ["arg", "ret", "attr.gain:float32"],
-    "colsum": None,
-    "later": ["arg", "ret", "async"],
-    "apply": None,
-    "pixels": None,
-    "streamed": ["arg", "ret", "attr.stream:int64", "stream"],
 }
-SHARDING = {"rowsum": "r c -> r; reduction: c", "colsum": "r c -> c; reduction: r"}
+SHARDING = {"rowsum": "r c -> r; reduction: c"}
 X = np.arange(4, dtype=np.float32)
-COPIED_NOTE = "// @jaxcc copied\n"  # SOURCE's one annotation (read by loads without `functions`)
 
 
 def load(source=SOURCE, **options):
@@ -610,12 +548,8 @@ def _(shared, tmp_path, env):
 
 @case("sharding_key")
 def _(shared, tmp_path, env):
-    expect(
-        "sharding_key", load, sharding={"rowsun": SHARDING["rowsum"], "colsum": SHARDING["colsum"]}
-    )
-    works(
-        load(sharding={"rowsum": SHARDING["rowsum"], "colsum": SHARDING["colsum"]})
-    )  # the key fixed
+    expect("sharding_key", load, sharding={"rowsun": SHARDING["rowsum"]})
+    works(load(sharding={"rowsum": SHARDING["rowsum"]}))  # the key fixed
 
 
 # -- the arg_spec and the C++ signature
@@ -657,8 +591,8 @@ def _(shared, tmp_path, env):
 
 @case("rule_folded_factor")
 def _(shared, tmp_path, env):
-    expect("rule_folded_factor", load, sharding={**SHARDING, "rowsum": "r c -> r"})
-    mod = load(sharding={**SHARDING, "rowsum": "r c -> r" + "; reduction: c"})
+    expect("rule_folded_factor", load, sharding={"rowsum": "r c -> r"})
+    mod = load(sharding={"rowsum": "r c -> r" + "; reduction: c"})
     np.testing.assert_allclose(
         mod.rowsum(X.reshape(2, 2), outs=jax.ShapeDtypeStruct((2,), jnp.float32)), [1, 5]
     )
@@ -843,12 +777,11 @@ ANNOTATION = '// @jaxcc scale arg ret attr.factor:float32 sharding="i -> i"'
 SCALE_DEF = "void scale(const jaxcc::Tensor& x,"
 
 
-def _annotated(line=ANNOTATION, extra="", source=SOURCE):
-    """`source` with `scale` annotated by `line` (and `extra` at the end), loaded from its
-    annotations alone (`scale`, and `copied`, annotated in SOURCE); the fixed cases give back
-    ANNOTATION, built once."""
+def _annotated(line=ANNOTATION, extra=""):
+    """SOURCE with `scale` annotated by `line` (and `extra` at the end), loaded from its
+    annotations alone; the fixed cases give back ANNOTATION, built once."""
     return load(
-        source.replace(SCALE_DEF, line + "\n" + SCALE_DEF, 1) + extra, functions=None, sharding=None
+        SOURCE.replace(SCALE_DEF, line + "\n" + SCALE_DEF, 1) + extra, functions=None, sharding=None
     )
 
 
@@ -916,7 +849,7 @@ def _(shared, tmp_path, env):
 
 @case("sig_no_functions")
 def _(shared, tmp_path, env):
-    expect("sig_no_functions", load, SOURCE.replace(COPIED_NOTE, ""), functions=None)
+    expect("sig_no_functions", load, functions=None)
     works(load(functions=FUNCTIONS))  # pass `functions`
 
 
@@ -1332,18 +1265,14 @@ def _(prim_module, tmp_path, env):
 
 @case("rule_params")
 def _(shared, tmp_path, env):
-    expect("rule_params", load, sharding={**SHARDING, "rowsum": "r c, q -> r; reduction: c"})
-    works(load(sharding={**SHARDING, "rowsum": "r c -> r; reduction: c"}))  # one operand per `arg`
+    expect("rule_params", load, sharding={"rowsum": "r c, q -> r; reduction: c"})
+    works(load(sharding={"rowsum": "r c -> r; reduction: c"}))  # one operand per `arg`
 
 
 @case("rule_reduction_in_output")
 def _(shared, tmp_path, env):
-    expect(
-        "rule_reduction_in_output", load, sharding={**SHARDING, "rowsum": "r c -> c; reduction: c"}
-    )
-    works(
-        load(sharding={**SHARDING, "rowsum": "r c -> r; reduction: c"})
-    )  # only the input names `c`
+    expect("rule_reduction_in_output", load, sharding={"rowsum": "r c -> c; reduction: c"})
+    works(load(sharding={"rowsum": "r c -> r; reduction: c"}))  # only the input names `c`
 
 
 @case("numba_vmap_method")
@@ -1779,100 +1708,175 @@ def _(shared, tmp_path, env):
     assert _doctor_line("CUDA runtime").status != "FAIL"
 
 
-# -- issue 52, second pass: rows the shared module's added functions make cheap
+# -- a second shared module: functions the rows below return to, loaded from their annotations
+# (kept out of SOURCE, whose variants many cases build)
+
+MORE_SOURCE = r"""
+#include "jaxcc/jaxcc.h"
+#include <cmath>
+#include <cstring>
+
+// @jaxcc scale_t arg ret attr.gain:float32
+void scale_t(const jaxcc::Tensor& x, jaxcc::Tensor y, std::float_t gain) {
+    const float* in = x.data_ptr<float>();
+    float* out = y.data_ptr<float>();
+    for (int64_t i = 0; i < x.numel(); ++i) out[i] = in[i] * gain;
+}
+
+// @jaxcc colsum sharding="r k -> k; reduction: r"
+void colsum(const jaxcc::Tensor& x, jaxcc::Tensor y) {
+    const float* in = x.data_ptr<float>();
+    float* out = y.data_ptr<float>();
+    for (int64_t c = 0; c < x.size(1); ++c) {
+        float s = 0;
+        for (int64_t r = 0; r < x.size(0); ++r) s += in[r * x.size(1) + c];
+        out[c] = s;
+    }
+}
+
+// @jaxcc later arg ret async
+void later(const jaxcc::Tensor& x, jaxcc::Tensor y, jaxcc::Async async) {
+    std::memcpy(y.data_ptr(), x.data_ptr(), x.nbytes());
+}
+
+static float negate(float v) { return -v; }
+static float twice(float v) { return 2 * v; }
+
+// @jaxcc apply
+void apply(const jaxcc::Tensor& x, jaxcc::Tensor y, int32_t op) {
+    float (*fn)(float) = op == 0 ? negate : twice;  // the function chosen inside the kernel
+    const float* in = x.data_ptr<float>();
+    float* out = y.data_ptr<float>();
+    for (int64_t i = 0; i < x.numel(); ++i) out[i] = fn(in[i]);
+}
+
+using cudaStream_t = void*;  // a CPU build of a source also written for CUDA
+
+// @jaxcc streamed arg ret attr.stream:int64 stream
+void streamed(const jaxcc::Tensor& x, jaxcc::Tensor y, int64_t stream, cudaStream_t s) {
+    const float* in = x.data_ptr<float>();
+    float* out = y.data_ptr<float>();
+    for (int64_t i = 0; i < x.numel(); ++i) out[i] = in[i] + stream;
+}
+
+struct Pixel {
+    float v;
+};
+
+// @jaxcc pixels
+void pixels(const jaxcc::Tensor& x, jaxcc::Tensor y) {
+    const Pixel* in = static_cast<const Pixel*>(x.data_ptr());
+    float* out = y.data_ptr<float>();
+    for (int64_t i = 0; i < x.numel(); ++i) out[i] = in[i].v + 1;
+}
+
+#define ERRFIX_KERNEL(name, params) void name params
+// @jaxcc copied
+ERRFIX_KERNEL(copied, (const jaxcc::Tensor& x, jaxcc::Tensor y)) {
+    std::memcpy(y.data_ptr(), x.data_ptr(), x.nbytes());
+}
+"""
+
+
+def load_more(source=MORE_SOURCE):
+    return jaxcc.load_cpp_inline(NAME + "_more", source, functions=None)
+
+
+def edited(old: str, new: str) -> str:
+    """MORE_SOURCE with `old` (which it holds once) replaced by `new`."""
+    assert MORE_SOURCE.count(old) == 1, old
+    return MORE_SOURCE.replace(old, new)
+
+
+@pytest.fixture(scope="module")
+def more():
+    return load_more()
+
+
+M22 = jax.ShapeDtypeStruct((2,), jnp.float32)
+COLSUM = 'sharding="r k -> k; reduction: r"'
+
+
+def works_colsum(mod) -> None:
+    np.testing.assert_allclose(mod.colsum(X.reshape(2, 2), outs=M22), [2, 4])
 
 
 @case("rule_folded_ellipsis")
-def _(shared, tmp_path, env):
-    expect("rule_folded_ellipsis", load, sharding={**SHARDING, "colsum": "... c -> c"})
-    # the folded dimension written as a named factor and declared `reduction:`
-    mod = load(sharding={**SHARDING, "colsum": "r c -> c; reduction: r"})
-    out = mod.colsum(X.reshape(2, 2), outs=jax.ShapeDtypeStruct((2,), jnp.float32))
-    np.testing.assert_allclose(out, [2, 4])
+def _(more, tmp_path, env):
+    expect("rule_folded_ellipsis", load_more, edited(COLSUM, 'sharding="... k -> k"'))
+    works_colsum(load_more())  # the folded dimension named `r` and declared `reduction: r`
 
 
 @case("rule_compound")
-def _(shared, tmp_path, env):
-    expect("rule_compound", load, sharding={**SHARDING, "rowsum": "r (a b) -> r; reduction: a"})
-    mod = load(sharding={**SHARDING, "rowsum": "r c -> r; reduction: c"})  # the compound dropped
-    out = mod.rowsum(X.reshape(2, 2), outs=jax.ShapeDtypeStruct((2,), jnp.float32))
-    np.testing.assert_allclose(out, [1, 5])
+def _(more, tmp_path, env):
+    compound = 'sharding="(a b) k -> k; reduction: a"'
+    expect("rule_compound", load_more, edited(COLSUM, compound))
+    works_colsum(load_more())  # the compound dropped: `r`
 
 
 @case("rule_output_unnamed")
-def _(shared, tmp_path, env):
-    expect("rule_output_unnamed", load, sharding={**SHARDING, "rowsum": "r c -> k; reduction: c"})
-    mod = load(sharding={**SHARDING, "rowsum": "k c -> k; reduction: c"})  # named in the input
-    out = mod.rowsum(X.reshape(2, 2), outs=jax.ShapeDtypeStruct((2,), jnp.float32))
-    np.testing.assert_allclose(out, [1, 5])
+def _(more, tmp_path, env):
+    expect("rule_output_unnamed", load_more, edited(COLSUM, 'sharding="r c -> k; reduction: r"'))
+    works_colsum(load_more())  # `k` named in the input it comes from
 
 
 @case("spec_pool_async")
-def _(shared, tmp_path, env):
-    expect(
-        "spec_pool_async", load, functions={**FUNCTIONS, "later": ["arg", "ret", "pool", "async"]}
-    )
-    mod = load(functions={**FUNCTIONS, "later": ["arg", "ret", "async"]})  # `pool` dropped
-    np.testing.assert_allclose(mod.later(X), X)
+def _(more, tmp_path, env):
+    expect("spec_pool_async", load_more, edited("later arg ret async", "later arg ret pool async"))
+    np.testing.assert_allclose(load_more().later(X), X)  # `pool` dropped
 
 
 @case("spec_alloc_async")
-def _(shared, tmp_path, env):
-    tokens = ["arg", "ret", "scratch_alloc", "async"]
-    expect("spec_alloc_async", load, functions={**FUNCTIONS, "later": tokens})
-    mod = load(functions={**FUNCTIONS, "later": ["arg", "ret", "async"]})  # `scratch_alloc` dropped
-    np.testing.assert_allclose(mod.later(X), X)
+def _(more, tmp_path, env):
+    tokens = "later arg ret scratch_alloc async"
+    expect("spec_alloc_async", load_more, edited("later arg ret async", tokens))
+    np.testing.assert_allclose(load_more().later(X), X)  # `scratch_alloc` dropped
 
 
 @case("token_unknown_type")
-def _(shared, tmp_path, env):
-    error = expect(
-        "token_unknown_type", load, functions={**FUNCTIONS, "scale_t": ["arg", "ret", "attr.gain"]}
-    )
+def _(more, tmp_path, env):
+    note = "scale_t arg ret attr.gain:float32"
+    error = expect("token_unknown_type", load_more, edited(note, "scale_t arg ret attr.gain"))
     assert "e.g. `attr.gain:float32`" in str(error), error
-    mod = load(functions={**FUNCTIONS, "scale_t": ["arg", "ret", "attr.gain:float32"]})  # as told
-    np.testing.assert_allclose(mod.scale_t(X, gain=2.0), X * 2)
+    np.testing.assert_allclose(load_more().scale_t(X, gain=2.0), X * 2)  # the type written
 
 
 @case("sig_alias_type")
-def _(shared, tmp_path, env):
-    expect("sig_alias_type", load, functions={**FUNCTIONS, "scale_t": None})  # std::float_t
-    tokens = ["arg", "ret", "attr.gain:float32"]  # the tokens given explicitly
-    mod = load(functions={**FUNCTIONS, "scale_t": tokens})
-    np.testing.assert_allclose(mod.scale_t(X, gain=2.0), X * 2)
+def _(more, tmp_path, env):
+    note = "scale_t arg ret attr.gain:float32"
+    expect("sig_alias_type", load_more, edited(note, "scale_t"))  # std::float_t, inferred
+    np.testing.assert_allclose(load_more().scale_t(X, gain=2.0), X * 2)  # the tokens given
 
 
 @case("sig_stream_attr")
-def _(shared, tmp_path, env):
-    expect("sig_stream_attr", load, functions={**FUNCTIONS, "streamed": None})
-    tokens = ["arg", "ret", "attr.stream:int64", "stream"]  # `attr.stream:int64`, explicitly
-    mod = load(functions={**FUNCTIONS, "streamed": tokens})
-    np.testing.assert_allclose(mod.streamed(X, stream=3), X + 3)
+def _(more, tmp_path, env):
+    note = "streamed arg ret attr.stream:int64 stream"
+    expect("sig_stream_attr", load_more, edited(note, "streamed"))
+    # the tokens given explicitly, with `attr.stream:int64`
+    np.testing.assert_allclose(load_more().streamed(X, stream=3), X + 3)
 
 
 @case("sig_macro_comma")
-def _(shared, tmp_path, env):
+def _(more, tmp_path, env):
     wrapped = "ERRFIX_KERNEL(copied, (const jaxcc::Tensor& x, jaxcc::Tensor y))"
-    bare = wrapped.replace("(const", "const").replace("y))", "y)")
-    expect("sig_macro_comma", _annotated, source=SOURCE.replace(wrapped, bare))
-    mod = _annotated()  # the parameters wrapped in parentheses, as SOURCE has them
-    np.testing.assert_allclose(mod.copied(X), X)
+    bare = "ERRFIX_KERNEL(copied, const jaxcc::Tensor& x, jaxcc::Tensor y)"
+    expect("sig_macro_comma", load_more, edited(wrapped, bare))
+    np.testing.assert_allclose(load_more().copied(X), X)  # wrapped in parentheses
 
 
 @case("fn_pointer")
-def _(shared, tmp_path, env):
-    expect("fn_pointer", load, SOURCE.replace("int32_t op)", "float (*op)(float))"))
-    mod = load(SOURCE)  # `apply` chooses the function inside from its integer attribute `op`
+def _(more, tmp_path, env):
+    expect("fn_pointer", load_more, edited("int32_t op)", "float (*op)(float))"))
+    mod = load_more()  # `apply` chooses the function inside from its integer attribute `op`
     np.testing.assert_allclose(mod.apply(X, op=0), -X)
     np.testing.assert_allclose(mod.apply(X, op=1), X * 2)
 
 
 @case("data_ptr_unknown_type")
-def _(shared, tmp_path, env):
+def _(more, tmp_path, env):
     cast = "static_cast<const Pixel*>(x.data_ptr())"
-    expect("data_ptr_unknown_type", load, SOURCE.replace(cast, "x.data_ptr<Pixel>()"))
-    mod = load(SOURCE)  # the untyped data_ptr(), cast
-    np.testing.assert_allclose(mod.pixels(X), X + 1)
+    expect("data_ptr_unknown_type", load_more, edited(cast, "x.data_ptr<Pixel>()"))
+    np.testing.assert_allclose(load_more().pixels(X), X + 1)  # the untyped data_ptr(), cast
 
 
 @case("handler_element_type")
@@ -1883,6 +1887,113 @@ def _(shared, tmp_path, env):
     error = expect("handler_element_type", call, x, by)
     assert "(e.g. x.astype(jnp.float32))" in str(error), error
     np.testing.assert_allclose(call(x.astype(jnp.float32), by), X)
+
+
+# -- tuning: one tuned module (two variants of a small source), its decision cached
+
+TUNED_SOURCE = r"""
+#include "jaxcc/jaxcc.h"
+#ifndef ERRFIX_BLOCK
+#define ERRFIX_BLOCK 16
+#endif
+
+// @jaxcc blocked
+void blocked(const jaxcc::Tensor& x, jaxcc::Tensor y, float gain) {
+    const float* in = x.data_ptr<float>();
+    float* out = y.data_ptr<float>();
+    const int64_t n = x.numel();
+    for (int64_t i0 = 0; i0 < n; i0 += ERRFIX_BLOCK)
+        for (int64_t i = i0; i < i0 + ERRFIX_BLOCK && i < n; ++i) out[i] = in[i] * gain;
+}
+"""
+TUNE = {"blocked": {"ERRFIX_BLOCK": [16, 32]}}
+
+
+def load_tuned(source=TUNED_SOURCE, **options):
+    """The tuned module (from its annotation), or a variant of it: `options` replace its own."""
+    options = {"functions": None, "tune": TUNE, **options}
+    return jaxcc.load_cpp_inline(NAME + "_tuned", source, **options)
+
+
+@pytest.fixture(scope="module")
+def tuned():
+    mod = load_tuned()
+    np.testing.assert_allclose(mod.blocked(X, gain=2.0), X * 2)  # tuned for (4,) once
+    return mod
+
+
+def works_tuned(mod) -> None:
+    np.testing.assert_allclose(mod.blocked(X, gain=2.0), X * 2)
+    assert len(mod.blocked.variant_targets) == 2
+
+
+@case("tune_no_values")
+def _(tuned, tmp_path, env):
+    error = expect("tune_no_values", load_tuned, tune={"blocked": {"ERRFIX_BLOCK": []}})
+    assert "e.g. ERRFIX_BLOCK=[16, 32]" in str(error), error
+    works_tuned(load_tuned(tune={"blocked": {"ERRFIX_BLOCK": [16, 32]}}))  # the example's values
+
+
+@case("tune_plain_dict_options")
+def _(tuned, tmp_path, env):
+    keep = lambda config: True  # noqa: E731
+    plain = {"blocked": {"ERRFIX_BLOCK": [16, 32], "constraints": keep}}
+    expect("tune_plain_dict_options", load_tuned, tune=plain)
+    through = {"blocked": jaxcc.Autotune(ERRFIX_BLOCK=[16, 32], constraints=keep)}
+    works_tuned(load_tuned(tune=through))
+
+
+@case("tune_twice")
+def _(tuned, tmp_path, env):
+    note = '// @jaxcc blocked tune="ERRFIX_BLOCK=16,32"'
+    expect("tune_twice", load_tuned, TUNED_SOURCE.replace("// @jaxcc blocked", note))
+    works_tuned(load_tuned(TUNED_SOURCE))  # the annotation's tune="..." dropped
+
+
+@case("tune_budget_env")
+def _(tuned, tmp_path, env):
+    # The budget is read when a call tunes: a shape no other case calls (the session's cache is
+    # its own, tests/conftest.py).
+    x8 = np.arange(8, dtype=np.float32)
+    env.setenv("JAXCC_TUNE_BUDGET_S", "long")
+    expect("tune_budget_env", tuned.blocked, x8, gain=2.0)
+    env.setenv("JAXCC_TUNE_BUDGET_S", "30")  # e.g. 30
+    np.testing.assert_allclose(tuned.blocked(x8, gain=2.0), x8 * 2)
+    env.delenv("JAXCC_TUNE_BUDGET_S")  # or unset it: another shape tunes
+    x16 = np.arange(16, dtype=np.float32)
+    np.testing.assert_allclose(tuned.blocked(x16, gain=2.0), x16 * 2)
+
+
+def _tune_module(tmp_path, env) -> str:
+    (tmp_path / "errfix_user_tune.py").write_text(
+        f"import sys; sys.path.insert(0, {str(ROOT / 'tests')!r})\n"
+        "import test_error_fixes as t\nmod = t.load_tuned()\n"
+    )
+    env.syspath_prepend(str(tmp_path))
+    return "errfix_user_tune"
+
+
+@case("tune_attrs")
+def _(tuned, tmp_path, env):
+    module = _tune_module(tmp_path, env)
+    status, err = cli("tune", module, "--shapes", "blocked=float32[4]")
+    assert status == 2 and ROWS["tune_attrs"].pattern().search(err), err
+    assert "--attrs blocked:gain=..." in err, err
+    status, err = cli(
+        "tune", module, "--shapes", "blocked=float32[4]", "--attrs", "blocked:gain=2.0"
+    )
+    assert status == 0, err
+
+
+@case("tune_shapes")
+def _(tuned, tmp_path, env):
+    module = _tune_module(tmp_path, env)
+    status, err = cli("tune", module)
+    assert status == 1 and ROWS["tune_shapes"].pattern().search(err), err
+    status, err = cli(
+        "tune", module, "--shapes", "blocked=float32[4]", "--attrs", "blocked:gain=2.0"
+    )
+    assert status == 0, err
 
 
 @pytest.mark.parametrize("ident", sorted(CASES))
