@@ -19,6 +19,7 @@ import io
 import os
 import pathlib
 import re
+import sys
 from dataclasses import dataclass
 
 import jax
@@ -1994,6 +1995,77 @@ def _(tuned, tmp_path, env):
         "tune", module, "--shapes", "blocked=float32[4]", "--attrs", "blocked:gain=2.0"
     )
     assert status == 0, err
+
+
+def tune_key(shapes, attributes) -> str:
+    """A key= function: one tuning for every shape."""
+    return "all"
+
+
+KEYED = {"blocked": jaxcc.Autotune(ERRFIX_BLOCK=[16, 32], key=tune_key)}
+
+
+@pytest.fixture(scope="module")
+def tuned_bundle(tmp_path_factory):
+    """`jaxcc build --module` of a module that loads the tuned module with a key= function:
+    (the work directory, on sys.path while a case runs, and the bundle)."""
+    work = tmp_path_factory.mktemp("tuned_bundle")
+    (work / "errfix_user_keyed.py").write_text(
+        f"import sys; sys.path.insert(0, {str(ROOT / 'tests')!r})\n"
+        "import test_error_fixes as t\nmod = t.load_tuned(tune=t.KEYED)\n"
+    )
+    assert build_keyed(work, work / "good") == 0
+    return work, work / "good" / (NAME + "_tuned")
+
+
+def build_keyed(work, out) -> int:
+    """`jaxcc build --module errfix_user_keyed --out OUT` (it writes OUT/errfix_tuned) as a new
+    process would run it: the module imported afresh."""
+    sys.modules.pop("errfix_user_keyed", None)
+    sys.path.insert(0, str(work))
+    try:
+        status, err = cli("build", "--module", "errfix_user_keyed", "--out", str(out))
+    finally:
+        sys.path.remove(str(work))
+    assert status == 0 or "bundle" in err, err
+    build_keyed.err = err
+    return status
+
+
+def works_tuned_bundle(out) -> None:
+    works_tuned(jaxcc.load_library(str(out), tune=KEYED))
+
+
+@case("tune_key_in_bundle")
+def _(tuned_bundle, tmp_path, env):
+    _, out = tuned_bundle
+    expect("tune_key_in_bundle", jaxcc.load_library, str(out))
+    mod = jaxcc.load_library(str(out), tune={"blocked": jaxcc.Autotune(key=tune_key)})  # again
+    works_tuned(mod)
+
+
+@case("bundle_tuned_altered")
+def _(tuned_bundle, tmp_path, env):
+    import shutil
+
+    work, good = tuned_bundle
+    out = pathlib.Path(shutil.copytree(good.parent, tmp_path / "b")) / good.name
+    library = next(p for p in out.rglob("*.so"))
+    library.write_bytes(library.read_bytes() + b"\0")
+    expect("bundle_tuned_altered", jaxcc.load_library, str(out), tune=KEYED)
+    assert build_keyed(work, out.parent) == 0  # rebuilt with `jaxcc build`
+    works_tuned_bundle(out)
+
+
+@case("bundle_tuned_out_not_empty")
+def _(tuned_bundle, tmp_path, env):
+    work, good = tuned_bundle
+    (tmp_path / "full" / good.name).mkdir(parents=True)
+    (tmp_path / "full" / good.name / "notes.txt").write_text("mine")
+    assert build_keyed(work, tmp_path / "full") != 0
+    assert ROWS["bundle_tuned_out_not_empty"].pattern().search(build_keyed.err), build_keyed.err
+    assert build_keyed(work, tmp_path / "new") == 0  # a new directory
+    works_tuned_bundle(tmp_path / "new" / good.name)
 
 
 @pytest.mark.parametrize("ident", sorted(CASES))
