@@ -2068,6 +2068,157 @@ def _(tuned_bundle, tmp_path, env):
     works_tuned_bundle(tmp_path / "new" / good.name)
 
 
+# -- several devices: one child process of 8 CPU devices tries each row's trigger and its fix
+
+EIGHT_DEVICES_CHILD = r"""
+import json, sys, warnings
+import jax, jax.numpy as jnp, numpy as np
+import jaxcc, test_error_fixes as t
+from jax.sharding import NamedSharding, PartitionSpec as P
+
+mesh = jax.make_mesh((8,), ("x",))
+auto = jax.make_mesh((8,), ("x",), axis_types=(jax.sharding.AxisType.Auto,))
+
+
+def run(fn, *args):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            out, error = fn(*args), None
+        except Exception as e:
+            out, error = None, f"{type(e).__name__}: {e}"
+    return out, [f"{w.category.__name__}: {w.message}" for w in caught], error
+
+
+def row(name, before, after, out, expected):
+    right = out is not None and np.allclose(np.asarray(out), expected)
+    results[name] = {"before": before[1:], "after": after[1:], "right": bool(right)}
+
+
+results = {}
+x = np.arange(64, dtype=np.float32).reshape(8, 8)
+rows = jax.device_put(x, NamedSharding(mesh, P("x", None)))
+cols = jax.device_put(x, NamedSharding(mesh, P(None, "x")))
+v8 = jax.ShapeDtypeStruct((8,), jnp.float32)
+m88 = jax.ShapeDtypeStruct((8, 8), jnp.float32)
+mod = t.load()
+t.SHARED_MODULE[:] = [mod]
+
+before = run(jax.jit(lambda a: mod.scale(a, factor=2.0)), rows)
+ruled = t.load(sharding={**t.SHARDING, "scale": "b i -> b i"})  # sharding={'scale': 'b i -> b i'}
+after = run(jax.jit(lambda a: ruled.scale(a, factor=2.0)), rows)
+row("sharding_gather", before, after, after[0], x * 2)
+
+
+def rowsum_split(a):
+    a = jax.lax.with_sharding_constraint(a, NamedSharding(auto, P("x", None)))
+    return mod.rowsum(a, outs=jax.ShapeDtypeStruct((a.shape[0],), jnp.float32))
+
+
+x12 = x[:6].reshape(12, 4)
+before = run(jax.jit(rowsum_split), x12)
+after = run(jax.jit(rowsum_split), np.pad(x12, ((0, 4), (0, 0))))  # padded to a multiple of 8
+row("sharding_indivisible", before, after, after[0] is not None and after[0][:12], x12.sum(1))
+
+whole = t.load(sharding={**t.SHARDING, "rowsum": "r c -> r; need_replication: c"})
+before = run(jax.jit(lambda a: whole.rowsum(a, outs=v8)), cols)
+after = run(jax.jit(lambda a: whole.rowsum(a, outs=v8)), rows)  # split along another factor
+row("sharding_split_factor", before, after, after[0], x.sum(1))
+
+two = t.load(sharding={**t.SHARDING, "split": "r c -> r, r; reduction: c"})
+before = run(jax.jit(lambda a: two.split(a, outs=[v8, v8])), cols)
+after = run(jax.jit(lambda a: mod.rowsum(a, outs=v8)), cols)  # the sum in a function of one output
+row("rule_reduction_outputs", before, after, after[0], x.sum(1))
+
+bare = t._primitive("errfix_none_gathered")
+before = run(jax.jit(lambda a: bare(a, outs=m88, factor=2.0)), rows)
+given = jaxcc.XLACustomKernel("errfix_none_gathered_2", sharding="b i -> b i")  # as written
+given.def_cpp_kernel(lambda **params: mod.scale)
+after = run(jax.jit(lambda a: given(a, outs=m88, factor=2.0)), rows)
+row("rule_none_gathered", before, after, after[0], x * 2)
+
+bare = t._primitive("errfix_vmap")
+before = run(jax.jit(jax.vmap(lambda r: bare(r, outs=v8, factor=2.0))), rows)
+given = jaxcc.XLACustomKernel("errfix_vmap_2", sharding="i -> i")  # a rule given
+given.def_cpp_kernel(lambda **params: mod.scale)
+after = run(jax.jit(jax.vmap(lambda r: given(r, outs=v8, factor=2.0))), rows)
+row("sharding_vmap", before, after, after[0], x * 2)
+
+other = jaxcc.XLACustomKernel("errfix_disagree", sharding="r c -> r; reduction: c")
+other.def_cpp_kernel(lambda **params: whole.rowsum)
+before = run(jax.jit(lambda a: other(a, outs=v8)), cols)
+same = jaxcc.XLACustomKernel("errfix_disagree_2", sharding="r c -> r; need_replication: c")
+same.def_cpp_kernel(lambda **params: whole.rowsum)  # the function's rule
+after = run(jax.jit(lambda a: same(a, outs=v8)), cols)
+row("rule_function_disagrees", before, after, after[0], x.sum(1))
+print(json.dumps(results))
+"""
+
+
+@pytest.fixture(scope="module")
+def eight_devices(shared):
+    import json
+    import subprocess
+
+    flags = "--xla_force_host_platform_device_count=8"
+    done = subprocess.run(
+        [sys.executable, "-c", EIGHT_DEVICES_CHILD], capture_output=True, text=True,
+        env={**os.environ, "XLA_FLAGS": flags, "PYTHONPATH": str(ROOT / "tests")},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _eight_devices_case(ident, results, after_may_warn=False):
+    """The row's warning (or error) came on the trigger; with its fix applied the call gave the
+    right values, and warned of nothing (or, `after_may_warn`, raised nothing)."""
+    found = results[ident]
+    before = found["before"][0] + ([found["before"][1]] if found["before"][1] else [])
+    pattern = ROWS[ident].pattern()
+    shown = [m for m in before if m.startswith(ROWS[ident].error + ": ") and pattern.search(m)]
+    assert shown, f"{ident}: {before}"
+    warned, error = found["after"]
+    assert error is None and (after_may_warn or not warned), found["after"]
+    assert found["right"], found
+
+
+@case("sharding_gather")
+def _(eight_devices, tmp_path, env):
+    _eight_devices_case("sharding_gather", eight_devices)
+
+
+@case("sharding_indivisible")
+def _(eight_devices, tmp_path, env):
+    _eight_devices_case("sharding_indivisible", eight_devices)
+
+
+@case("sharding_split_factor")
+def _(eight_devices, tmp_path, env):
+    _eight_devices_case("sharding_split_factor", eight_devices)
+
+
+@case("rule_reduction_outputs")
+def _(eight_devices, tmp_path, env):
+    _eight_devices_case("rule_reduction_outputs", eight_devices)
+
+
+@case("rule_none_gathered")
+def _(eight_devices, tmp_path, env):
+    _eight_devices_case("rule_none_gathered", eight_devices)
+
+
+@case("sharding_vmap")
+def _(eight_devices, tmp_path, env):
+    _eight_devices_case("sharding_vmap", eight_devices)
+
+
+@case("rule_function_disagrees")
+def _(eight_devices, tmp_path, env):
+    # The function's rule keeps `c` whole, so the input split along it is gathered (warned):
+    # the call is right, not split.
+    _eight_devices_case("rule_function_disagrees", eight_devices, after_may_warn=True)
+
+
 @pytest.mark.parametrize("ident", sorted(CASES))
 def test_the_fix_works_as_written(ident, request, tmp_path, monkeypatch):
     fn = CASES[ident]
