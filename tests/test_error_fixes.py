@@ -2092,7 +2092,8 @@ def run(fn, *args):
 
 def row(name, before, after, out, expected):
     right = out is not None and np.allclose(np.asarray(out), expected)
-    results[name] = {"before": before[1:], "after": after[1:], "right": bool(right)}
+    spec = str(getattr(getattr(after[0], "sharding", None), "spec", None))
+    results[name] = {"before": before[1:], "after": after[1:], "right": bool(right), "spec": spec}
 
 
 results = {}
@@ -2169,9 +2170,11 @@ def eight_devices(shared):
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def _eight_devices_case(ident, results, after_may_warn=False):
+def _eight_devices_case(ident, results, split=None, after_may_warn=False):
     """The row's warning (or error) came on the trigger; with its fix applied the call gave the
-    right values, and warned of nothing (or, `after_may_warn`, raised nothing)."""
+    right values, its output split as `split` says (a gather's output is whole, P(); a warning is
+    said once per function, so its absence alone proves little), and warned of nothing (or,
+    `after_may_warn`, raised nothing)."""
     found = results[ident]
     before = found["before"][0] + ([found["before"][1]] if found["before"][1] else [])
     pattern = ROWS[ident].pattern()
@@ -2180,21 +2183,22 @@ def _eight_devices_case(ident, results, after_may_warn=False):
     warned, error = found["after"]
     assert error is None and (after_may_warn or not warned), found["after"]
     assert found["right"], found
+    assert split is None or found["spec"] == split, found
 
 
 @case("sharding_gather")
 def _(eight_devices, tmp_path, env):
-    _eight_devices_case("sharding_gather", eight_devices)
+    _eight_devices_case("sharding_gather", eight_devices, split="P('x', None)")
 
 
 @case("sharding_indivisible")
 def _(eight_devices, tmp_path, env):
-    _eight_devices_case("sharding_indivisible", eight_devices)
+    _eight_devices_case("sharding_indivisible", eight_devices, split="P('x',)")
 
 
 @case("sharding_split_factor")
 def _(eight_devices, tmp_path, env):
-    _eight_devices_case("sharding_split_factor", eight_devices)
+    _eight_devices_case("sharding_split_factor", eight_devices, split="P('x',)")
 
 
 @case("rule_reduction_outputs")
@@ -2204,12 +2208,12 @@ def _(eight_devices, tmp_path, env):
 
 @case("rule_none_gathered")
 def _(eight_devices, tmp_path, env):
-    _eight_devices_case("rule_none_gathered", eight_devices)
+    _eight_devices_case("rule_none_gathered", eight_devices, split="P('x',)")
 
 
 @case("sharding_vmap")
 def _(eight_devices, tmp_path, env):
-    _eight_devices_case("sharding_vmap", eight_devices)
+    _eight_devices_case("sharding_vmap", eight_devices, split="P('x',)")
 
 
 @case("rule_function_disagrees")
