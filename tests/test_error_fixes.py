@@ -2223,6 +2223,25 @@ def _(eight_devices, tmp_path, env):
     _eight_devices_case("rule_function_disagrees", eight_devices, after_may_warn=True)
 
 
+@case("tune_budget_spent")
+def _(tuned, tmp_path, env):
+    from jaxcc.tune import store
+
+    x24 = np.arange(24, dtype=np.float32)  # a shape no other case calls
+    env.setenv("JAXCC_TUNE_BUDGET_S", "0.000001")  # spent after the reference's first run
+    with pytest.warns(jaxcc.errors.AutotuneWarning) as caught:
+        np.testing.assert_allclose(tuned.blocked(x24, gain=2.0), x24 * 2)
+    assert any(ROWS["tune_budget_spent"].pattern().search(str(w.message)) for w in caught)
+    env.setenv("JAXCC_TUNE_BUDGET_S", "30")  # the budget raised: the next call times the rest
+    np.testing.assert_allclose(tuned.blocked(x24 + 1, gain=2.0), (x24 + 1) * 2)
+    decided = [
+        r
+        for r in store.list_decisions(str(jaxcc.get_cache_dir()))
+        if r.get("module") == NAME + "_tuned" and r.get("key") == "float32[24]"
+    ]
+    assert [(r["tried"], r["budget_exhausted"]) for r in decided] == [(2, False)], decided
+
+
 @pytest.mark.parametrize("ident", sorted(CASES))
 def test_the_fix_works_as_written(ident, request, tmp_path, monkeypatch):
     fn = CASES[ident]

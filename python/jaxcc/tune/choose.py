@@ -99,10 +99,12 @@ class TunedFunction(KernelFunction):
         cache_dir = self._module._tune_cache_dir
         with _lock:
             record = _decisions.get(ident)
+            if record is not None and decide.budget_raised(record):
+                record = None  # cut short by a budget since raised: time the rest
             if record is None:
                 record = self._shipped.get(ident) or store.read(cache_dir, ident)
                 usable = record is not None and record.get("chosen") in self._variants
-                if usable and not decide.retime_due(record):
+                if usable and not decide.retime_due(record) and not decide.budget_raised(record):
                     _decisions[ident] = record
                     self._report(record, cached=True, shipped=ident in self._shipped)
                 else:

@@ -50,6 +50,16 @@ def quiet() -> bool:
         return False
 
 
+def budget_raised(record: dict) -> bool:
+    """A decision cut short by JAXCC_TUNE_BUDGET_S is timed again, the variants it did not reach
+    too, once the budget is raised above the one it was made under (or unset): what its warning
+    tells the user to do."""
+    if not record.get("budget_exhausted"):
+        return False
+    now = budget_s()
+    return now is None or now > float(record.get("budget_s") or 0)
+
+
 def retime_due(record: dict) -> bool:
     """A decision made under load is timed once more, by the next process that needs it on a
     quiet machine (on a busy one it would be noise again), unless JAXCC_TUNE_RETIME=0 keeps
@@ -248,7 +258,8 @@ def tune(fn, shapes, outs, attributes, key: str, device: str, retimes: int,
         "load": os.getloadavg()[0] if hasattr(os, "getloadavg") else None,
         "excluded": {text[t]: w for t, w in excluded.items()},
         "isolated": all(t in fn._recipes for t in order),
-        "tuning_s": elapsed, "budget_exhausted": exhausted, "created_unix": time.time(),
+        "tuning_s": elapsed, "budget_exhausted": exhausted, "budget_s": budget,
+        "created_unix": time.time(),
     }  # fmt: skip
 
 
