@@ -1906,6 +1906,18 @@ void blocked(const jaxcc::Tensor& x, jaxcc::Tensor y, float gain) {
     for (int64_t i0 = 0; i0 < n; i0 += ERRFIX_BLOCK)
         for (int64_t i = i0; i < i0 + ERRFIX_BLOCK && i < n; ++i) out[i] = in[i] * gain;
 }
+
+// @jaxcc picked
+void picked(const jaxcc::Tensor& x, const jaxcc::Tensor& at, jaxcc::Tensor y) {
+    const float* in = x.data_ptr<float>();
+    const int32_t* index = at.data_ptr<int32_t>();
+    float* out = y.data_ptr<float>();
+    for (int64_t i0 = 0; i0 < at.numel(); i0 += ERRFIX_BLOCK)
+        for (int64_t i = i0; i < i0 + ERRFIX_BLOCK && i < at.numel(); ++i) {
+            JAXCC_CHECK(index[i] >= 0 && index[i] < x.numel()) << "index " << index[i];
+            out[i] = in[index[i]];
+        }
+}
 """
 TUNE = {"blocked": {"ERRFIX_BLOCK": [16, 32]}}
 
@@ -2240,6 +2252,22 @@ def _(tuned, tmp_path, env):
         if r.get("module") == NAME + "_tuned" and r.get("key") == "float32[24]"
     ]
     assert [(r["tried"], r["budget_exhausted"]) for r in decided] == [(2, False)], decided
+
+
+@case("tune_reference_fails")
+def _(tuned, tmp_path, env):
+    x, at = np.array([1.0, 2.0], np.float32), np.arange(8, dtype=np.int32) % 2
+    outs = jax.ShapeDtypeStruct((8,), jnp.float32)
+    # tuned on random operands: indices up to 7 into two values
+    mod = load_tuned(tune={**TUNE, "picked": {"ERRFIX_BLOCK": [16, 32]}})
+    expect("tune_reference_fails", mod.picked, x, at, outs=outs)
+    structured = lambda shapes, attributes: [  # noqa: E731
+        np.ones(shapes[0].shape, np.float32),
+        np.zeros(shapes[1].shape, np.int32),
+    ]
+    given = jaxcc.Autotune(ERRFIX_BLOCK=[16, 32], tune_inputs=structured)  # as told
+    mod = load_tuned(tune={**TUNE, "picked": given})
+    np.testing.assert_allclose(mod.picked(x, at, outs=outs), x[at])
 
 
 @pytest.mark.parametrize("ident", sorted(CASES))
