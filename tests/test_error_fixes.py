@@ -2270,6 +2270,17 @@ def _(tuned, tmp_path, env):
     np.testing.assert_allclose(mod.picked(x, at, outs=outs), x[at])
 
 
+@case("benchmark_no_call_run")
+def _(prim_module, tmp_path, env):
+    prim = _primitive("errfix_benchmark_no_call_run")
+    prim.def_benchmark_data(lambda *, platform: [jaxcc.BenchmarkConfig("four", args=(X,))])
+    run = lambda: prim.benchmark(platform="cpu", n_warmup=1, n_runs=2)  # noqa: E731
+    expect("benchmark_no_call_run", run)
+    prim.def_call(lambda x: prim(x, outs=OUT, factor=2.0))  # registered with def_call(fn)
+    result = run()
+    assert result is not None
+
+
 @pytest.mark.parametrize("ident", sorted(CASES))
 def test_the_fix_works_as_written(ident, request, tmp_path, monkeypatch):
     fn = CASES[ident]
