@@ -2281,6 +2281,45 @@ def _(prim_module, tmp_path, env):
     assert result is not None
 
 
+# -- a kernel linked against a shared library of the user's
+
+LINKED_SOURCE = r"""
+#include "jaxcc/jaxcc.h"
+extern "C" float errfix_twice(float);
+void twice_it(const jaxcc::Tensor& x, jaxcc::Tensor y) {
+    const float* in = x.data_ptr<float>();
+    float* out = y.data_ptr<float>();
+    for (int64_t i = 0; i < x.numel(); ++i) out[i] = errfix_twice(in[i]);
+}
+"""
+
+
+def load_linked(flags):
+    return jaxcc.load_cpp_inline(
+        NAME + "_linked", LINKED_SOURCE, functions=["twice_it"], extra_ldflags=flags
+    )
+
+
+@pytest.fixture(scope="module")
+def user_library(tmp_path_factory):
+    """The directory of liberrfixtwice.so, off the loader path."""
+    import subprocess
+
+    work = tmp_path_factory.mktemp("userlib")
+    (work / "twice.c").write_text("float errfix_twice(float v) { return 2 * v; }\n")
+    command = ["cc", "-shared", "-fPIC", "twice.c", "-o", "liberrfixtwice.so"]
+    subprocess.run(command, cwd=work, check=True)
+    return work
+
+
+@case("library_not_found")
+def _(user_library, tmp_path, env):
+    linked = [f"-L{user_library}", "-lerrfixtwice"]
+    expect("library_not_found", load_linked, linked)
+    mod = load_linked([*linked, f"-Wl,-rpath,{user_library}"])  # its directory added
+    np.testing.assert_allclose(mod.twice_it(X), X * 2)
+
+
 @pytest.mark.parametrize("ident", sorted(CASES))
 def test_the_fix_works_as_written(ident, request, tmp_path, monkeypatch):
     fn = CASES[ident]
