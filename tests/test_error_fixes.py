@@ -2320,6 +2320,25 @@ def _(user_library, tmp_path, env):
     np.testing.assert_allclose(mod.twice_it(X), X * 2)
 
 
+@case("compile_openmp_pragma")
+def _(tmp_path, env):
+    import subprocess
+
+    # The user's library was compiled with -fopenmp: its `#pragma omp` loop calls libgomp.
+    (tmp_path / "omp.c").write_text(
+        "float errfix_twice(float v) {\n  float r = 0;\n"
+        "#pragma omp parallel for reduction(+ : r)\n"
+        "  for (int i = 0; i < 2; ++i) r += v;\n  return r;\n}\n"
+    )
+    subprocess.run(["cc", "-fopenmp", "-fPIC", "-c", "omp.c"], cwd=tmp_path, check=True)
+    subprocess.run(["ar", "rcs", "liberrfixomp.a", "omp.o"], cwd=tmp_path, check=True)
+    linked = [f"-L{tmp_path}", "-lerrfixomp"]
+    expect("compile_openmp_pragma", load_linked, linked)
+    options = dict(functions=["twice_it"], extra_ldflags=linked, extra_cflags=["-fopenmp"])
+    mod = jaxcc.load_cpp_inline(NAME + "_linked", LINKED_SOURCE, **options)  # -fopenmp passed
+    np.testing.assert_allclose(mod.twice_it(X), X * 2)
+
+
 @pytest.mark.parametrize("ident", sorted(CASES))
 def test_the_fix_works_as_written(ident, request, tmp_path, monkeypatch):
     fn = CASES[ident]
