@@ -2339,6 +2339,26 @@ def _(tmp_path, env):
     np.testing.assert_allclose(mod.twice_it(X), X * 2)
 
 
+@case("bundle_resource_not_dir")
+def _(shared, tmp_path, env, bundle_source):
+    import importlib.resources
+    import zipfile
+
+    # A package installed as a zip ships the bundle: its resources are no os.PathLike.
+    good = good_bundle(bundle_source)
+    with zipfile.ZipFile(tmp_path / "errfix_pkg.zip", "w") as archive:
+        archive.writestr("errfix_pkg/__init__.py", "")
+        for path in good.rglob("*"):
+            if path.is_file():
+                archive.write(path, f"errfix_pkg/bundle/{path.relative_to(good)}")
+    env.syspath_prepend(str(tmp_path / "errfix_pkg.zip"))
+    shipped = importlib.resources.files("errfix_pkg") / "bundle"
+    assert not isinstance(shipped, os.PathLike)
+    expect("bundle_resource_not_dir", jaxcc.load_library, shipped / "jaxcc-bundle.json")
+    mod = jaxcc.load_library(shipped)  # the bundle directory the package ships
+    np.testing.assert_allclose(mod.scale(X, factor=2.0), X * 2)
+
+
 @pytest.mark.parametrize("ident", sorted(CASES))
 def test_the_fix_works_as_written(ident, request, tmp_path, monkeypatch):
     fn = CASES[ident]
