@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "util/fs.h"
 #include "util/sha256.h"
@@ -113,6 +114,18 @@ bool WatchSeesNewFile(const WatchedDirectory& watched, const std::string& path) 
   if (watched.inode == 0) return watched.names_sha256.empty();  // missing: creating it is a change
   return !watched.names_sha256.empty() && watched.names_sha256 != kDirectoryUnknown &&
          !IgnoredName(BaseName(path));
+}
+
+std::vector<std::string> ShadowsNoWatchSees(std::vector<std::string> shadows,
+                                            const std::vector<WatchedDirectory>& directories) {
+  std::vector<std::string> unseen;
+  for (std::string& shadow : shadows) {
+    const bool seen =
+        std::any_of(directories.begin(), directories.end(),
+                    [&](const WatchedDirectory& dir) { return WatchSeesNewFile(dir, shadow); });
+    if (!seen) unseen.push_back(std::move(shadow));
+  }
+  return unseen;
 }
 
 }  // namespace jaxcc::cache

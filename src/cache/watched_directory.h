@@ -41,4 +41,9 @@ bool DirectoryUnchanged(const WatchedDirectory& watched, WatchedDirectory* check
 /// creation is a change). A shadow path so covered needs no stat of its own on the warm path.
 bool WatchSeesNewFile(const WatchedDirectory& watched, const std::string& path);
 
+/// The shadow paths no directory in `directories` sees (WatchSeesNewFile): the ones the warm path
+/// must still stat, one each (decision 250).
+std::vector<std::string> ShadowsNoWatchSees(std::vector<std::string> shadows,
+                                            const std::vector<WatchedDirectory>& directories);
+
 }  // namespace jaxcc::cache

@@ -51,6 +51,10 @@ TEST(WatchedDirectory, SeesANewFileOnlyForNamesItsDigestCounts) {
   const std::string missing = scratch / "not-yet";
   const WatchedDirectory absent = WatchDirectory(missing, /*names_matter=*/true, {}, kFarFuture);
   EXPECT_TRUE(WatchSeesNewFile(absent, JoinPath(missing, "k.h")));
+  const std::vector<std::string> left = ShadowsNoWatchSees(
+      {JoinPath(dir, "k.h"), JoinPath(dir, "t.npy"), JoinPath(missing, "k.h"), scratch / "k.h"},
+      {by_names, absent});
+  EXPECT_EQ(left, (std::vector<std::string>{JoinPath(dir, "t.npy"), scratch / "k.h"}));
   // What "sees" promises, for the names kind and the missing kind alike.
   ASSERT_TRUE(WriteFile(JoinPath(dir, "k.h"), "#define K 1").ok());
   EXPECT_FALSE(DirectoryUnchanged(by_names));

@@ -1,6 +1,5 @@
 #include "pipeline/load_module.h"
 
-#include <algorithm>
 #include <cstdlib>
 #include <ctime>
 #include <optional>
@@ -342,14 +341,8 @@ Result<LoadedModule> LoadModuleInner(const LoadRequest& given, const BuildEnviro
   for (const FunctionSpec& spec : *specs) manifest.function_names.push_back(spec.name);
   // The CUDA toolkit's headers are covered by nvcc's path and version in the key.
   manifest.dependencies = std::move(inputs.dependencies);
-  // A shadow in a directory watched by its names is seen there (a new file changes the names):
-  // only the others cost the warm path a stat each (decision 250).
-  for (std::string& shadow : inputs.shadows) {
-    const bool seen = std::any_of(
-        inputs.directories.begin(), inputs.directories.end(),
-        [&](const cache::WatchedDirectory& dir) { return cache::WatchSeesNewFile(dir, shadow); });
-    if (!seen) manifest.shadows.push_back(std::move(shadow));
-  }
+  // A shadow in a directory watched by its names is seen there: only the others are stat'ed.
+  manifest.shadows = cache::ShadowsNoWatchSees(std::move(inputs.shadows), inputs.directories);
   // A file a flag names that did not exist: the entry holds while it stays absent.
   for (const std::string& absent : world->flag_files.absent) manifest.shadows.push_back(absent);
   manifest.directories = std::move(inputs.directories);

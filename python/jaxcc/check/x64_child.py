@@ -55,7 +55,7 @@ def run_job(number: str, work: str) -> None:
 def serve() -> int:
     import jax  # noqa: F401  # before the first job: its time is the child's start, not a job's
 
-    import jaxcc  # noqa: F401
+    from jaxcc.deploy import bundle  # noqa: F401  # what every job loads, imported once here
 
     for line in sys.stdin:
         number, _, work = line.rstrip("\n").partition(" ")
