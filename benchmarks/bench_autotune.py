@@ -16,7 +16,9 @@ and depth) x UNROLL (columns per inner step), on a few shapes. For each shape:
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -136,6 +138,7 @@ def main() -> None:
     args = parser.parse_args()
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     cache = tempfile.mkdtemp(prefix="jaxcc-bench-autotune-")
+    atexit.register(shutil.rmtree, cache, ignore_errors=True)  # nothing left in $TMPDIR
     jaxcc.set_cache_dir(cache)
     os.environ["JAXCC_CACHE_DIR"] = cache
     t0 = time.perf_counter()

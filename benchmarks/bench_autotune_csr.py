@@ -19,7 +19,9 @@ not measurable at this noise (the notch reaches back under 1.03; decision 233).
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
+import shutil
 import statistics
 import tempfile
 import time
@@ -165,6 +167,7 @@ def main() -> None:
     args = parser.parse_args()
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     cache = tempfile.mkdtemp(prefix="jaxcc-bench-autotune-csr-")
+    atexit.register(shutil.rmtree, cache, ignore_errors=True)  # nothing left in $TMPDIR
     jaxcc.set_cache_dir(cache)
     tune = {"csr_events": jaxcc.Autotune(tune_inputs=tune_inputs, **TUNE_PARAMS)}
     t0 = time.perf_counter()
