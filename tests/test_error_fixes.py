@@ -1477,6 +1477,18 @@ def copied_bundle(source: pathlib.Path, out: pathlib.Path) -> pathlib.Path:
     return pathlib.Path(shutil.copytree(good_bundle(source), out))
 
 
+def copied_bundle_edited(source: pathlib.Path, out: pathlib.Path, edit) -> pathlib.Path:
+    """A copy of the good bundle whose manifest `edit(data)` changed in place."""
+    import json
+
+    copied_bundle(source, out)
+    manifest = out / "jaxcc-bundle.json"
+    data = json.loads(manifest.read_text())
+    edit(data)
+    manifest.write_text(json.dumps(data))
+    return out
+
+
 def fresh_bundle(source: pathlib.Path, out: pathlib.Path) -> pathlib.Path:
     status, err = cli("build", str(source), "--out", str(out))
     assert status == 0, err
@@ -1508,13 +1520,7 @@ def _(shared, tmp_path, env, bundle_source):
 
 @case("bundle_manifest_edited")
 def _(shared, tmp_path, env, bundle_source):
-    out = copied_bundle(bundle_source, tmp_path / "b")
-    import json
-
-    manifest = out / "jaxcc-bundle.json"
-    data = json.loads(manifest.read_text())
-    del data["functions"]
-    manifest.write_text(json.dumps(data))
+    out = copied_bundle_edited(bundle_source, tmp_path / "b", lambda data: data.pop("functions"))
     expect("bundle_manifest_edited", jaxcc.load_library, str(out))
     fresh_bundle(bundle_source, out)
     works_bundle(out)
@@ -1522,13 +1528,9 @@ def _(shared, tmp_path, env, bundle_source):
 
 @case("bundle_newer_format")
 def _(shared, tmp_path, env, bundle_source):
-    import json
-
-    out = copied_bundle(bundle_source, tmp_path / "b")
-    manifest = out / "jaxcc-bundle.json"
-    data = json.loads(manifest.read_text())
-    data["format"] += 1
-    manifest.write_text(json.dumps(data))
+    out = copied_bundle_edited(
+        bundle_source, tmp_path / "b", lambda data: data.update(format=data["format"] + 1)
+    )
     expect("bundle_newer_format", jaxcc.load_library, str(out))
     fresh_bundle(bundle_source, out)  # rebuilt with this jaxcc's `jaxcc build`
     works_bundle(out)
@@ -1634,13 +1636,9 @@ def _(shared, tmp_path, env):
 
 @case("bundle_vmap_method")
 def _(shared, tmp_path, env, bundle_source):
-    import json
-
-    out = copied_bundle(bundle_source, tmp_path / "b")
-    manifest = out / "jaxcc-bundle.json"
-    data = json.loads(manifest.read_text())
-    data["vmap_method"] = "sideways"
-    manifest.write_text(json.dumps(data))
+    out = copied_bundle_edited(
+        bundle_source, tmp_path / "b", lambda data: data.update(vmap_method="sideways")
+    )
     expect("bundle_vmap_method", jaxcc.load_library, str(out))
     fresh_bundle(bundle_source, out)  # rebuilt with `jaxcc build`
     works_bundle(out)

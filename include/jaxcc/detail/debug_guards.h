@@ -103,6 +103,14 @@ inline void CheckGuardsOf(const unsigned char* block, std::size_t bytes, unsigne
   }
 }
 
+/// Points `t` at `data`, keeping its shape, dtype and name (data_ptr<T>()'s errors name the
+/// buffer as without guards).
+inline void Repoint(Tensor& t, void* data) {
+  const char* name = t.name();
+  t = Tensor(data, t.shape_ptr(), t.ndim(), t.dtype());
+  t.set_name(name);
+}
+
 /// The outputs of one call on padded copies, for the life of the call.
 class GuardedOutputs {
  public:
@@ -116,18 +124,13 @@ class GuardedOutputs {
       std::memset(block, kGuardByte, bytes + 2 * kGuardBytes);
       originals_[i] = rets[i].data_ptr();
       blocks_[i] = block;
-      const Tensor& t = rets[i];
-      const char* name = t.name();  // data_ptr<T>()'s error names the output as without guards
-      rets[i] = Tensor(block + kGuardBytes, t.shape_ptr(), t.ndim(), t.dtype());
-      rets[i].set_name(name);
+      Repoint(rets[i], block + kGuardBytes);
       ++guarded_;
     }
   }
   ~GuardedOutputs() {
     for (int i = 0; i < guarded_; ++i) {
-      const char* name = rets_[i].name();
-      rets_[i] = Tensor(originals_[i], rets_[i].shape_ptr(), rets_[i].ndim(), rets_[i].dtype());
-      rets_[i].set_name(name);
+      Repoint(rets_[i], originals_[i]);
       std::free(blocks_[i]);
     }
   }
@@ -217,18 +220,13 @@ class GuardedInputs {
       if (bytes > 0) std::memcpy(block + kGuardBytes, args[i].data_ptr(), bytes);
       originals_[i] = args[i].data_ptr();
       blocks_[i] = block;
-      const Tensor& t = args[i];
-      const char* name = t.name();
-      args[i] = Tensor(block + kGuardBytes, t.shape_ptr(), t.ndim(), t.dtype());
-      args[i].set_name(name);
+      Repoint(args[i], block + kGuardBytes);
       ++guarded_;
     }
   }
   ~GuardedInputs() {
     for (int i = 0; i < guarded_; ++i) {
-      const char* name = args_[i].name();
-      args_[i] = Tensor(originals_[i], args_[i].shape_ptr(), args_[i].ndim(), args_[i].dtype());
-      args_[i].set_name(name);
+      Repoint(args_[i], originals_[i]);
       std::free(blocks_[i]);
     }
   }

@@ -88,17 +88,20 @@ def register_module(module, loaded, *, replace: bool = False) -> None:
 def _free_prefix(prefix: str, key: str, identity: str, specs, platform: str) -> str:
     """The first of the module's own prefix, `<prefix>@<key12>` and `<prefix>@<identity12>`
     whose targets are free or already hold this very build."""
-    if not _holds_other_code(prefix, specs, platform, identity):
-        return prefix  # every warm load of a module not edited in this process stops here
-    candidate = versioned_prefix(prefix, key)
-    if not _holds_other_code(candidate, specs, platform, identity):
-        return candidate
-    # Only now the digest: a process's first SHA-256 costs tens of microseconds, a fifth of a
-    # warm load's registration.
-    candidate = versioned_prefix(prefix, hashlib.sha256(identity.encode()).hexdigest())
-    if not _holds_other_code(candidate, specs, platform, identity):
-        return candidate
+    for candidate in _candidate_prefixes(prefix, key, identity):
+        if not _holds_other_code(candidate, specs, platform, identity):
+            return candidate
     raise AssertionError(f"three builds of one identity under {prefix!r}")  # SHA-256 collision
+
+
+def _candidate_prefixes(prefix: str, key: str, identity: str):
+    """The module's prefixes in the order they are tried. A generator: the digest is computed
+    only when the first two are taken (a process's first SHA-256 costs tens of microseconds, a
+    fifth of a warm load's registration; every load of a module not edited in this process stops
+    at the first)."""
+    yield prefix
+    yield versioned_prefix(prefix, key)
+    yield versioned_prefix(prefix, hashlib.sha256(identity.encode()).hexdigest())
 
 
 def _holds_other_code(prefix: str, specs, platform: str, identity: str) -> bool:
