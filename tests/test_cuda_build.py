@@ -164,7 +164,7 @@ def test_spec_and_signature_errors_come_before_any_toolchain_probe(unique_name):
 
 def test_a_missing_nvcc_lists_what_was_tried_and_how_to_fix_it(unique_name):
     env = {
-        "JAXCC_NVCC": "/nonexistent/nvcc",
+        "JAXCC_NVCC": "",  # set, it would be the error itself (decision 252)
         "CUDA_HOME": "/nonexistent/cuda",
         "CUDA_PATH": "",
         "PATH": "/usr/bin:/bin",
@@ -179,7 +179,7 @@ def test_a_missing_nvcc_lists_what_was_tried_and_how_to_fix_it(unique_name):
     result = run_python(f"SRC = {VECTOR_ADD!r}\n" + code, env=env)
     assert "TOOLCHAIN" in result.stdout, result.stderr
     text = result.stdout
-    assert text.index("/nonexistent/nvcc") < text.index("/nonexistent/cuda")
+    assert "$CUDA_HOME (/nonexistent/cuda/bin/nvcc): not found" in text, text
     assert "JAXCC_NVCC" in text and "CUDA_HOME" in text
 
 

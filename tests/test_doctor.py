@@ -12,6 +12,7 @@ import jaxcc
 def doctor(*args, env=None):
     full_env = dict(os.environ)
     full_env.update(env or {})
+    full_env = {k: v for k, v in full_env.items() if v is not None}  # None: unset
     return subprocess.run(
         [sys.executable, "-m", "jaxcc", "doctor", *args],
         capture_output=True,
@@ -48,7 +49,7 @@ def test_a_missing_compiler_is_a_fail_with_the_fix_and_exit_1(tmp_path):
     result = doctor(
         env={
             "PATH": str(empty),
-            "CXX": str(tmp_path / "no-such-g++"),
+            "CXX": None,  # CXX naming no compiler is its own FAIL (the test below)
             "JAXCC_CACHE_DIR": str(tmp_path / "cache"),
         }
     )
@@ -108,6 +109,20 @@ def test_the_cuda_runtime_check_says_which_runtime_modules_link(tmp_path):
     assert asked.startswith("INFO  CUDA runtime") and "JAXCC_CUDA_RUNTIME=static" in asked
     bad = line(JAXCC_CUDA_RUNTIME="dynamic")
     assert bad.startswith("FAIL  CUDA runtime") and "JAXCC_CUDA_RUNTIME='dynamic'" in bad
+
+
+def test_cxx_or_jaxcc_nvcc_naming_no_tool_is_named_with_its_fix(tmp_path):
+    # Decision 252: both were passed over for the next compiler on PATH, silently.
+    env = {"CXX": "notacompiler", "JAXCC_NVCC": str(tmp_path / "no-nvcc")}
+    result = doctor(env={**env, "JAXCC_CACHE_DIR": str(tmp_path / "cache")})
+    assert result.returncode == 1, result.stdout
+    lines = result.stdout.splitlines()
+    compiler = next(x for x in lines if x.startswith("FAIL  host compiler"))
+    assert "$CXX=notacompiler names no usable C++ compiler (not found)" in compiler, compiler
+    assert "fix: unset CXX" in result.stdout
+    nvcc = next(x for x in lines if x[6:].startswith("nvcc"))
+    assert nvcc.startswith("WARN") and f"$JAXCC_NVCC={env['JAXCC_NVCC']} names no" in nvcc, nvcc
+    assert "fix: unset JAXCC_NVCC" in result.stdout
 
 
 def test_without_a_compiler_the_linker_line_names_no_unset_variable(tmp_path):

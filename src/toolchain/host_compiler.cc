@@ -29,6 +29,16 @@ std::string EnvOr(const char* name, const char* fallback) {
   return value ? value : fallback;
 }
 
+// $CXX set to something that is no compiler: an error, never a quiet fall back to another
+// compiler, since the user asked for this one (decision 252).
+Error CxxNamesNoCompiler(const std::string& value, const std::string& why) {
+  return MakeError(ErrorKind::kToolchain,
+                   "$CXX=" + value + " names no usable C++ compiler (" + why +
+                       "); jaxcc does not fall back to another compiler when CXX is set.\n"
+                       "How to fix: unset CXX (jaxcc then takes g++, c++ or clang++ from PATH), "
+                       "or point it at a C++17 compiler, e.g. CXX=/usr/bin/g++.");
+}
+
 }  // namespace
 
 void ResetHostCompilerMemo() {
@@ -62,16 +72,19 @@ Result<HostCompiler> FindCompiler(const std::string& memo_path) {
     }
     const std::string& compiler = command.back();
     if (FindExecutable(compiler).empty()) {
+      if (from_env) return CxxNamesNoCompiler(env_cxx, "not found");
       tried.push_back("  x " + label + ": not found");
       continue;
     }
     auto version = ProbeVersion(compiler, memo_path, FirstLineOf);
     if (!version.ok()) {
+      if (from_env) return CxxNamesNoCompiler(env_cxx, version.error().message);
       tried.push_back("  x " + label + ": " + version.error().message);
       continue;
     }
     auto identity = ExecutableDigest(compiler, memo_path);
     if (!identity.ok()) {
+      if (from_env) return CxxNamesNoCompiler(env_cxx, identity.error().message);
       tried.push_back("  x " + label + ": " + identity.error().message);
       continue;
     }

@@ -33,6 +33,16 @@ Result<std::string> ReleaseLine(const std::string& output) {
   return output.substr(start, output.find('\n', at) - start);
 }
 
+// $JAXCC_NVCC set to something that is no nvcc: an error, never a quiet fall back to another
+// nvcc, since the user asked for this one (decision 252).
+Error JaxccNvccNamesNoNvcc(const std::string& value, const std::string& why) {
+  return MakeError(ErrorKind::kToolchain,
+                   "$JAXCC_NVCC=" + value + " names no usable nvcc (" + why +
+                       "); jaxcc does not fall back to another nvcc when JAXCC_NVCC is set.\n"
+                       "How to fix: unset JAXCC_NVCC (jaxcc then looks in $CUDA_HOME/bin, "
+                       "$CUDA_PATH/bin, PATH and the pip wheel), or point it at an nvcc binary.");
+}
+
 }  // namespace
 
 int NvccRelease(const std::string& version) {
@@ -67,12 +77,15 @@ Result<Nvcc> FindNvcc(const std::vector<std::string>& wheel_dirs, const std::str
 
   std::string tried;
   for (const auto& [label, path] : candidates) {
+    const bool asked = label == "$JAXCC_NVCC";
     if (path.empty() || FindExecutable(path).empty()) {
+      if (asked) return JaxccNvccNamesNoNvcc(path, "not found");
       tried += "  x " + label + (path.empty() ? "" : " (" + path + ")") + ": not found\n";
       continue;
     }
     auto release = ProbeVersion(path, memo_path, ReleaseLine);
     if (!release.ok()) {
+      if (asked) return JaxccNvccNamesNoNvcc(path, release.error().message);
       tried += "  x " + label + " (" + path + "): " + release.error().message + "\n";
       continue;
     }

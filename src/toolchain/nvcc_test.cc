@@ -53,8 +53,29 @@ TEST(FindNvcc, CudaHomeThenWheelDirs) {
   EXPECT_EQ(from_wheel->path, home + "/bin/nvcc");
 }
 
+// Decision 252: JAXCC_NVCC naming no nvcc was passed over for the next candidate, silently.
+TEST(FindNvcc, JaxccNvccNamingNoNvccIsAnErrorNotAFallBack) {
+  std::string home = FakeCudaHome("12.8");
+  ScopedEnv cuda_home("CUDA_HOME", home.c_str());  // a usable nvcc, to fall back to
+  for (const char* value : {"/nonexistent/nvcc", "/bin/true"}) {
+    ScopedEnv nvcc("JAXCC_NVCC", value);
+    auto found = FindNvcc({}, "");
+    ASSERT_FALSE(found.ok()) << value << " gave " << found->path;
+    EXPECT_EQ(found.error().kind, ErrorKind::kToolchain);
+    const std::string& m = found.error().message;
+    EXPECT_NE(m.find(std::string("$JAXCC_NVCC=") + value + " names no usable nvcc"),
+              std::string::npos)
+        << m;
+    EXPECT_NE(m.find("How to fix: unset JAXCC_NVCC"), std::string::npos) << m;
+  }
+  ScopedEnv nvcc("JAXCC_NVCC", nullptr);  // unset: CUDA_HOME's
+  auto found = FindNvcc({}, "");
+  ASSERT_TRUE(found.ok()) << found.error().message;
+  EXPECT_EQ(found->cuda_home, home);
+}
+
 TEST(FindNvcc, NothingFoundListsCandidatesInOrder) {
-  ScopedEnv nvcc("JAXCC_NVCC", "/nonexistent/nvcc");
+  ScopedEnv nvcc("JAXCC_NVCC", nullptr);
   ScopedEnv home("CUDA_HOME", "/no-cuda");
   ScopedEnv cuda_path("CUDA_PATH", nullptr);
   ScopedEnv path("PATH", "/nonexistent");
@@ -62,10 +83,9 @@ TEST(FindNvcc, NothingFoundListsCandidatesInOrder) {
   ASSERT_FALSE(found.ok());
   const std::string& m = found.error().message;
   EXPECT_EQ(found.error().kind, ErrorKind::kToolchain);
-  size_t a = m.find("$JAXCC_NVCC"), b = m.find("$CUDA_HOME"), c = m.find("nvcc on PATH"),
-         d = m.find("pip wheel");
+  size_t b = m.find("$CUDA_HOME"), c = m.find("nvcc on PATH"), d = m.find("pip wheel");
   ASSERT_NE(d, std::string::npos) << m;
-  EXPECT_TRUE(a < b && b < c && c < d) << m;
+  EXPECT_TRUE(b < c && c < d) << m;
   EXPECT_NE(m.find("How to fix"), std::string::npos);
 }
 

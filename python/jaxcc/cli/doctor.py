@@ -157,11 +157,14 @@ def _tools() -> list[Check]:
         )
         checks.append(_cuda_runtime(libs, nvcc.version))
     except JaxccError as e:
+        first = str(e).splitlines()[0]
+        # $JAXCC_NVCC naming no nvcc is named as such, not as a plain "not found".
+        found = first if first.startswith("$JAXCC_NVCC=") else "not found"
         checks.append(
             Check(
                 WARN,
                 "nvcc",
-                "not found: CUDA kernels (load_cuda_*) cannot be built; C++ kernels can",
+                f"{found}: CUDA kernels (load_cuda_*) cannot be built; C++ kernels can",
                 _fix_of(e),
             )
         )
