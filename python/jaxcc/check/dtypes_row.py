@@ -30,7 +30,7 @@ import numpy as np
 
 from .reference_row import REFERENCE_TOLERANCES, reference_outputs
 from .rows import FAILED, PASSED, SKIPPED
-from .subject import Subject, first_line
+from .subject import Subject, first_line, on_device
 
 # The dtype each sample dtype is also tried as.
 _OTHER = {"float32": "float64", "float64": "float32", "int32": "int64", "int64": "int32"}
@@ -94,10 +94,9 @@ def _converted(subject: Subject, source: str, target: str):
 
 def _run_here(subject: Subject, arrays, outs) -> tuple:
     """("ok", outputs) or ("error", text) for the kernel on `arrays` in this process."""
-    import jax.numpy as jnp
 
     try:
-        result = subject.fn(*[jnp.asarray(a) for a in arrays], outs=outs, **subject.attrs)
+        result = subject.fn(*[on_device(a) for a in arrays], outs=outs, **subject.attrs)
         leaves = result if isinstance(result, (list, tuple)) else [result]
         return "ok", [np.asarray(o) for o in leaves]
     except Exception as e:  # noqa: BLE001  # refused or failed: the row tells which
@@ -270,9 +269,7 @@ def _expected(subject: Subject, arrays, sample_outputs, target: str) -> tuple[li
     """What the `target` run must equal, and against what: the reference on the converted
     inputs, else the sample's own outputs."""
     if subject.reference is not None:
-        import jax.numpy as jnp
-
-        fresh = [jnp.asarray(a) for a in arrays]
+        fresh = [on_device(a) for a in arrays]
         return reference_outputs(subject, fresh), "the reference"
     return sample_outputs, "the sample's own outputs (no reference=)"
 

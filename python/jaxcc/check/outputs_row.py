@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .rows import FAILED, PASSED
-from .subject import Subject, first_line
+from .subject import Subject, first_line, on_device
 
 # Fill patterns for the output buffers: two no sane result equals, then two small ones.
 _SENTINELS = {"f": (-1.2345e30, 9.8765e29, 3.0, -5.0), "i": (-0x5A5A5A5A, 0x25252525, 3, -5),
@@ -46,7 +46,6 @@ def _program(subject: Subject):
     donated input to the output of its type: the kernel then writes into the donated buffer);
     None where XLA did not alias them (the lowering has no `tf.aliasing_output`)."""
     import jax
-    import jax.numpy as jnp
 
     types = subject.declared()
     n = len(types)
@@ -60,7 +59,7 @@ def _program(subject: Subject):
     jitted = subject.transformed(f"donated {n}", make)
     key = (jitted, repr(types), tuple((a.shape, a.dtype.str) for a in subject.host_args))
     if key not in _COMPILED:  # kept across checks, as the jitted program is
-        fills = [jnp.zeros(t.shape, t.dtype) for t in types]
+        fills = [on_device(np.zeros(t.shape, t.dtype)) for t in types]
         lowered = jitted.lower(*fills, *subject.fresh())
         aliased = lowered.as_text().count("tf.aliasing_output") >= n
         if len(_COMPILED) > 256:
@@ -72,10 +71,10 @@ def _program(subject: Subject):
 def _run_into(subject: Subject, which: int, program):
     """The compiled `program` with every output's buffer filled with fill `which`; None where
     XLA did not consume the donated buffers."""
-    import jax.numpy as jnp
 
     compiled, types = program
-    fills = [jnp.full(t.shape, _sentinel(t.dtype, which), t.dtype) for t in types]
+    # Made on the host and transferred: `jnp.full` compiles a broadcast per shape.
+    fills = [on_device(np.full(t.shape, _sentinel(t.dtype, which), t.dtype)) for t in types]
     outputs = compiled(*fills, *subject.fresh())
     if not all(f.is_deleted() for f in fills):
         return None

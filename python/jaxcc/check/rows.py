@@ -11,7 +11,7 @@ import threading
 
 import numpy as np
 
-from .subject import Subject, first_line, shown
+from .subject import Subject, first_line, on_device, shown
 
 PASSED, FAILED, SKIPPED = "passed", "failed", "skipped"
 
@@ -88,15 +88,14 @@ def _stale_result(subject: Subject) -> str | None:
     whose freed buffers the new inputs usually take, against a call on the same values while
     copies of the sample hold those addresses: a kernel memoised by its buffers' addresses, or
     keeping results in static state, returns the earlier call's result (decision 204)."""
-    import jax.numpy as jnp
 
     sample, halved = _element(subject, 0), _element(subject, 1)
     if all(a is b for a, b in zip(sample, halved, strict=True)):
         return None  # no floating input: nothing to change
-    subject.call(*[jnp.asarray(np.copy(a)) for a in sample])
-    after = [np.asarray(o) for o in subject.call(*[jnp.asarray(np.copy(a)) for a in halved])]
-    held = [jnp.asarray(np.copy(a)) for _ in range(2) for a in sample]  # noqa: F841
-    own = [np.asarray(o) for o in subject.call(*[jnp.asarray(np.copy(a)) for a in halved])]
+    subject.call(*[on_device(a) for a in sample])
+    after = [np.asarray(o) for o in subject.call(*[on_device(a) for a in halved])]
+    held = [on_device(a) for _ in range(2) for a in sample]  # noqa: F841
+    own = [np.asarray(o) for o in subject.call(*[on_device(a) for a in halved])]
     diff = subject.difference(own, after, "a call on new values right after another call")
     if diff is None:
         # Three elements, as the vmap row's: where the scan's slice buffers alternate, the third
@@ -153,9 +152,8 @@ def single_calls(subject: Subject, elements) -> list:
     all calls are done: no two calls see an input at the same address, so a kernel memoised by
     its buffers' addresses cannot return one element's result for another here (the threads
     row, which reuses addresses, finds it; decision 204)."""
-    import jax.numpy as jnp
 
-    alive = [[jnp.asarray(np.copy(a)) for a in e] for e in elements]
+    alive = [[on_device(a) for a in e] for e in elements]
     return [[np.asarray(o) for o in subject.call(*arrays)] for arrays in alive]
 
 
@@ -229,9 +227,8 @@ def threads_row(subject: Subject, reference, threads: int = 4, calls: int = 3):
     errors: list[str] = []
 
     def work(t: int) -> None:
-        import jax.numpy as jnp
 
-        arrays = [[jnp.asarray(np.copy(a)) for a in inputs[t]] for _ in range(calls)]
+        arrays = [[on_device(a) for a in inputs[t]] for _ in range(calls)]
         start.wait()  # every thread's calls at the same moment, inputs made before
         for c in range(calls):
             try:
