@@ -37,6 +37,10 @@ Result<LoadedLibrary> LoadLibrary(const std::string& path,
     dlerror();
     void* address = ::dlsym(handle, name.c_str());
     if (address == nullptr) {
+      // Unmapped again: glibc's dlopen matches a loaded library by its path, so a handle kept
+      // here would answer the load after the fix (a rebuilt entry under the same file name)
+      // with this library again, and the error again (decision 253).
+      ::dlclose(handle);
       return MakeError(ErrorKind::kLoad, "the compiled library " + path + " has no symbol '" +
                                              name +
                                              "'; the cache entry is inconsistent. Clear it with "
