@@ -350,6 +350,7 @@ def numba_kernel(
         raise CallError(f"numba_kernel: bridge must be 'native' or 'callback', got {bridge!r}")
     _refuse_batched_vmap(kernel, vmap_method)
     if not hasattr(kernel, "py_func"):
+        _numba()  # without numba, no njit function can be made: name the install first
         raise CallError(
             "numba_kernel: kernel must be a numba.njit function (it is called as "
             f"kernel(*inputs, *outputs)), got {type(kernel).__name__}"
