@@ -310,6 +310,84 @@ def test_variants_tied_with_the_fastest_get_more_rounds_and_the_rest_do_not(monk
     assert spent <= (1 + measure.EXTRA) * before + 2e-3  # the cost cap
 
 
+def test_short_calls_get_rounds_for_a_fixed_time_and_long_ones_no_more(monkeypatch):
+    # Decision 258: fifty rounds of a 40 us kernel are 20 ms, too few to tell 3 % apart; rounds
+    # that short go on for SHORT_S, and rounds that take longer stop at MAX_RUNS as before.
+    import random
+    import types
+
+    from jaxcc.tune import measure
+
+    clock, rng = [0.0], random.Random(2)
+
+    def run(cost):
+        def call():
+            clock[0] += cost * rng.uniform(0.95, 1.05)
+
+        return call
+
+    fake = types.SimpleNamespace(perf_counter=lambda: clock[0], time=lambda: clock[0])
+    monkeypatch.setattr(measure, "time", fake)
+    short = {"A": run(40e-6), "B": run(80e-6), "C": run(160e-6)}  # far apart: no extra rounds
+    samples, cut = measure.time_rounds(short, [], None)
+    rounds, spent = len(samples["A"]), sum(map(sum, samples.values()))
+    assert not cut and rounds > 5 * measure.MAX_RUNS and rounds == len(samples["C"])
+    assert measure.SHORT_S <= spent <= measure.SHORT_S + 2 * 300e-6
+    slow = {"A": run(1e-3), "B": run(2e-3), "C": run(4e-3)}  # 50 rounds take 0.35 s
+    samples, cut = measure.time_rounds(slow, [], None)
+    assert not cut and len(samples["A"]) == measure.MAX_RUNS
+
+
+def test_the_tuning_child_times_without_a_message_per_call(shared, monkeypatch):
+    # Decision 258: a message before every call woke this process during the timing, which at a
+    # 40 us kernel doubled the times the child measured. Which variant runs is in the shared
+    # slot; this process reads a few messages per job however many calls were timed.
+    messages = []
+    read = isolation.runner.read_message
+
+    def counted(fd):
+        message = read(fd)
+        messages.append(message[0] if isinstance(message, (list, tuple)) else message)
+        return message
+
+    monkeypatch.setattr(isolation.runner, "read_message", counted)
+    mod = jaxcc.load_cpp_inline(shared, MODE_SOURCE, tune={"twice": {"MODE": [0, 1]}})
+    mod.twice(jnp.ones(48, jnp.float32))
+    (record,) = _decisions(shared, "float32[48]")
+    assert record["isolated"] and record["rounds"] >= 50  # a hundred calls or more
+    assert len(messages) <= 3 and messages[-1] == "done", messages
+
+
+def test_a_child_that_stops_answering_is_ended_and_its_variant_named(shared, monkeypatch, tmp_path):
+    # The backstop behind the child's own watchdog (decision 258): a child stopped mid-call
+    # (its watchdog too) is ended bound + 2 s after the call began, named from the shared slot.
+    import threading
+
+    marker, done = tmp_path / "spinning", threading.Event()
+    monkeypatch.setenv("HANG_MARKER", str(marker))
+    monkeypatch.setenv("JAXCC_TUNE_BUDGET_S", "2")  # the bound; room for MODE=0 under load
+    isolation._drop_worker()  # a child that sees HANG_MARKER
+
+    def stop_the_child():
+        while not marker.exists():
+            if done.wait(0.02):
+                return
+        os.kill(isolation._worker.process.pid, signal.SIGSTOP)
+
+    threading.Thread(target=stop_the_child, daemon=True).start()
+    mod = jaxcc.load_cpp_inline(shared, MODE_SOURCE, tune={"twice": {"MODE": [0, 3]}})
+    start = time.monotonic()
+    try:
+        with warnings.catch_warnings():  # warned of once per variant, maybe by an earlier test
+            warnings.simplefilter("ignore", jaxcc.AutotuneWarning)
+            np.testing.assert_array_equal(mod.twice(jnp.ones(24, jnp.float32)), 2.0)
+    finally:
+        done.set()
+    assert time.monotonic() - start < 30
+    (record,) = _decisions(shared, "float32[24]")
+    assert record["excluded"].get("MODE=3") == "it timed out after 2.0 s", record
+
+
 def test_a_decision_made_under_load_is_retimed_once_by_the_next_process(shared, monkeypatch):
     monkeypatch.setattr(decide, "quiet", lambda: True)  # the next process finds a quiet machine
     mod = jaxcc.load_cpp_inline(shared, MODE_SOURCE, tune={"twice": {"MODE": [0, 1]}})

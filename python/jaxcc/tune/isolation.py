@@ -2,8 +2,9 @@
 per process (runner.py, started at the first key that needs timing and kept for later keys),
 sent each key's job: the variants' load recipes, the tuning inputs, the per-call bound. A child
 that dies on a signal, exits, or runs one call past the bound is ended and the variant it was
-running is named ("SIGSEGV", "timed out after 5.0 s"); the job then goes to a fresh child
-without it. Ctrl-C ends the child and the tuning at once."""
+running, read from the shared slot (progress.py, decision 258), is named ("SIGSEGV", "timed out
+after 5.0 s"); the job then goes to a fresh child without it. Ctrl-C ends the child and the
+tuning at once."""
 
 from __future__ import annotations
 
@@ -16,12 +17,15 @@ import sys
 import tempfile
 import time
 
-from . import runner
+from . import progress, runner
 
 # Seconds the child may take to start and load the variants (warm loads), and the slack past a
 # call's bound before this process stops waiting for the child's own watchdog.
 _START_S = 120.0
 _GRACE_S = 2.0
+# How often this process looks at the slot while the child works: often enough for the bounds
+# above, rarely enough that its waking costs the timing nothing (one in thousands of calls).
+_POLL_S = 0.5
 
 _worker: _Worker | None = None
 _at_exit: list[bool] = []
@@ -36,10 +40,13 @@ class _Worker:
         if platform == "cpu":
             env["JAX_PLATFORMS"] = "cpu"
         self.log = tempfile.TemporaryFile()  # the child's stdout and stderr: crash reports
+        self.slot, self._slot_file = progress.Slot.create()
         self.platform = platform
+        slot_fd = self._slot_file.fileno()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "jaxcc.tune.runner", str(job_read), str(reply_write)],
-            pass_fds=(job_read, reply_write),
+            [sys.executable, "-m", "jaxcc.tune.runner", str(job_read), str(reply_write),
+             str(slot_fd)],
+            pass_fds=(job_read, reply_write, slot_fd),
             stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log, env=env,
         )  # fmt: skip
         os.close(job_read)
@@ -94,6 +101,8 @@ class _Worker:
             except OSError:
                 pass
         self.log.close()
+        self.slot.close()
+        self._slot_file.close()
 
 
 def _get_worker(platform: str) -> _Worker:
@@ -129,12 +138,20 @@ def measure(job: dict, platform: str, on_failure) -> dict:
     failed: dict[str, str] = {}
     while True:
         worker = _get_worker(platform)
+        begun, _ = worker.slot.read()  # calls of earlier jobs: this job's come after
         current, deadline = None, time.monotonic() + _START_S
         try:
             worker.send(job)
             while True:
-                message = worker.receive(deadline)
+                message = worker.receive(min(deadline, time.monotonic() + _POLL_S))
                 if message == "timeout":
+                    count, tag = worker.slot.read()
+                    if count != begun:  # a call began since the last look: wait for it
+                        begun, current = count, tag
+                        deadline = time.monotonic() + job["bound_s"] + _GRACE_S
+                        continue
+                    if time.monotonic() < deadline:
+                        continue
                     worker.kill()
                     what = (
                         f"timed out after {job['bound_s']:.1f} s"
@@ -144,14 +161,13 @@ def measure(job: dict, platform: str, on_failure) -> dict:
                     break
                 if message is None:
                     what = worker.how_it_ended()
+                    count, tag = worker.slot.read()  # the call it died in
+                    current = tag if count != begun else current
                     break
                 kind = message[0]
                 if kind == "ready":
                     continue
-                if kind == "at":
-                    current = message[1]
-                    deadline = time.monotonic() + job["bound_s"] + _GRACE_S
-                elif kind == "hang":
+                if kind == "hang":
                     current, what = message[1], f"timed out after {message[2]:.1f} s"
                     worker.how_it_ended()
                     break

@@ -10,11 +10,16 @@ import statistics
 import time
 
 # Timing: calls before measuring (the first compiles), then at least MIN_RUNS and at most
-# MAX_RUNS measured calls, stopping once a variant has had TARGET_S of measured time.
+# MAX_RUNS measured calls, stopping once a variant has had TARGET_S of measured time. Rounds so
+# short that MAX_RUNS of them take under SHORT_S go on until they have taken SHORT_S (at most
+# MAX_ROUNDS): fifty rounds of a 40 us kernel are 20 ms, too few to tell 3 % apart on a shared
+# machine, and cheap to multiply (decision 258).
 WARMUP = 2
 MIN_RUNS = 5
 MAX_RUNS = 50
 TARGET_S = 0.2
+SHORT_S = 0.15
+MAX_ROUNDS = 2000
 # A decision whose fastest variant spreads (IQR / median of its calls) more than this was made
 # under load: it is marked `noisy` and retimed by the next process (decision 193).
 NOISY_SPREAD = 0.25
@@ -99,11 +104,12 @@ def time_rounds(runs: dict, xs, deadline: float | None, at=None) -> tuple[dict, 
     Interleaved rounds (one call of each variant per round, the order rotating from round to
     round) so that a burst of load from other processes falls on every variant alike and no
     variant always runs first: at least MIN_RUNS rounds, then rounds until each has about
-    TARGET_S of samples or MAX_RUNS. Then the variants still tied with the fastest (paired
-    ratios, decision 233) get more rounds among themselves, for at most EXTRA of the time spent
-    so far, until the tie is resolved or MAX_RUNS more. Past `deadline` (time.time()) the rounds
-    done so far count. `at(tag)` is told which variant is about to run (the tuning child's watchdog
-    names a hang by it)."""
+    TARGET_S of samples or MAX_RUNS, and past MAX_RUNS until the rounds have taken SHORT_S (or
+    MAX_ROUNDS). Then the variants still tied with the fastest (paired ratios, decision 233) get
+    more rounds among themselves, for at most EXTRA of the time spent so far, until the tie is
+    resolved or as many rounds again (at least MAX_RUNS). Past `deadline` (time.time()) the
+    rounds done so far count. `at(tag)` is told which variant is about to run (the tuning
+    child's slot and watchdog name a crash or hang by it)."""
     import jax
 
     for tag, run in runs.items():
@@ -115,16 +121,22 @@ def time_rounds(runs: dict, xs, deadline: float | None, at=None) -> tuple[dict, 
     samples: dict = {tag: [] for tag in runs}
     cut = False
     start = time.perf_counter()
-    for rounds in range(MAX_RUNS):
+    for rounds in range(MAX_ROUNDS):
         turn = rounds % len(tags)
         _round(runs, tags[turn:] + tags[:turn], xs, samples, at)
         if rounds + 1 >= MIN_RUNS and min(sum(v) for v in samples.values()) >= TARGET_S:
             break
+        if rounds + 1 >= MAX_RUNS and time.perf_counter() - start >= SHORT_S:
+            break
         if deadline is not None and time.time() > deadline:
             return samples, len(runs) > 1 and rounds + 1 < MIN_RUNS
+    first = len(samples[tags[0]])
     extra_until = time.perf_counter() + EXTRA * (time.perf_counter() - start)
     contenders = _contenders(samples)
-    for rounds in range(MAX_RUNS):
+    # Looking again costs sorting every variant's ratios: every MIN_RUNS rounds, or every tenth
+    # of the rounds so far where there were many.
+    every = max(MIN_RUNS, first // 10)
+    for rounds in range(max(MAX_RUNS, first)):
         if len(contenders) < 2 or time.perf_counter() > extra_until:
             break
         if deadline is not None and time.time() > deadline:
@@ -132,7 +144,7 @@ def time_rounds(runs: dict, xs, deadline: float | None, at=None) -> tuple[dict, 
             break
         turn = rounds % len(contenders)
         _round(runs, contenders[turn:] + contenders[:turn], xs, samples, at)
-        if rounds % MIN_RUNS == MIN_RUNS - 1:  # only ever fewer: sample i stays round i's
+        if rounds % every == every - 1:  # only ever fewer: sample i stays round i's
             contenders = [t for t in _contenders(samples) if t in contenders]
     return samples, cut
 

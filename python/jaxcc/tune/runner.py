@@ -5,9 +5,11 @@ them, reporting every step back, so that a variant that crashes or hangs takes d
 only. `run_job` is also how a variant without a recipe is measured in the user's process.
 
 Messages (wire.py: JSON and raw array bytes, which reading cannot run) to the parent:
-("at", tag) before every call of a variant, ("hang", tag, seconds) from the watchdog before it
-ends the process, ("raised", tag, error) for a GPU variant that raised (its CUDA context may be
-poisoned: the parent starts a fresh child), ("done", result)."""
+("ready",) once started, ("hang", tag, seconds) from the watchdog before it ends the process,
+("raised", tag, error) for a GPU variant that raised (its CUDA context may be poisoned: the parent
+starts a fresh child), ("done", result). Which variant is running is not a message: before every
+call the child writes its tag to the shared slot (progress.py, decision 258), so the parent sleeps
+through the timing and reads the slot when the child dies or goes quiet."""
 
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import sys
 import threading
 import time
 
-from . import measure, wire
+from . import measure, progress, wire
 
 
 def write_message(fd: int, message) -> None:
@@ -39,10 +41,11 @@ def outs_from(description):
     return structs if many else structs[0]
 
 
-def run_job(job: dict, functions: dict, send) -> None:
-    """Checks and times `functions` ({tag: KernelFunction}) on the job's inputs; every step
-    goes to `send`. The reference (job["order"][0]) runs first; a variant that raises or whose
-    outputs differ from it is reported excluded; the rest are timed in interleaved rounds."""
+def run_job(job: dict, functions: dict, send, at=None) -> None:
+    """Checks and times `functions` ({tag: KernelFunction}) on the job's inputs; the result goes
+    to `send`, and `at(tag)` is told before every call. The reference (job["order"][0]) runs
+    first; a variant that raises or whose outputs differ from it is reported excluded; the rest
+    are timed in interleaved rounds."""
     import jax
 
     outs, attributes = outs_from(job["outs"]), job["attributes"]
@@ -55,7 +58,8 @@ def run_job(job: dict, functions: dict, send) -> None:
             if deadline is not None and runs and time.time() > deadline:
                 exhausted = True
                 break
-            send(("at", tag))
+            if at is not None:
+                at(tag)
             run = jax.jit(measure.timed_call(functions[tag], outs, attributes))
             try:
                 result = measure.run_once(run, xs)
@@ -75,7 +79,7 @@ def run_job(job: dict, functions: dict, send) -> None:
                 excluded[tag] = problem
                 continue
             runs[tag] = run
-        samples, cut = measure.time_rounds(runs, xs, deadline, at=lambda t: send(("at", t)))
+        samples, cut = measure.time_rounds(runs, xs, deadline, at=at)
     send(("idle",))
     stats = measure.paired(samples) if samples else {}
     send(("done", {"stats": stats, "excluded": excluded, "exhausted": exhausted or cut}))
@@ -152,7 +156,7 @@ def _load_functions(recipes: dict, loaded: dict) -> dict:
     return functions
 
 
-def main(read_fd: int, write_fd: int) -> None:
+def main(read_fd: int, write_fd: int, slot_fd: int) -> None:
     lock = threading.Lock()
 
     def send(message) -> None:
@@ -164,6 +168,7 @@ def main(read_fd: int, write_fd: int) -> None:
     from jaxcc.environment import cache_dir
 
     watchdog = _Watchdog(send)
+    slot = progress.Slot(slot_fd)
     loaded: dict = {}
     send(("ready",))
     while (job := read_message(read_fd)) is not None:
@@ -176,16 +181,18 @@ def main(read_fd: int, write_fd: int) -> None:
             continue
         bound = job["bound_s"]
 
-        def report(message, bound=bound) -> None:
-            if message[0] == "at":
-                watchdog.arm(message[1], bound)
-            elif message[0] in ("idle", "done"):
+        def at(tag: str, bound=bound) -> None:  # memory writes only: nothing wakes the parent
+            slot.begin(tag)
+            watchdog.arm(tag, bound)
+
+        def report(message) -> None:
+            if message[0] in ("idle", "done"):
                 watchdog.disarm()
             if message[0] != "idle":
                 send(message)
 
         try:
-            run_job(job, functions, report)
+            run_job(job, functions, report, at)
         except Exception as e:  # not a variant's doing (its errors are caught per call)
             report(("done", {"load_error": f"{type(e).__name__}: {e}"}))
 
@@ -198,4 +205,4 @@ if __name__ == "__main__":
         ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
         if os.getppid() == 1:
             sys.exit(0)
-    main(int(sys.argv[1]), int(sys.argv[2]))
+    main(int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]))
