@@ -46,6 +46,7 @@ from test_error_fixes import (  # noqa: F401  (fixtures)
     _primitive,
     _row,
     bundle_source,
+    cli,
     copied_bundle,
     copied_bundle_edited,
     expect,
@@ -149,6 +150,13 @@ def call(fn, *args, **kwargs):
 """
 
 
+def fill(mount: pathlib.Path) -> None:
+    with contextlib.suppress(OSError), open(mount / "filler", "wb") as filler:
+        while True:
+            filler.write(b"\0" * 4096)
+            filler.flush()
+
+
 @pytest.fixture
 def full_disk(tmp_path):
     """A filled 1 MiB tmpfs (skipped where mount is refused)."""
@@ -161,10 +169,7 @@ def full_disk(tmp_path):
         pytest.skip(f"mount of a tmpfs refused here: {tried.stderr.decode().strip()}")
     try:
         (mount / "tmp").mkdir()
-        with contextlib.suppress(OSError), open(mount / "filler", "wb") as filler:
-            while True:
-                filler.write(b"\0" * 4096)
-                filler.flush()
+        fill(mount)
         yield mount
     finally:
         subprocess.run(["umount", "-l", str(mount)], check=True)
@@ -335,6 +340,26 @@ def _(tmp_path, full_disk, monkeypatch):
     expect("compile_disk_full", load_twice, name="errfix_disk", build_directory=str(tmp_path))
     monkeypatch.setenv("TMPDIR", str(tmp_path))  # the fix: $TMPDIR at a disk with room
     works_twice(load_twice(name="errfix_disk", build_directory=str(tmp_path)))
+
+
+@case("lock_disk_full")
+def _(twice, full_disk, monkeypatch):
+    # Lock files (JAXCC_CACHE_LOCK=lockfile) on a full cache disk, met by clear_cache (a load
+    # builds in $TMPDIR instead and says so in its own words).
+    (full_disk / "filler").unlink()
+    cache = full_disk / "cache"
+    for entry in pathlib.Path(os.environ["JAXCC_CACHE_DIR"]).glob("errfix_twice-*"):
+        shutil.copytree(entry, cache / entry.name)
+    fill(full_disk)
+    monkeypatch.setenv("JAXCC_CACHE_LOCK", "lockfile")
+    previous = jaxcc.get_cache_dir()
+    jaxcc.set_cache_dir(cache)
+    try:
+        expect("lock_disk_full", jaxcc.clear_cache, "errfix_twice")
+        (full_disk / "filler").unlink()  # the fix: free space there
+        assert jaxcc.clear_cache("errfix_twice") == 1
+    finally:
+        jaxcc.set_cache_dir(previous)
 
 
 # -- a missing package
@@ -542,6 +567,98 @@ def _(tmp_path, monkeypatch):
     fix_in("doctor_jaxlib", row)
     monkeypatch.undo()  # the fix: jaxlib reinstalled, its header back
     assert doctor_row(doctor.report(doctor._headers()), "XLA FFI API").startswith("PASS")
+
+
+@case("doctor_jaxcc")
+def _(tmp_path):
+    # A jaxcc install that lost its kernel headers: a copy of this one without jaxcc/jaxcc.h,
+    # first on PYTHONPATH.
+    installed = pathlib.Path(jaxcc.__file__).parent
+    broken = tmp_path / "site" / "jaxcc"
+    shutil.copytree(installed, broken, ignore=shutil.ignore_patterns("__pycache__"))
+    (broken / "include" / "jaxcc" / "jaxcc.h").unlink()
+    code = (
+        "import json, jaxcc\nfrom jaxcc.cli import doctor\n"
+        "print(json.dumps([jaxcc.__file__, doctor.report(doctor._headers())]))\n"
+    )
+    where, report = child(code, env={"PYTHONPATH": str(tmp_path / "site")})
+    assert where.startswith(str(broken)), where
+    row = doctor_row(report, "kernel headers")
+    assert row.startswith("FAIL"), row
+    fix_in("doctor_jaxcc", row)
+    # The fix: jaxcc reinstalled, as this process imports it.
+    assert doctor_row(doctor.report(doctor._headers()), "kernel headers").startswith("PASS")
+
+
+# -- a library a bundle links, missing here
+
+DEPENDENT = r"""
+#include "jaxcc/jaxcc.h"
+extern "C" float errfix_dep_factor();
+// @jaxcc scaled_by_dep
+void scaled_by_dep(const jaxcc::Tensor& x, jaxcc::Tensor y) {
+  for (int64_t i = 0; i < x.numel(); ++i) y.data_ptr<float>()[i] = errfix_dep_factor() * x.data_ptr<float>()[i];
+}
+"""
+
+
+@case("bundle_missing_library")
+def _(tmp_path):
+    # A bundle linking a library of the user's (its RUNPATH names the library's folder), on a
+    # machine where that library is not installed.
+    lib_dir = tmp_path / "lib"
+    lib_dir.mkdir()
+    library = lib_dir / "liberrfixdep.so"
+    (tmp_path / "dep.cc").write_text('extern "C" float errfix_dep_factor() { return 2.0f; }\n')
+    subprocess.run(
+        [shutil.which("g++"), "-shared", "-fPIC", "-o", str(library), str(tmp_path / "dep.cc")],
+        check=True,
+    )
+    source = tmp_path / "errfix_dep.cc"
+    source.write_text(DEPENDENT)
+    ldflags = f"-L{lib_dir} -Wl,-rpath,{lib_dir} -lerrfixdep"
+    status, err = cli("build", str(source), "--ldflags", ldflags, "--out", str(tmp_path / "b"))
+    assert status == 0, err
+    library.rename(tmp_path / "elsewhere.so")
+    # A fresh process: this one has the library mapped since the build, and the loader would
+    # answer its name with it.
+    bundle = str(tmp_path / "b")
+    code = CALL + (
+        "import jaxcc, os, numpy as np\n"
+        f"before = call(jaxcc.load_library, {bundle!r})\n"
+        f"os.rename({str(tmp_path / 'elsewhere.so')!r}, {str(library)!r})  # the fix: install it\n"
+        f"twice = lambda: np.testing.assert_allclose(jaxcc.load_library({bundle!r})"
+        ".scaled_by_dep(e.X), e.X * 2)\n"
+        "print(json.dumps([before, call(twice)]))\n"
+    )
+    before, after = child(code)
+    assert before["error"][0] == "BundleError", before
+    fix_in("bundle_missing_library", before["error"][1])
+    assert "Install liberrfixdep.so" in before["error"][1], before
+    assert after["error"] is None, after
+
+
+@case("sanitizer_runtimes")
+def _(twice):
+    clang = shutil.which("clang++")
+    if clang is None:
+        pytest.skip("needs clang++ (scripts/setup.sh installs it)")
+    from conftest import asan_preload
+
+    code = CALL + (
+        "import numpy as np\n"
+        "load = lambda: e.works_twice(e.load_twice(name='errfix_asan', debug='asan'))\n"
+        "print(json.dumps(call(load)))\n"
+    )
+    env = {"CXX": clang, "ASAN_OPTIONS": "detect_leaks=0"}
+    # Kernels built by Clang, in a process that preloaded GCC's runtime.
+    before = child(code, env={**env, "LD_PRELOAD": asan_preload()})
+    assert before["error"][0] == "LoadError", before
+    fix_in("sanitizer_runtimes", before["error"][1])
+    # The fix: preload the runtime of $CXX, Clang's (the message's command).
+    runtime = f"libclang_rt.asan-{os.uname().machine}.so"
+    after = child(code, env={**env, "LD_PRELOAD": asan_preload(clang, runtime)})
+    assert after["error"] is None, after
 
 
 # -- a broken compiler on PATH
