@@ -501,6 +501,7 @@ def _(no_ninja):
     before, after = child(code, executable=str(bin_dir / "python3"), env=env)
     row = doctor_row(before, "ninja")
     assert row.startswith("FAIL"), row
+    assert "Tried, in order" not in row, row  # a head without its list (the list is not shown)
     fix_in("doctor_ninja", row)
     assert doctor_row(after, "ninja").startswith("PASS"), after
 

@@ -147,8 +147,9 @@ def _tools() -> list[Check]:
     try:
         checks.append(Check(PASS, "ninja", _core.find_ninja(discovery.ninja_search_dirs())))
     except JaxccError as e:
-        detail = f"{str(e).splitlines()[0]}; {_BUNDLES_OK}"
-        checks.append(Check(FAIL, "ninja", detail, "pip install ninja"))
+        # The first line without its "Tried, in order:" head: the list it heads is not shown.
+        first = str(e).splitlines()[0].split(" Tried, in order:")[0]
+        checks.append(Check(FAIL, "ninja", f"{first}; {_BUNDLES_OK}", "pip install ninja"))
     try:
         bins, libs = discovery.nvidia_wheel_dirs()
         nvcc = _core.find_nvcc(bins)
