@@ -1,11 +1,12 @@
 """The rows of docs/errors.md whose trigger is the machine rather than the call (issue 52 item
 3): a file or directory this user cannot read or write, another user's cache directory, a full
-disk, a missing package, ninja missing, a jaxlib whose FFI header is gone or unknown, a bundle of
-another FFI API, an older JAX, a broken compiler on PATH. Each case makes that state here, sees
-the row's error class and fix text, then applies the fix as the message words it and sees the
-call work, as tests/test_error_fixes.py does for the others (its table check counts these cases).
+disk, a missing package, no ninja, a jaxlib whose FFI header is gone or unknown, a bundle of
+another FFI API or missing a library it links, an older JAX, a broken jaxcc install, a broken
+compiler on PATH, another compiler's sanitizer runtime. Each case makes that state here, sees the
+row's error class and fix text, then applies the fix as the message words it and sees the call
+work, as tests/test_error_fixes.py does for the others (its table check counts these cases).
 
-How each state is made (decision 261):
+How each state is made (decisions 261 and 263):
 - "root reads/writes every file": the call runs in a child that is root without
   CAP_DAC_OVERRIDE/CAP_DAC_READ_SEARCH (`setpriv --bounding-set`), so file modes bind it as
   they bind any user; the child keeps root's Python and cache. Another user's directory is
@@ -18,9 +19,12 @@ How each state is made (decision 261):
 - another jaxlib: jax.ffi.include_dir() answering a folder whose XLA FFI header is missing or
   has no version, or a bundle manifest recording another FFI API; the fix is the real jaxlib.
 - an older JAX: jax.__version__ set below jaxcc's lowest before jaxcc is imported (a child).
+- a broken install or library: a copy of the package without a header; a library moved away.
 
-Speed: the fixed calls reuse test_error_fixes' shared load and bundle (cache hits); the child
-processes import JAX once each; two cases compile."""
+Speed: most fixed calls are cache hits on test_error_fixes' shared load and bundle, or on
+`twice`, one small function for the cases that must build; each child imports JAX once. The
+builds: `twice` itself, its rebuilds (response file, unwritable caches, no ninja, full disk), a
+bundle linking a library, and an AddressSanitizer build by Clang (the slowest case)."""
 
 # ruff: noqa: F811  (the fixtures imported from test_error_fixes are parameters here)
 from __future__ import annotations
@@ -134,7 +138,8 @@ def twice():
     return load_twice()
 
 
-# A child's report of one call: the error's class and text, or "ok", and the warnings it gave.
+# A child's report of one call: the error's class and text (None when it worked) and the
+# warnings it gave.
 CALL = r"""
 import json, warnings
 import test_error_fixes_environment as e
@@ -144,8 +149,8 @@ def call(fn, *args, **kwargs):
         try:
             fn(*args, **kwargs)
             error = None
-        except Exception as e:
-            error = [type(e).__name__, str(e)]
+        except Exception as raised:
+            error = [type(raised).__name__, str(raised)]
     return {"error": error, "warnings": [[w.category.__name__, str(w.message)] for w in seen]}
 """
 
@@ -176,8 +181,9 @@ def full_disk(tmp_path):
 
 
 @contextlib.contextmanager
-def missing(monkeypatch, *packages):
-    """While open, `import` of `packages` fails as it does where they are not installed."""
+def missing(*packages, importers=()):
+    """While open, `import` of `packages` fails as it does where they are not installed; their
+    modules, and `importers` (modules that imported them), are out of sys.modules meanwhile."""
 
     class NotInstalled:
         def find_spec(self, name, path=None, target=None):
@@ -185,16 +191,12 @@ def missing(monkeypatch, *packages):
                 raise ModuleNotFoundError(f"No module named {name!r}", name=name)
             return None
 
-    for name in list(sys.modules):
-        if name.split(".")[0] in packages or name == "jax._src.export.serialization":
-            monkeypatch.delitem(sys.modules, name)
-    hook = NotInstalled()
-    sys.meta_path.insert(0, hook)
-    try:
+    with pytest.MonkeyPatch.context() as patch:
+        for name in list(sys.modules):
+            if name.split(".")[0] in packages or name in importers:
+                patch.delitem(sys.modules, name)
+        patch.setattr(sys, "meta_path", [NotInstalled(), *sys.meta_path])
         yield
-    finally:
-        sys.meta_path.remove(hook)
-        monkeypatch.undo()
 
 
 def doctor_lines() -> str:
@@ -317,7 +319,7 @@ def _(shared, tmp_path, others_cache):
 
 
 @case("cache_dir_not_own_tools")
-def _(shared, tmp_path, others_cache, monkeypatch):
+def _(shared, tmp_path, others_cache):
     previous = jaxcc.get_cache_dir()
     jaxcc.set_cache_dir(others_cache)
     try:
@@ -366,43 +368,49 @@ def _(twice, full_disk, monkeypatch):
 
 
 @case("numba_missing")
-def _(monkeypatch):
+def _():
     def double(x, y):
         for i in range(x.size):
             y[i] = 2 * x[i]
 
-    with missing(monkeypatch, "numba"):  # `double` cannot be made an njit function here
+    with missing("numba"):  # `double` cannot be made an njit function here
         expect("numba_missing", jaxcc.numba_kernel, double, OUT)
     numba = pytest.importorskip("numba")  # the fix: pip install numba (the hook gone)
     np.testing.assert_allclose(jaxcc.numba_kernel(numba.njit(double), OUT)(X), X * 2)
 
 
 @case("plot_matplotlib")
-def _(shared, tmp_path, monkeypatch):
+def _(shared, tmp_path):
     SHARED_MODULE[:] = [shared]
     prim = _primitive("errfix_env_plot")
     prim.def_benchmark_data(lambda *, platform: [jaxcc.BenchmarkConfig("four", args=(X,))])
     prim.def_call(lambda x: prim(x, outs=OUT, factor=2.0))
     result = prim.benchmark(platform="cpu", n_warmup=1, n_runs=2)
-    with missing(monkeypatch, "matplotlib"):
+    with missing("matplotlib"):
         expect("plot_matplotlib", result.plot, str(tmp_path / "a.png"))
     pytest.importorskip("matplotlib")  # the fix: pip install matplotlib (the hook gone)
     result.plot(str(tmp_path / "b.png"))
     assert (tmp_path / "b.png").stat().st_size > 0
 
 
+SERIALIZATION = "jax._src.export.serialization"  # imports flatbuffers, re-imported without it
+
+
 @case("deserialize_flatbuffers")
-def _(shared, monkeypatch):
+def _(shared):
+    pytest.importorskip("flatbuffers")  # to write the blob, and for the fix
     blob = jaxcc.export(jax.jit(lambda x: shared.scale(x, factor=2.0)), X).serialize()
-    with missing(monkeypatch, "flatbuffers"):
-        expect("deserialize_flatbuffers", jaxcc.deserialize, blob)
+    with missing("flatbuffers", importers=[SERIALIZATION]):
+        error = expect("deserialize_flatbuffers", jaxcc.deserialize, blob)
+    assert "Please install 'flatbuffers'" in str(error), error  # JAX's own import failed
     restored = jaxcc.deserialize(blob)  # the fix: pip install flatbuffers (the hook gone)
     np.testing.assert_allclose(restored.call(X), X * 2)
 
 
 @case("check_flatbuffers")
-def _(shared, monkeypatch):
-    with missing(monkeypatch, "flatbuffers"):
+def _(shared):
+    pytest.importorskip("flatbuffers")  # for the fix
+    with missing("flatbuffers", importers=[SERIALIZATION]):
         row = _row(jaxcc.check_kernel(shared.scale, X, factor=2.0, checks=["export"]), "export")
     assert row.status == "skipped", row
     fix_in("check_flatbuffers", row.detail)
