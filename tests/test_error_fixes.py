@@ -237,10 +237,12 @@ def test_every_row_is_in_its_file():
 
 
 def test_every_tested_row_has_a_case_and_every_case_a_row():
-    import test_error_fixes_builds  # the cases that need builds or processes of their own
+    import test_error_fixes_builds  # the cases that need builds of their own
     import test_error_fixes_environment  # the cases whose trigger is the machine
+    import test_error_fixes_processes  # the cases that need processes of their own
 
-    files = [CASES, test_error_fixes_builds.CASES, test_error_fixes_environment.CASES]
+    files = [CASES, test_error_fixes_builds.CASES, test_error_fixes_environment.CASES,
+             test_error_fixes_processes.CASES]  # fmt: skip
     cases = set().union(*files)
     assert sum(map(len, files)) == len(cases), "a row with two cases"
     tested = {row.id for row in ROWS.values() if row.test == "tested"}

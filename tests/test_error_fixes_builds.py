@@ -1,8 +1,8 @@
-"""The rows of docs/errors.md whose trigger needs a build of its own, a debug build or a process of
-its own (issue 52 item 3), tested as tests/test_error_fixes.py tests the others: the trigger as a
-user meets it, the error class and the fix in its text, then the fix applied as the message words
-it and the call working. Kept apart so that each file stays short; test_error_fixes.py's table
-check counts the cases of both.
+"""The rows of docs/errors.md whose trigger needs a build of its own or a debug build (issue 52
+item 3), tested as tests/test_error_fixes.py tests the others: the trigger as a user meets it, the
+error class and the fix in its text, then the fix applied as the message words it and the call
+working. Those that need a process of their own are in test_error_fixes_processes.py; kept apart
+so that each file stays short, and test_error_fixes.py's table check counts the cases of all.
 
 Speed: the cases share three builds. SIGNATURE holds the fixed form of every signature case, so
 each fix is a cache hit on `signature_module`; GUARDED holds each check/guard kernel twice, as
@@ -10,16 +10,13 @@ written wrong (`*_bad`) and as fixed, so one release build and its debug twin se
 
 from __future__ import annotations
 
-import os
 import pathlib
 import subprocess
-import sys
 
 import jax
 import numpy as np
 import pytest
-from test_error_fixes import FUNCTIONS, ROOT, ROWS, SOURCE, X, expect, load, works
-from test_error_fixes import shared as shared  # noqa: F401  (a fixture: the shared module)
+from test_error_fixes import ROOT, ROWS, X, expect, load, works
 
 import jaxcc
 
@@ -272,200 +269,101 @@ def _(monkeypatch):
     works(load(force_rebuild=True))
 
 
-# -- processes of their own: one that ends, one that holds the build lock, four devices
-
-TESTS = str(ROOT / "tests")
-
-
-def run_child(code: str, timeout=120, **env) -> subprocess.CompletedProcess:
-    """`code` in a fresh interpreter that imports this directory's modules."""
-    child = f"import sys; sys.path.insert(0, {TESTS!r})\n" + code
-    environment = {**os.environ, **env}
-    return subprocess.run(
-        [sys.executable, "-c", child], capture_output=True, text=True, env=environment,
-        timeout=timeout,
-    )  # fmt: skip
-
-
-OMP = r"""
-#include "jaxcc/jaxcc.h"
-void add_one(const jaxcc::Tensor x, jaxcc::Tensor out) {
-  #pragma omp parallel for num_threads(2)
-  for (int64_t i = 0; i < x.numel(); ++i) out.data_ptr<float>()[i] = x.data_ptr<float>()[i] + 1;
-}
-void add_one_fixed(const jaxcc::Tensor x, jaxcc::Tensor out) {
-  const float* in = x.data_ptr<float>();
-  float* o = out.data_ptr<float>();
-  #pragma omp parallel for num_threads(2)
-  for (int64_t i = 0; i < x.numel(); ++i) o[i] = in[i] + 1;
-}
-"""
-LOAD_OMP = (
-    "jaxcc.load_cpp_inline('errfix_omp', OMP, ['add_one', 'add_one_fixed'], "
-    "extra_cflags=['-fopenmp'])"
-)
-
-
-@case("process_end")
-def _():
-    mod = eval(LOAD_OMP)  # built here: the child loads it from the cache
-    ints = np.arange(8, dtype=np.int32)  # data_ptr<float>() of int32 throws in the region
-    done = run_child(
-        f"import jaxcc, numpy as np\nOMP = {OMP!r}\nmod = {LOAD_OMP}\n"
-        "mod.add_one(np.arange(8, dtype=np.int32)).block_until_ready()\nprint('survived')\n"
-    )
-    assert done.returncode != 0 and "survived" not in done.stdout, done.stdout
-    report = done.stderr
-    assert "jaxcc kernel 'add_one' of module 'errfix_omp'" in report, report[-3000:]
-    assert ROWS["process_end"].pattern().search(report), report[-3000:]
-    # data_ptr taken before `#pragma omp parallel`: the same mistake fails only the call
-    with pytest.raises(jaxcc.errors.KernelError, match="parameter 'x' is int32"):
-        np.asarray(mod.add_one_fixed(ints))
-    np.testing.assert_allclose(mod.add_one_fixed(X), X + 1)
-
-
-LOCK_FUNCTIONS = {"scale": FUNCTIONS["scale"]}
-
-
-@pytest.fixture(scope="module", autouse=True)
-def lock_contest(tmp_path_factory):
-    """lock_held's trigger, started with the module since it takes over a minute (a load waits
-    JAXCC_BUILD_TIMEOUT + 60 s for the build lock, then builds privately and warns): a child
-    building behind a compiler that stalls its first kernel unit while `hold` exists, and a
-    child waiting for that lock with JAXCC_BUILD_TIMEOUT=20, which checks the warning. The
-    case, run last, collects them."""
-    work = tmp_path_factory.mktemp("errfix_lock")
-    hold, started = work / "hold", work / "started"
-    wrapper = work / "slow-g++"
-    wrapper.write_text(
-        f'#!/bin/sh\ncase "$*" in *kernel_0.cc*) if mkdir "{work}/claimed" 2>/dev/null; then\n'
-        f'  touch "{started}"; for i in $(seq 1500); do [ -e "{hold}" ] || break; sleep 0.1; done\n'
-        'fi;; esac\nexec g++ "$@"\n'
-    )
-    wrapper.chmod(0o755)
-    hold.touch()
-    source = f"// {work.name}\n" + SOURCE  # a module no earlier run has built
-    load_it = f"t.load({source!r}, functions={LOCK_FUNCTIONS!r}, sharding=None)"
-    waiter_code = (
-        "import pathlib, time, warnings, jaxcc, test_error_fixes as t\n"
-        f"while not pathlib.Path({str(started)!r}).exists(): time.sleep(0.05)\n"
-        "with warnings.catch_warnings(record=True) as caught:\n"
-        "    warnings.simplefilter('always')\n"
-        f"    mod = {load_it}\n"
-        "said = [str(w.message) for w in caught if w.category is jaxcc.errors.CacheWarning]\n"
-        "assert said and t.ROWS['lock_held'].pattern().search(said[0]), said\n"
-        "t.works(mod)\nprint('warned')\n"
-    )
-
-    def child(code, **env):
-        return subprocess.Popen(
-            [sys.executable, "-c", f"import sys; sys.path.insert(0, {TESTS!r})\n" + code],
-            env={**os.environ, "CXX": str(wrapper), **env}, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
-
-    builder = child(f"import test_error_fixes as t\n{load_it}\n")
-    waiter = child(waiter_code, JAXCC_BUILD_TIMEOUT="20")
-    yield dict(hold=hold, wrapper=wrapper, source=source, builder=builder, waiter=waiter)
-    hold.unlink(missing_ok=True)
-    for process in (builder, waiter):
-        process.kill()
-        process.communicate()
-
-
-@case("lock_held")
-def _(lock_contest, monkeypatch):
-    out, err = lock_contest["waiter"].communicate(timeout=240)
-    assert out.strip().endswith("warned"), err[-3000:]
-    lock_contest["hold"].unlink()
-    _, err = lock_contest["builder"].communicate(timeout=120)  # wait for it to finish
-    assert lock_contest["builder"].returncode == 0, err[-3000:]
-    monkeypatch.setenv("CXX", str(lock_contest["wrapper"]))  # the same build as the child's
-    mod = load(lock_contest["source"], functions=LOCK_FUNCTIONS, sharding=None)  # try again
-    assert mod.cache_hit
-    works(mod)
-
-
-@case("export_auto_sharding")
-def _(shared):
-    done = run_child(
-        """
-import jax, jaxcc, numpy as np, test_error_fixes as t
-from jax.sharding import AxisType, NamedSharding, PartitionSpec as P
-mod = t.load()
-x = np.arange(32, dtype=np.float32).reshape(8, 4)
-rowsum = jax.jit(lambda x: mod.rowsum(x, outs=jax.ShapeDtypeStruct((8,), np.float32)))
-def on_mesh(kind):
-    mesh = jax.make_mesh((4,), ("r",), axis_types=(kind,))
-    arg = jax.device_put(x, NamedSharding(mesh, P("r", None)))
-    return arg, jax.ShapeDtypeStruct(x.shape, x.dtype, sharding=arg.sharding)
-arg, shape = on_mesh(AxisType.Auto)
-t.expect("export_auto_sharding", jaxcc.export, rowsum, shape)
-arg, shape = on_mesh(AxisType.Explicit)  # shardings on a mesh with Explicit axes
-blob = jaxcc.export(rowsum, shape).serialize()
-np.testing.assert_allclose(np.asarray(jaxcc.deserialize(blob).call(arg)), x.sum(1))
-""",
-        XLA_FLAGS="--xla_force_host_platform_device_count=4",
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-
-
-FOREIGN = r"""
-#include "xla/ffi/api/ffi.h"
-namespace ffi = xla::ffi;
-static ffi::Error Twice(ffi::Buffer<ffi::F32> x, ffi::ResultBuffer<ffi::F32> y) {
-  for (size_t i = 0; i < x.element_count(); ++i) y->typed_data()[i] = 2 * x.typed_data()[i];
-  return ffi::Error::Success();
-}
-XLA_FFI_DEFINE_HANDLER_SYMBOL(ErrfixTwice, Twice,
-    ffi::Ffi::Bind().Arg<ffi::Buffer<ffi::F32>>().Ret<ffi::Buffer<ffi::F32>>());
-"""
-
-
 @case("export_foreign_target")
-def _(tmp_path):
+def _(guarded, tmp_path):
     import ctypes
 
-    (tmp_path / "foreign.cc").write_text(FOREIGN)
-    command = ["g++", "-std=c++17", "-O1", "-shared", "-fPIC", "-I", jax.ffi.include_dir()]
-    subprocess.run([*command, "foreign.cc", "-o", "libforeign.so"], cwd=tmp_path, check=True)
-    handler = ctypes.cdll.LoadLibrary(str(tmp_path / "libforeign.so")).ErrfixTwice
-    target = f"errfix_foreign_{tmp_path.name}"  # a handler this test ships itself
+    # A handler the user registers under a target name of their own: the guarded module's
+    # `reads` handler (out = x), taken from its library with ctypes, is no jaxcc registration.
+    guarded.load_library()
+    handler = ctypes.CDLL(guarded.path).jaxcc_ffi_reads
+    target = f"errfix_foreign_{tmp_path.name}"
     jax.ffi.register_ffi_target(target, jax.ffi.pycapsule(handler), platform="cpu")
-    twice = jax.jit(lambda x: jax.ffi.ffi_call(target, jax.ShapeDtypeStruct(x.shape, x.dtype))(x))
-    expect("export_foreign_target", jaxcc.export, twice, X)
-    checks = [jax.export.DisabledSafetyCheck.custom_call(target)]
-    exported = jaxcc.export(twice, X, disabled_checks=checks)
-    np.testing.assert_allclose(exported.call(X), X * 2)
+    copy = jax.jit(lambda x: jax.ffi.ffi_call(target, jax.ShapeDtypeStruct(x.shape, x.dtype))(x))
+    expect("export_foreign_target", jaxcc.export, copy, X)
+    checks = [jax.export.DisabledSafetyCheck.custom_call(target)]  # as the message words it
+    exported = jaxcc.export(copy, X, disabled_checks=checks)
+    np.testing.assert_allclose(exported.call(X), X)
 
 
-# -- the cache: an entry whose library is another module's
+@case("library_undefined")
+def _(tmp_path):
+    from test_error_fixes import load_linked
+
+    # The user's library calls a helper of another library it was not linked against.
+    (tmp_path / "helper.c").write_text("float errfix_helper(float v) { return 2 * v; }\n")
+    (tmp_path / "needs.c").write_text(
+        "float errfix_helper(float v);\nfloat errfix_twice(float v) { return errfix_helper(v); }\n"
+    )
+    for source, library in (("helper.c", "liberrfixhelper.so"), ("needs.c", "liberrfixneeds.so")):
+        subprocess.run(["cc", "-shared", "-fPIC", source, "-o", library], cwd=tmp_path, check=True)
+    linked = [f"-L{tmp_path}", "-lerrfixneeds", f"-Wl,-rpath,{tmp_path}"]
+    expect("library_undefined", load_linked, linked)
+    mod = load_linked([*linked, "-Wl,--no-as-needed", "-lerrfixhelper"])  # the library added
+    np.testing.assert_allclose(mod.twice_it(X), X * 2)
 
 
-@case("library_inconsistent")
-def _(shared, guarded, tmp_path):
+# -- the command line
+
+
+@case("build_names_clash")
+def _(guarded, guarded_debug, tmp_path, monkeypatch):
+    from test_error_fixes import cli
+
+    # A user's module that loads one name twice, as release and as debug build.
+    load_twice = (
+        f"import sys; sys.path.insert(0, {str(ROOT / 'tests')!r})\n"
+        "import jaxcc, test_error_fixes_builds as b\n"
+        "release = jaxcc.load_cpp_inline('errfix_guarded', b.GUARDED, b.GUARDED_FUNCTIONS)\n"
+        "debug = jaxcc.load_cpp_inline(NAME, b.GUARDED, b.GUARDED_FUNCTIONS, debug=True)\n"
+    )
+    (tmp_path / "errfix_clash.py").write_text(load_twice.replace("NAME", "'errfix_guarded'"))
+    (tmp_path / "errfix_named.py").write_text(load_twice.replace("NAME", "'errfix_guarded_dbg'"))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    status, err = cli("build", "--module", "errfix_clash", "--out", str(tmp_path / "o"))
+    assert status == 1 and ROWS["build_names_clash"].pattern().search(err), (status, err)
+    # each load its own name
+    status, err = cli("build", "--module", "errfix_named", "--out", str(tmp_path / "o"))
+    assert status == 0, err
+    shipped = jaxcc.load_library(str(tmp_path / "o" / "errfix_guarded_dbg"))
+    np.testing.assert_array_equal(shipped.reads(X), X)
+
+
+@case("bundle_needed_library")
+def _(tmp_path):
     import hashlib
     import json
     import shutil
 
-    # The shared module's entry, copied to a cache of its own, its library swapped for the
-    # guarded module's (and the manifest's digest with it): the entry names handlers the
-    # library lacks.
-    entry = pathlib.Path(shared.path).parent
-    copy = pathlib.Path(shutil.copytree(entry, tmp_path / "cache" / entry.name))
-    manifest = json.loads((copy / "manifest.json").read_text())
-    other = pathlib.Path(guarded.path).read_bytes()
-    (copy / manifest["library_file"]).write_bytes(other)
-    manifest["library_sha256"] = hashlib.sha256(other).hexdigest()
-    (copy / "manifest.json").write_text(json.dumps(manifest))
-    done = run_child(
-        "import jaxcc, test_error_fixes as t\n"
-        "t.expect('library_inconsistent', t.load)\n"
-        "jaxcc.clear_cache()\n"  # clear it with jaxcc.clear_cache() and load again
-        "t.works(t.load())\n",
-        JAXCC_CACHE_DIR=str(tmp_path / "cache"),
+    from test_error_fixes import SOURCE, cli, works_bundle
+
+    # A module of its own name and folder, bundled once (its objects are cache hits).
+    (tmp_path / "src").mkdir()
+    source = tmp_path / "src" / "errfix_elf.cc"
+    source.write_text(
+        SOURCE.replace("// @jaxcc", "").replace(
+            "#include <cstring>", "#include <cstring>\n// @jaxcc scale arg ret attr.factor:float32"
+        )
     )
-    assert done.returncode == 0, done.stderr[-3000:]
+    out = tmp_path / "bundle"
+    assert cli("build", str(source), "--out", str(out))[0] == 0
+    # Its entry's library: the section header offset damaged (dlopen reads none, so the load still
+    # works), written as a new file (this process has the old one mapped), the digest matched.
+    entry = next(pathlib.Path(jaxcc.get_cache_dir()).glob("errfix_elf-*"))
+    manifest = json.loads((entry / "manifest.json").read_text())
+    library = entry / manifest["library_file"]
+    data = bytearray(library.read_bytes())
+    data[0x28:0x30] = (len(data) * 2).to_bytes(8, "little")  # e_shoff past the end
+    damaged = tmp_path / "damaged.so"
+    damaged.write_bytes(bytes(data))
+    shutil.move(damaged, library)
+    manifest["library_sha256"] = hashlib.sha256(bytes(data)).hexdigest()
+    (entry / "manifest.json").write_text(json.dumps(manifest))
+    status, err = cli("build", str(source), "--out", str(out))
+    assert status != 0 and ROWS["bundle_needed_library"].pattern().search(err), err
+    assert cli("cache", "clear", "errfix_elf")[0] == 0  # clear it with `jaxcc cache clear <module>`
+    assert cli("build", str(source), "--out", str(out))[0] == 0  # and build the bundle again
+    works_bundle(out)
 
 
 def _run_case(ident, request):
@@ -474,11 +372,6 @@ def _run_case(ident, request):
     fn(**{n: request.getfixturevalue(n) for n in names})
 
 
-@pytest.mark.parametrize("ident", sorted(set(CASES) - {"lock_held"}))
+@pytest.mark.parametrize("ident", sorted(CASES))
 def test_the_fix_works_as_written(ident, request):
     _run_case(ident, request)
-
-
-def test_the_lock_held_fix_works_as_written(request):
-    """Last: lock_contest's children have waited out the lock meanwhile."""
-    _run_case("lock_held", request)

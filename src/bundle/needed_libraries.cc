@@ -10,9 +10,16 @@
 namespace jaxcc::bundle {
 namespace {
 
+// Read when a bundle is written, from the module's library in the cache (write_bundle.cc): a
+// damaged cache entry, which a second `jaxcc build` would only meet again (decision 254).
 Error NotElf(const std::string& what) {
-  return MakeError(ErrorKind::kBundle, "the library is not a readable 64-bit ELF shared object: " +
-                                           what + ". Rebuild the bundle with `jaxcc build`.");
+  return MakeError(
+      ErrorKind::kBundle,
+      "the module's library in the cache is not a readable 64-bit ELF shared "
+      "object: " +
+          what +
+          ". The cache entry is damaged: clear it with `jaxcc cache clear <module>` (or "
+          "jaxcc.clear_cache()) and build the bundle again.");
 }
 
 // A struct of type T at byte `offset` of `elf`, copied out (the bytes need not be aligned), or

@@ -20,9 +20,14 @@ Result<LoadedLibrary> LoadLibrary(const std::string& path,
     std::string message =
         "cannot load the compiled library " + path + ": " + (why ? why : "unknown dlopen error");
     if (message.find("undefined symbol") != std::string::npos) {
+      // The kernel's own symbols are checked when it is linked (-z defs): what is left
+      // undefined here is a library's it links, which the link does not check, and an added
+      // -l alone is dropped by --as-needed since the kernel names none of its symbols.
       message +=
-          "\nHow to fix: the kernel uses a symbol that no linked library defines; add the "
-          "library with extra_ldflags=['-l<name>'] (and -L<dir>), or define the function.";
+          "\nHow to fix: a library loaded with the kernel uses a symbol that none of the "
+          "libraries loaded with it define; add the library that defines it with "
+          "extra_ldflags=['-Wl,--no-as-needed', '-l<name>'] (and -L<dir>), or relink the "
+          "library that uses it against that one.";
     } else if (message.find("cannot open shared object") != std::string::npos) {
       message +=
           "\nHow to fix: a library it links against is not on the loader path; add its "
