@@ -80,6 +80,9 @@ begin fuzz
 end
 
 # Tests run against the installed package, with a private cache per test session.
+# Under -n, the tests of a module that share a module-scoped fixture (a build, a child process)
+# run on one worker, which makes the fixture once; the rest are spread one by one, the slowest
+# modules first (tests/conftest.py's pytest_xdist_make_scheduler, decision 257).
 begin pytest
 "$PYTHON" -m pytest tests -q -n "$(nproc)" "$@"
 end

@@ -3,6 +3,8 @@ user's cache and can reason about hits and misses."""
 
 import json
 import os
+import pathlib
+import re
 import shutil
 import stat
 import subprocess
@@ -119,9 +121,80 @@ VERSION_INDEPENDENT_MODULES = {
 }
 
 
+# The modules whose tests are slow one by one, slowest first (seconds of the 3.11 leg at 32e55b2 on
+# two loaded cores). Under xdist they start before the other single tests, so that the run does
+# not end on one worker with one of them (decision 257).
+SLOW_MODULES_FIRST = [
+    "test_cache_property.py",  # 222 s, one Hypothesis test
+    "test_build_world_property.py",  # 65 s, one state machine
+    "test_load_stress.py",  # 39 s, 22 s, 20 s
+    "test_cuda_build.py",  # 28 s, 23 s, 20 s
+    "test_object_reuse.py",  # 27 s
+    "test_examples.py",  # 29 s
+    "test_hostile_inputs.py",  # 24 s
+    "test_prebuilt_wheel.py",  # 22 s
+    "test_warm_index.py",  # 20 s, 16 s, 13 s
+]
+
+# Modules whose tests share work through the process without a module-scoped fixture of their
+# own, so that shares_work_across_tests cannot see it; with the reason.
+ONE_WORKER_MODULES = {
+    "test_error_fixes.py": "the cases load variants of one shared module (the `shared` fixture, "
+    "taken by name): on one worker the variants are cache hits or reuse its objects",
+}
+_SHARED_SCOPE = re.compile(r"""scope=["'](module|class|package)["']""")
+
+
+def shares_work_across_tests(path) -> bool:
+    """Whether a test module's tests share work made once per worker: a module-, class- or
+    package-scoped fixture of its own (a build, a child process), or ONE_WORKER_MODULES."""
+    path = pathlib.Path(path)
+    return path.name in ONE_WORKER_MODULES or bool(_SHARED_SCOPE.search(path.read_text()))
+
+
+def xdist_unit(nodeid: str, shared_modules) -> str:
+    """The unit of work xdist hands a worker for this test: its whole module when the module is
+    in shared_modules (rootdir-relative paths), else the test alone."""
+    module = nodeid.split("::", 1)[0]
+    return module if module in shared_modules else nodeid
+
+
+@pytest.hookimpl(optionalhook=True, tryfirst=True)
+def pytest_xdist_make_scheduler(config, log):
+    """`-n N` (xdist's `--dist load`, scripts/test.sh) with one change, decision 257: the tests
+    of a module that shares work across its tests (shares_work_across_tests) go to one worker as
+    one unit, so the module's fixture is made once. With plain `load`, chunks of consecutive
+    tests went to each worker, and a module split between the two made its fixture on both
+    (test_sharding.py's child of 8 devices, 25-30 s, ran twice in the fresh run of 32e55b2).
+    `--dist loadgroup` would do this from xdist_group marks, but with pytest 9.2 it groups
+    nothing (pytest-xdist issue 1386: the group suffix it writes into the node id is lost).
+    The other tests are units of one; xdist's loadscope scheduler hands out the largest units
+    first, then the rest in collection order (SLOW_MODULES_FIRST's first)."""
+    if config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    root = config.rootpath
+    shared = {
+        path.relative_to(root).as_posix()
+        for path in (root / "tests").rglob("test_*.py")
+        if shares_work_across_tests(path)
+    }
+
+    class ModuleFixtureScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid):
+            return xdist_unit(nodeid, shared)
+
+    return ModuleFixtureScheduling(config, log)
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """Marks the version-independent modules' tests. Tests marked `gpu` run only where JAX has a
-    CUDA backend and are skipped (not failed) elsewhere, CI included."""
+    CUDA backend and are skipped (not failed) elsewhere, CI included. SLOW_MODULES_FIRST's
+    modules come first (the order xdist hands out single tests in)."""
+    rank = {name: i for i, name in enumerate(SLOW_MODULES_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: modules stay whole
     for item in items:
         if item.path.name in VERSION_INDEPENDENT_MODULES:
             item.add_marker(pytest.mark.version_independent)

@@ -23,3 +23,27 @@ def test_the_mark_reaches_the_listed_modules_tests(request):
     assert all("version_independent" in item.keywords for item in items)
     mine = request.node
     assert "version_independent" not in mine.keywords  # this module is run by both legs
+
+
+@pytest.mark.parametrize(
+    "module", sorted({*conftest.SLOW_MODULES_FIRST, *conftest.ONE_WORKER_MODULES})
+)
+def test_each_scheduling_module_exists(module):
+    # A renamed module would silently lose its place first in the run, or its one worker.
+    assert os.path.isfile(os.path.join(HERE, module)), f"{module} is named in conftest.py but gone"
+
+
+def test_a_module_fixture_keeps_its_tests_on_one_worker():
+    # test_sharding.py's tests share one child process of 8 devices (a module-scoped fixture):
+    # under -n they are one unit of xdist's work, so the child runs once (decision 257); a test
+    # of a module without one is a unit of its own.
+    sharding = os.path.join(HERE, "test_sharding.py")
+    assert conftest.shares_work_across_tests(sharding)
+    assert not conftest.shares_work_across_tests(os.path.join(HERE, "test_suite_markers.py"))
+    assert conftest.shares_work_across_tests(os.path.join(HERE, "test_error_fixes.py"))
+    shared = {"tests/test_sharding.py"}
+    assert (
+        conftest.xdist_unit("tests/test_sharding.py::test_a[x]", shared) == "tests/test_sharding.py"
+    )
+    mine = "tests/test_suite_markers.py::test_a_module_fixture_keeps_its_tests_on_one_worker"
+    assert conftest.xdist_unit(mine, shared) == mine
