@@ -63,6 +63,7 @@ from test_error_fixes import (  # noqa: F401  (fixtures)
 
 import jaxcc
 from jaxcc.cli import doctor
+from jaxcc.environment.discovery import jax_gpu_archs
 
 CASES = {}
 
@@ -673,6 +674,31 @@ def _(twice):
     runtime = f"libclang_rt.asan-{os.uname().machine}.so"
     after = child(code, env={**env, "LD_PRELOAD": asan_preload(clang, runtime)})
     assert after["error"] is None, after
+
+
+# -- no GPU
+
+
+@case("gpu_none_to_build")
+def _():
+    cuda = pytest.importorskip("numba.cuda")
+    if shutil.which("nvcc") is None:
+        pytest.skip("needs nvcc to build the launcher")
+    if jax_gpu_archs():
+        pytest.skip("JAX sees a GPU here")
+
+    def double(x, y):
+        i = cuda.grid(1)
+        if i < x.size:
+            y[i] = 2 * x[i]
+
+    def call(**options):
+        return jaxcc.numba_cuda_kernel(double, OUT, grid=1, block=4, **options)(X)
+
+    expect("gpu_none_to_build", call)
+    # The fix: compute_capability= builds; only running the kernel needs the GPU that is not here.
+    with pytest.raises(jaxcc.errors.DeviceError, match="the kernel is built"):
+        call(compute_capability="8.0")
 
 
 # -- a broken compiler on PATH
