@@ -268,15 +268,26 @@ class Scanner {
       if (IsClassKey(t)) class_key = true;
       if (t.text == "typedef" || t.text == "using" || t.text == "friend") is_typedef = true;
       size_t open = SkipAttributes(k + 1);
-      if (Is(k + 1, "<") && !argspec::IsCppKeyword(t.text) && !IsSpecifierMacro(t.text)) {
+      // An operator function, `Out& operator<<(Out&, const P&)`, `operator()`, `operator T`: a
+      // declarator too, or its body is not seen as one and the declaration after it inherits
+      // its `template`. Its parameters open at the first `(` past the operator.
+      const bool is_operator = t.text == "operator";
+      if (is_operator) {
+        open = Is(k + 1, "(") && Is(k + 2, ")") ? k + 3 : k + 1;
+        while (open < end && !Is(open, "(") && !Is(open, ";") && !Is(open, "{")) ++open;
+      }
+      if (!is_operator && Is(k + 1, "<") && !argspec::IsCppKeyword(t.text) &&
+          !IsSpecifierMacro(t.text)) {
         // A template-id declarator, `T f<double>(...)` after `template <>`: a specialisation is
         // a declarator too, or its body is not seen as one and the declaration that follows
         // inherits its `template` (issue 50).
         const size_t after = SkipAttributes(SkipAngles(k + 1));
         if (Is(after, "(")) open = after;
       }
-      const bool specialisation = open != SkipAttributes(k + 1);
-      bool callable = !argspec::IsCppKeyword(t.text) && !IsSpecifierMacro(t.text) && Is(open, "(");
+      const bool specialisation = !is_operator && open != SkipAttributes(k + 1);
+      bool callable =
+          (is_operator || (!argspec::IsCppKeyword(t.text) && !IsSpecifierMacro(t.text))) &&
+          Is(open, "(");
       if (!callable || is_typedef) {
         ++k;
         continue;

@@ -242,6 +242,13 @@ TEST(DeclarationsTest, NoTemplateFormBeforeAKernelMakesItATemplate) {
       "int f(int v, int w = k<3>(2)) { return v + w; }",
       "template <class T> struct S { T f(T v) { return v; } };",
       "template <class T> using V = std::vector<T>;",
+      // Operator functions (a template one made the kernel after it a template).
+      "template <class Out> Out& operator<<(Out& out, const P& p) { return out << p.a; }",
+      "template <class T> bool operator==(const T& a, const T& b) { return a.v == b.v; }",
+      "inline P operator+(P a, P b) { return a; }",
+      "template <class T> P& P::operator()(T v) { return *this; }",
+      "template <class T> P::operator T() const { return T(); }",
+      "struct P { template <class T> bool operator()(T v) const { return v < 2; } };",
   };
   const std::string kernel = "void kernel(const Tensor x, Tensor out) { f(1); }\n";
   for (size_t a = 0; a < forms.size(); ++a) {
