@@ -20,7 +20,14 @@ stamps) and the paths that would shadow them (decision 146); the headers are set
 before the first load.
 
 `--library` makes the module link a static archive of its own (`-L<dir> -lbenchk`), so the warm
-load also checks what the link read (decision 175) and the library directory's names."""
+load also checks what the link read (decision 175) and the library directory's names.
+
+`--instructions` also counts the instructions of one warm load per side under valgrind's
+callgrind (collection on only inside the load: it runs as a ctypes callback and callgrind
+toggles on `ffi_call`): a figure the machine's load cannot move, where a fresh process's wall
+time varies 0.6-1.3 ms. Valgrind hides SHA-NI, so SHA-256 runs its portable code there, which
+costs ~30x the hardware's per block; the count without it ("no SHA") is the one to compare
+(decision 265)."""
 
 from __future__ import annotations
 
@@ -121,6 +128,63 @@ def probe(python: str, cache: str, mode: str, breakdown: bool = False):
     return load, reload, origin, stages
 
 
+INSTRUCTION_PROBE = textwrap.dedent(
+    """
+    import ctypes, json, sys, jax, jaxcc
+    jaxcc.set_cache_dir(sys.argv[2])
+    functions = {"add_one": None, "scale_by": ["arg", "ret", "attr.factor:float32"]}
+    kwargs = json.loads(sys.argv[3])
+    hits = []
+    def load():
+        hits.append(jaxcc.load_cpp_inline("bench_warm", sys.argv[1], functions, **kwargs).cache_hit)
+    ctypes.CFUNCTYPE(None)(load)()  # callgrind collects inside ffi_call: the load alone
+    assert hits == [True], hits
+    """
+)
+
+
+def count_instructions(python: str, cache: str) -> tuple[int, int]:
+    """(instructions of one warm load, of them in SHA-256's compression) under callgrind. Run
+    three times, the last counted: valgrind's environment differs from a plain run's, so the first
+    load under it takes the full path and writes a warm record of its own."""
+    real = subprocess.run([python, "-c", "import sys; print(sys.executable)"], capture_output=True,
+                          text=True, check=True).stdout.strip()  # fmt: skip
+    with tempfile.TemporaryDirectory() as out_dir:
+        out = f"{out_dir}/callgrind.out"
+        for _ in range(3):
+            subprocess.run(
+                ["valgrind", "--tool=callgrind", "--collect-atstart=no",
+                 "--toggle-collect=ffi_call", f"--callgrind-out-file={out}", real, "-c",
+                 INSTRUCTION_PROBE, SOURCE, cache, json.dumps(LOAD_KWARGS)],
+                capture_output=True, text=True, check=True,
+            )  # fmt: skip
+        report = subprocess.run(["callgrind_annotate", out], capture_output=True, text=True,
+                                check=True).stdout  # fmt: skip
+    total = sha = 0
+    for line in report.splitlines():
+        words = line.split()
+        if not words or not words[0].replace(",", "").isdigit():
+            continue
+        count = int(words[0].replace(",", ""))
+        if "PROGRAM TOTALS" in line:
+            total = count
+        elif "sha256" in line and "Compress" in line:
+            sha += count
+    return total, sha
+
+
+def print_instructions(pythons, caches, origins) -> None:
+    counts = [count_instructions(p, c) for p, c in zip(pythons, caches, strict=True)]
+    base_total, base_sha = counts[0]
+    print("\ninstructions of one warm load (callgrind; SHA-256 portable under valgrind)")
+    print(f"{'jaxcc':<60} {'all':>9} {'ratio':>6} {'no SHA':>9} {'ratio':>6}")
+    for origin, (total, sha) in zip(origins, counts, strict=True):
+        print(
+            f"{origin:<60} {total:>9,} {total / base_total:>6.3f} {total - sha:>9,} "
+            f"{(total - sha) / (base_total - base_sha):>6.3f}"
+        )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--python", action="append", default=[], help="interpreter (repeatable)")
@@ -129,6 +193,9 @@ def main() -> int:
     parser.add_argument("--library", action="store_true", help="link a static archive")
     parser.add_argument(
         "--no-breakdown", dest="breakdown", action="store_false", help="skip the per-stage rounds"
+    )
+    parser.add_argument(
+        "--instructions", action="store_true", help="also count one load's instructions (valgrind)"
     )
     args = parser.parse_args()
     pythons = args.python or [sys.executable]
@@ -155,6 +222,8 @@ def main() -> int:
                     _, _, _, stages = probe(pythons[i], caches[i], "timed", breakdown=True)
                     for stage, seconds in stages.items():
                         breakdowns[i].setdefault(stage, []).append(seconds)
+        if args.instructions:
+            print_instructions(pythons, caches, origins)
     base = statistics.median(loads[0])
     reload_base = statistics.median(reloads[0])
     print(f"warm load in a fresh process, median of {args.rounds} (interleaved)")

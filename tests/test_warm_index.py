@@ -152,7 +152,7 @@ def test_a_replaced_compiler_sends_the_load_down_the_full_path(tmp_path):
     assert not took_warm_path(probe(source, cache, {"CXX": str(other)}))
 
 
-FORMAT_FIELD = b"18:jaxcc-warm-index-6,"
+FORMAT_FIELD = b"18:jaxcc-warm-index-7,"
 
 
 def test_a_warm_hit_reads_no_manifest(tmp_path):
@@ -228,9 +228,10 @@ def test_a_corrupt_or_foreign_index_record_is_ignored_and_rewritten(tmp_path):
     (record,) = (cache / ".index").iterdir()
     good = record.read_bytes()
     assert good.startswith(FORMAT_FIELD)
-    old_format = json.dumps({"format": "jaxcc-warm-index-1", "key": "0" * 64})
-    for damage in ("{not json", old_format, "", good.decode()[:-1], good.decode() + "1:x,"):
-        record.write_text(damage)
+    old_format = json.dumps({"format": "jaxcc-warm-index-1", "key": "0" * 64}).encode()
+    # Bytes: the record's integers are eight binary bytes each (format 7, decision 265).
+    for damage in (b"{not json", old_format, b"", good[:-1], good + b"1:x,"):
+        record.write_bytes(damage)
         report = probe(source, cache)
         assert report["hit"] and not took_warm_path(report) and report["value"] == 3.0
         # The same record again, but for the library's stamp: once the library is older than

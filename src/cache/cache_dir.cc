@@ -134,13 +134,12 @@ std::optional<Entry> CacheDir::LookupKnown(const std::string& name, const std::s
   }
   auto entry = Verify(name, EntryDir(name, key), facts, miss_reason);
   if (entry) {
+    // The caller holds `facts` and the checked dependencies and directories: the manifest gets
+    // only what loading the entry reads, not a third copy of every dependency (a warm load).
     entry->manifest.key = key;
     entry->manifest.module_name = name;
     entry->manifest.library_file = facts.library_file;
     entry->manifest.library_sha256 = facts.library_sha256;
-    entry->manifest.dependencies = facts.dependencies;
-    entry->manifest.shadows = facts.shadows;
-    entry->manifest.directories = facts.directories;
   }
   return entry;
 }

@@ -98,7 +98,9 @@ class CacheDir {
                               LookupMiss* miss_reason = nullptr) const;
 
   /// The same checks as Lookup (trust, library hash, dependencies) against facts the caller
-  /// already holds instead of the manifest's; the returned entry's manifest holds those facts.
+  /// already holds instead of the manifest's; the returned entry's manifest holds the key, name
+  /// and library of those facts (not their dependencies: the caller has them, and the entry's
+  /// checked_dependencies and checked_directories say how they were found).
   std::optional<Entry> LookupKnown(const std::string& name, const std::string& key,
                                    const EntryFacts& facts,
                                    LookupMiss* miss_reason = nullptr) const;

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "cache/cache_usage.h"
 #include "cache/ownership.h"
@@ -116,10 +117,17 @@ std::optional<Result<LoadedModule>> LoadFromCache(
   auto entry = known ? cache.LookupKnown(name, key, *known, miss) : cache.Lookup(name, key, miss);
   if (!entry) return std::nullopt;
   if (verified != nullptr) {
-    *verified = cache::FactsOf(entry->manifest);
+    // Moved, not copied: nothing below reads the checked lists (a warm load does this).
+    if (known != nullptr) {
+      verified->library_file = known->library_file;
+      verified->library_sha256 = known->library_sha256;
+      verified->shadows = known->shadows;
+    } else {
+      *verified = cache::FactsOf(entry->manifest);
+    }
     verified->library_stamp = entry->library_stamp;
-    verified->dependencies = entry->checked_dependencies;
-    verified->directories = entry->checked_directories;
+    verified->dependencies = std::move(entry->checked_dependencies);
+    verified->directories = std::move(entry->checked_directories);
   }
   FaultPoint("load");
   auto module = lazy_for ? LoadEntryLazily(*entry, *lazy_for, specs) : LoadEntry(*entry, specs);

@@ -20,8 +20,9 @@ namespace {
 
 // A record's first field: a record of another layout is a miss, never misread. (5: each tensor
 // parameter's declared dtype, decision 158; 6: watched directories and ctime stamps, the tools'
-// environment and a native target's CPU in the fingerprint, decisions 170-173.)
-constexpr std::string_view kFormat = "jaxcc-warm-index-6";
+// environment and a native target's CPU in the fingerprint, decisions 170-173; 7: integers as
+// eight bytes, decision 265.)
+constexpr std::string_view kFormat = "jaxcc-warm-index-7";
 
 void Field(Sha256Builder& hash, std::string_view name, std::string_view value) {
   hash.UpdateField(name);
@@ -33,10 +34,8 @@ void Fields(Sha256Builder& hash, std::string_view name, const std::vector<std::s
   for (const std::string& value : values) hash.UpdateField(value);
 }
 
-std::string Env(const char* name) {
-  const char* value = std::getenv(name);
-  return value ? value : "\x01unset";  // unset and empty differ for the tool searches
-}
+// An unset variable's stand-in: unset and empty differ for the tool searches.
+constexpr const char* kUnset = "\x01unset";
 
 }  // namespace
 
@@ -96,7 +95,8 @@ std::string WarmFingerprint(const LoadRequest& request, const BuildEnvironment& 
   Fields(hash, "detected_archs", env.detected_cuda_archs);
   for (const char* name :
        {"CXX", "PATH", "JAXCC_NVCC", "CUDA_HOME", "CUDA_PATH", "JAXCC_CUDA_ARCH"}) {
-    Field(hash, name, Env(name));
+    const char* value = std::getenv(name);
+    Field(hash, name, value ? value : kUnset);
   }
   // What the tools read from the environment is in the key (decision 170); a record found by a
   // request alone must not outlive a switch of CPATH, LIBRARY_PATH, NVCC_APPEND_FLAGS, ...

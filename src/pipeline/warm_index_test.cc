@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "util/fields.h"
 #include "util/fs.h"
 #include "util/temp_dir_for_test.h"
 
@@ -109,7 +110,10 @@ TEST(WarmIndex, MalformedRecordsAreMissesNotCrashes) {
   EXPECT_FALSE(DecodeWarmRecord(replaced("3:arg,", "3:foo,")).has_value());
   EXPECT_FALSE(DecodeWarmRecord(replaced("8:bfloat16,", "8:float99,")).has_value());
   EXPECT_FALSE(DecodeWarmRecord(replaced("9:complex64,", "9:complex65,")).has_value());
-  EXPECT_FALSE(DecodeWarmRecord(replaced("1:2,", "2:-2,")).has_value());  // negative count
+  std::string two, minus_two;  // counts are eight-byte integer fields (util/fields.h)
+  AppendIntField(two, 2);
+  AppendIntField(minus_two, -2);
+  EXPECT_FALSE(DecodeWarmRecord(replaced(two, minus_two)).has_value());  // a negative count
 }
 
 TEST(WarmIndex, TheFingerprintCoversTheRequestAndTheToolSearch) {

@@ -12,6 +12,7 @@ namespace jaxcc {
 
 /// Appends one field to `out`.
 void AppendField(std::string& out, std::string_view field);
+/// An integer as a field of eight bytes, little-endian (NextInt reads it back).
 void AppendIntField(std::string& out, std::int64_t value);
 
 /// Reads fields in order from a buffer it does not own. Every read of a malformed, truncated or

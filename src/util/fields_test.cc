@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <limits>
+
 namespace jaxcc {
 namespace {
 
@@ -39,6 +42,26 @@ TEST(Fields, MalformedInputFailsAndStaysFailed) {
   FieldReader reader(record);
   EXPECT_FALSE(reader.NextInt().has_value());
   EXPECT_FALSE(reader.Next().has_value());  // a failed reader reads nothing more
+}
+
+TEST(Fields, IntegersReadBackAcrossTheWholeRangeAndNothingElse) {
+  constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  for (std::int64_t value : {std::int64_t{0}, std::int64_t{-1}, std::int64_t{9}, kMin, kMax,
+                             kMin + 1, kMax - 1, std::int64_t{1000000000000000000}}) {
+    std::string record;
+    AppendIntField(record, value);
+    FieldReader reader(record);
+    EXPECT_EQ(reader.NextInt(), value) << record;
+    EXPECT_TRUE(reader.Done());
+  }
+  // Anything but eight bytes is not an integer field, decimal text included.
+  for (std::string_view text : {"", "1", "1234567", "123456789", "-42", "9223372036854775807"}) {
+    std::string record;
+    AppendField(record, text);
+    FieldReader reader(record);
+    EXPECT_FALSE(reader.NextInt().has_value()) << text;
+  }
 }
 
 TEST(Fields, UnconsumedFieldsAreNotDone) {

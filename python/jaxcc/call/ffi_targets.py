@@ -14,7 +14,6 @@ old versions compiled is let go (decision 169)."""
 from __future__ import annotations
 
 import hashlib
-import os
 import threading
 import warnings
 
@@ -39,7 +38,8 @@ def build_identity(loaded) -> str:
     the library's SHA-256 (`<name>.<sha>.so`), so a rebuild under the same key with other code
     (a header edit with force_rebuild) is a new build, and the same build from a copied bundle
     is not."""
-    return f"{loaded.key}|{os.path.basename(getattr(loaded, 'library_path', '') or '')}"
+    library = getattr(loaded, "library_path", "") or ""
+    return f"{loaded.key}|{library.rpartition('/')[2]}"  # os.path.basename, without its calls
 
 
 def register_module(module, loaded, *, replace: bool = False) -> None:
@@ -88,6 +88,8 @@ def register_module(module, loaded, *, replace: bool = False) -> None:
 def _free_prefix(prefix: str, key: str, identity: str, specs, platform: str) -> str:
     """The first of the module's own prefix, `<prefix>@<key12>` and `<prefix>@<identity12>`
     whose targets are free or already hold this very build."""
+    if not _holds_other_code(prefix, specs, platform, identity):
+        return prefix  # every load of a module not edited in this process: no generator made
     for candidate in _candidate_prefixes(prefix, key, identity):
         if not _holds_other_code(candidate, specs, platform, identity):
             return candidate
