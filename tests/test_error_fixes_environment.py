@@ -34,6 +34,7 @@ import json
 import os
 import pathlib
 import shutil
+import site
 import stat
 import subprocess
 import sys
@@ -480,7 +481,12 @@ def no_ninja(tmp_path):
     for entry in os.scandir("/usr/bin"):
         if entry.name != "ninja":
             (path_dir / entry.name).symlink_to(entry.path)
-    return bin_dir, {"PATH": str(path_dir), "JAXCC_NINJA": ""}
+    env = {"PATH": str(path_dir), "JAXCC_NINJA": ""}
+    if sys.prefix != sys.base_prefix:
+        # In a venv (CI's 3.12 leg) the link runs the base interpreter, which has no jaxcc: the
+        # venv's packages come through PYTHONPATH, as the base's own do from its prefix.
+        env["PYTHONPATH"] = os.pathsep.join(site.getsitepackages())
+    return bin_dir, env
 
 
 @case("ninja_missing")
