@@ -274,15 +274,23 @@ def test_the_scan_finds_messages_in_both_languages(tmp_path):
 # ---------------------------------------------------------------------------------------------
 # The cases
 
-CASES = {}
+
+def case_registry():
+    """(cases, case): an empty {row id: function} and the decorator that fills it; one pair per
+    error-fix file, whose cases the table check counts together."""
+    cases = {}
+
+    def case(ident):
+        def register(fn):
+            cases[ident] = fn
+            return fn
+
+        return register
+
+    return cases, case
 
 
-def case(ident):
-    def register(fn):
-        CASES[ident] = fn
-        return fn
-
-    return register
+CASES, case = case_registry()
 
 
 def expect(ident: str, call, *args, **kwargs) -> Exception:

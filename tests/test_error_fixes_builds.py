@@ -16,19 +16,11 @@ import subprocess
 import jax
 import numpy as np
 import pytest
-from test_error_fixes import ROOT, ROWS, X, expect, load, works
+from test_error_fixes import ROOT, ROWS, X, case_registry, expect, load, works
 
 import jaxcc
 
-CASES = {}
-
-
-def case(ident):
-    def register(fn):
-        CASES[ident] = fn
-        return fn
-
-    return register
+CASES, case = case_registry()
 
 
 # -- the signature: macros, flags and headers jaxcc reads, one build for every fix

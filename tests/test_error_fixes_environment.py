@@ -51,6 +51,7 @@ from test_error_fixes import (  # noqa: F401  (fixtures)
     _primitive,
     _row,
     bundle_source,
+    case_registry,
     cli,
     copied_bundle,
     copied_bundle_edited,
@@ -66,15 +67,7 @@ import jaxcc
 from jaxcc.cli import doctor
 from jaxcc.environment.discovery import jax_gpu_archs
 
-CASES = {}
-
-
-def case(ident):
-    def register(fn):
-        CASES[ident] = fn
-        return fn
-
-    return register
+CASES, case = case_registry()
 
 
 def fix_in(ident: str, text: str) -> None:

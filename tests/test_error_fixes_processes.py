@@ -17,20 +17,12 @@ import time
 
 import numpy as np
 import pytest
-from test_error_fixes import FUNCTIONS, ROOT, ROWS, SOURCE, X, load, works
+from test_error_fixes import FUNCTIONS, ROOT, ROWS, SOURCE, X, case_registry, load, works
 from test_error_fixes import shared as shared  # noqa: F401  (a fixture: the shared module)
 
 import jaxcc
 
-CASES = {}
-
-
-def case(ident):
-    def register(fn):
-        CASES[ident] = fn
-        return fn
-
-    return register
+CASES, case = case_registry()
 
 
 TESTS = str(ROOT / "tests")
