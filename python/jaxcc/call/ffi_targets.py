@@ -90,18 +90,16 @@ def _free_prefix(prefix: str, key: str, identity: str, specs, platform: str) -> 
     whose targets are free or already hold this very build."""
     if not _holds_other_code(prefix, specs, platform, identity):
         return prefix  # every load of a module not edited in this process: no generator made
-    for candidate in _candidate_prefixes(prefix, key, identity):
+    for candidate in _versioned_prefixes(prefix, key, identity):
         if not _holds_other_code(candidate, specs, platform, identity):
             return candidate
     raise AssertionError(f"three builds of one identity under {prefix!r}")  # SHA-256 collision
 
 
-def _candidate_prefixes(prefix: str, key: str, identity: str):
-    """The module's prefixes in the order they are tried. A generator: the digest is computed
-    only when the first two are taken (a process's first SHA-256 costs tens of microseconds, a
-    fifth of a warm load's registration; every load of a module not edited in this process stops
-    at the first)."""
-    yield prefix
+def _versioned_prefixes(prefix: str, key: str, identity: str):
+    """The prefixes tried after the module's own, in order. A generator: the digest is computed
+    only when the first is taken too (a process's first SHA-256 costs tens of microseconds, a
+    fifth of a warm load's registration)."""
     yield versioned_prefix(prefix, key)
     yield versioned_prefix(prefix, hashlib.sha256(identity.encode()).hexdigest())
 
